@@ -1,0 +1,17 @@
+"""The plugin API: what connector authors import. No runtime internals live here."""
+from .config import (
+    HIDDEN, NO_DEFAULT, AbstractConfig, ConfigDef, ConfigKey, ConfigValue, Importance, NonEmptyString, NonNull,
+    Password, Range, Type, ValidList, ValidRegex, ValidString, Width,
+)
+from .connector import (
+    Connector, ConnectorContext, SinkConnector, SinkConnectorContext, SourceConnector, SourceConnectorContext,
+)
+from .data import Field, Schema, SchemaBuilder
+from .errors import (
+    AlreadyExistsError, ConfigError, ConnectError, DataError, NotFoundError, RetriableError,
+    UnsupportedOperationError,
+)
+from .records import ConnectRecord, Header, RecordMetadata, SinkRecord, SourceRecord, TopicPartition
+from .task import OffsetStorageReader, SinkTask, SinkTaskContext, SourceTask, SourceTaskContext, Task, TaskContext
+
+__all__ = [name for name in dir() if not name.startswith("_")]

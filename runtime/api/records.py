@@ -1,0 +1,105 @@
+"""Records that cross the boundary between the runtime and connector tasks."""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .data import Schema
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+
+class Header(NamedTuple):
+    key: str
+    value: Any
+    schema: Schema | None = None
+
+
+class ConnectRecord:
+    """Fields shared by source and sink records. Slots keep the hot path cheap."""
+
+    __slots__ = ("topic", "kafka_partition", "key", "value", "key_schema", "value_schema", "timestamp", "headers")
+
+    def __init__(
+        self,
+        topic: str,
+        kafka_partition: int | None,
+        key: Any,
+        value: Any,
+        key_schema: Schema | None = None,
+        value_schema: Schema | None = None,
+        timestamp: int | None = None,
+        headers: list[Header] | None = None,
+    ) -> None:
+        self.topic = topic
+        self.kafka_partition = kafka_partition
+        self.key = key
+        self.value = value
+        self.key_schema = key_schema
+        self.value_schema = value_schema
+        self.timestamp = timestamp
+        self.headers = headers
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+
+class SourceRecord(ConnectRecord):
+    """A record a source task produced, with the source partition and offset it came from.
+
+    `source_partition` and `source_offset` are flat maps with string keys and primitive values;
+    the runtime stores the offset once the broker has acknowledged the record.
+    """
+
+    __slots__ = ("source_partition", "source_offset")
+
+    def __init__(
+        self,
+        source_partition: dict[str, Any] | None,
+        source_offset: dict[str, Any] | None,
+        topic: str,
+        kafka_partition: int | None = None,
+        key: Any = None,
+        value: Any = None,
+        key_schema: Schema | None = None,
+        value_schema: Schema | None = None,
+        timestamp: int | None = None,
+        headers: list[Header] | None = None,
+    ) -> None:
+        super().__init__(topic, kafka_partition, key, value, key_schema, value_schema, timestamp, headers)
+        self.source_partition = source_partition
+        self.source_offset = source_offset
+
+
+class SinkRecord(ConnectRecord):
+    """A record consumed from Kafka and handed to a sink task's `put`."""
+
+    __slots__ = ("kafka_offset", "timestamp_type")
+
+    def __init__(
+        self,
+        topic: str,
+        kafka_partition: int,
+        key: Any,
+        value: Any,
+        kafka_offset: int,
+        key_schema: Schema | None = None,
+        value_schema: Schema | None = None,
+        timestamp: int | None = None,
+        timestamp_type: str = "CreateTime",
+        headers: list[Header] | None = None,
+    ) -> None:
+        super().__init__(topic, kafka_partition, key, value, key_schema, value_schema, timestamp, headers)
+        self.kafka_offset = kafka_offset
+        self.timestamp_type = timestamp_type
+
+
+class RecordMetadata(NamedTuple):
+    """What the broker acknowledged for a produced record."""
+
+    topic: str
+    partition: int
+    offset: int

@@ -1,0 +1,1 @@
+"""Bundled converters: JSON (Kafka Connect's format), String, ByteArray, and header converters."""

