@@ -381,7 +381,8 @@ class ConfigDef:
             value = key.default
         else:
             raise ConfigError(f'Missing required configuration "{key.name}" which has no default value.')
-        if key.validator is not None:
+        # an optional key (default None) left unset is not validated, as Kafka's null-tolerant validators do
+        if key.validator is not None and not (value is None and key.has_default and key.default is None):
             key.validator(key.name, value)
         return value
 

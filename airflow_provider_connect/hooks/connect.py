@@ -1,0 +1,335 @@
+"""The synchronous Kafka Connect REST hook: one method per endpoint (contract sections 1.2-1.5)."""
+from __future__ import annotations
+
+import time
+from functools import cached_property
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import httpx
+from airflow.sdk import BaseHook
+
+from airflow_provider_connect.errors import ConnectApiError, ConnectNotFoundError, ConnectorStateError
+from airflow_provider_connect.hooks.base import (
+    CONN_TYPE, DEFAULT_CONN_ID, ConnectSettings, RetryPolicy, api_error, decode, is_retryable_error,
+    is_retryable_status, path_for, transport_error,
+)
+from airflow_provider_connect.redaction import register_with_airflow, secret_values
+from airflow_provider_connect.status import ConnectState, Verdict, evaluate_status
+
+
+class ConnectHook(BaseHook):
+    """Talks to one Kafka Connect cluster through an Airflow connection of type `kafka_connect`.
+
+    Retries connection errors, 5xx and 409 (rebalance) answers with exponential backoff. A create is
+    never blindly re-sent: when its outcome is unknown the connector is read back instead.
+    """
+
+    conn_name_attr = "kafka_connect_conn_id"
+    default_conn_name = DEFAULT_CONN_ID
+    conn_type = CONN_TYPE
+    hook_name = "Kafka Connect"
+
+    def __init__(
+        self,
+        kafka_connect_conn_id: str = DEFAULT_CONN_ID,
+        retry_policy: RetryPolicy | None = None,
+        settings: ConnectSettings | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        super().__init__()
+        self.kafka_connect_conn_id = kafka_connect_conn_id
+        self.retry_policy = retry_policy or RetryPolicy()
+        self._settings = settings
+        self._sleep = sleep
+
+    # ---- plumbing -------------------------------------------------------------------------------
+
+    @cached_property
+    def settings(self) -> ConnectSettings:
+        if self._settings is not None:
+            return self._settings
+        return ConnectSettings.from_connection(self.get_connection(self.kafka_connect_conn_id))
+
+    @cached_property
+    def client(self) -> httpx.Client:
+        s = self.settings
+        return httpx.Client(
+            base_url=s.base_url, auth=s.auth, verify=s.verify, timeout=s.timeout,
+            headers={"Accept": "application/json", **s.headers},
+        )
+
+    def get_conn(self) -> httpx.Client:
+        return self.client
+
+    def close(self) -> None:
+        if "client" in self.__dict__:
+            self.client.close()
+            del self.__dict__["client"]
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        retry: bool = True,
+        secrets: Iterable[str] = (),
+    ) -> httpx.Response:
+        """Send one request with retries; return the response (< 400) or raise ConnectApiError."""
+        hidden = set(secrets) | set(self.settings.secrets)
+        attempts = self.retry_policy.max_attempts if retry else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                response = self.client.request(method, path, params=params, json=json)
+            except httpx.HTTPError as exc:
+                if not is_retryable_error(exc) or attempt == attempts:
+                    raise transport_error(method, path, exc, attempt) from None
+                self._back_off(method, path, attempt, type(exc).__name__)
+                continue
+            self.log.debug("%s %s -> %s", method, path, response.status_code)
+            if response.status_code < 400:
+                return response
+            if attempt < attempts and is_retryable_status(response.status_code):
+                self._back_off(method, path, attempt, f"HTTP {response.status_code}")
+                continue
+            raise api_error(method, path, response, hidden)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _back_off(self, method: str, path: str, attempt: int, why: str) -> None:
+        delay = self.retry_policy.delay(attempt)
+        self.log.warning("%s %s: %s (attempt %d/%d), retrying in %.1fs", method, path, why, attempt,
+                         self.retry_policy.max_attempts, delay)
+        self._sleep(delay)
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        return decode(self.request(method, path, **kwargs))
+
+    # ---- root (1.2) -----------------------------------------------------------------------------
+
+    def get_server_info(self) -> dict[str, Any]:
+        return self._call("GET", "/")
+
+    def get_health(self) -> dict[str, Any]:
+        """`/health` body; 503 (starting) and 500 (unhealthy) bodies are returned, not raised."""
+        try:
+            response = self.client.get("/health")
+        except httpx.HTTPError as exc:
+            raise transport_error("GET", "/health", exc, 1) from None
+        body = decode(response)
+        if isinstance(body, dict) and "status" in body:
+            return body
+        raise api_error("GET", "/health", response, self.settings.secrets)
+
+    def test_connection(self) -> tuple[bool, str]:
+        try:
+            info = self.get_server_info()
+        except Exception as exc:  # noqa: BLE001 - reported to the UI, not raised
+            return False, str(exc)
+        return True, f"Connected to Kafka Connect {info.get('version')}"
+
+    # ---- connectors (1.3) -----------------------------------------------------------------------
+
+    def list_connectors(self, expand: Sequence[str] = ()) -> Any:
+        """Names, or with `expand` (status, info) a map name -> {status?, info?}."""
+        params = [("expand", e) for e in expand] if expand else None
+        return self._call("GET", "/connectors", params=params)
+
+    def get_connector(self, name: str) -> dict[str, Any]:
+        return self._call("GET", path_for("connectors", name))
+
+    def get_connector_or_none(self, name: str) -> dict[str, Any] | None:
+        try:
+            return self.get_connector(name)
+        except ConnectNotFoundError:
+            return None
+
+    def create_connector(
+        self, name: str, config: Mapping[str, Any], initial_state: str | None = None
+    ) -> tuple[dict[str, Any], bool]:
+        """POST /connectors. Returns (ConnectorInfo, created_by_this_call).
+
+        When the outcome is ambiguous (connection dropped, 5xx, 409) the connector is read back: if it
+        exists, its info is returned with created=False and the caller compares configs; only when it
+        does not exist is the POST sent again.
+        """
+        body: dict[str, Any] = {"name": name, "config": dict(config)}
+        if initial_state:
+            body["initial_state"] = ConnectState.parse(initial_state).value
+        secrets = secret_values(config)
+        register_with_airflow(secrets)
+        hidden = secrets | set(self.settings.secrets)
+        attempts = self.retry_policy.max_attempts
+        for attempt in range(1, attempts + 1):
+            try:
+                response = self.client.post("/connectors", json=body)
+            except httpx.HTTPError as exc:
+                if not is_retryable_error(exc):
+                    raise transport_error("POST", "/connectors", exc, attempt) from None
+                existing = self.get_connector_or_none(name)
+                if existing is not None:
+                    return existing, False
+                if attempt == attempts:
+                    raise transport_error("POST", "/connectors", exc, attempt) from None
+                self._back_off("POST", "/connectors", attempt, type(exc).__name__)
+                continue
+            if response.status_code == 201:
+                return response.json(), True
+            if is_retryable_status(response.status_code):
+                existing = self.get_connector_or_none(name)
+                if existing is not None:
+                    return existing, False
+                if attempt < attempts:
+                    self._back_off("POST", "/connectors", attempt, f"HTTP {response.status_code}")
+                    continue
+            raise api_error("POST", "/connectors", response, hidden)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def get_connector_config(self, name: str) -> dict[str, str]:
+        return self._call("GET", path_for("connectors", name, "config"))
+
+    def put_connector_config(self, name: str, config: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+        """PUT (create or replace; idempotent). Returns (ConnectorInfo, created)."""
+        secrets = secret_values(config)
+        register_with_airflow(secrets)
+        response = self.request("PUT", path_for("connectors", name, "config"), json=dict(config), secrets=secrets)
+        return response.json(), response.status_code == 201
+
+    def patch_connector_config(self, name: str, patch: Mapping[str, Any]) -> dict[str, Any]:
+        """PATCH: non-null values set keys, null values remove them."""
+        secrets = secret_values(patch)
+        register_with_airflow(secrets)
+        return self._call("PATCH", path_for("connectors", name, "config"), json=dict(patch), secrets=secrets)
+
+    def delete_connector(self, name: str, missing_ok: bool = False) -> bool:
+        """Returns True if deleted, False if it was already gone (only with missing_ok)."""
+        try:
+            self.request("DELETE", path_for("connectors", name))
+        except ConnectNotFoundError:
+            if missing_ok:
+                return False
+            raise
+        return True
+
+    def get_connector_status(self, name: str) -> dict[str, Any]:
+        return self._call("GET", path_for("connectors", name, "status"))
+
+    def get_connector_status_or_none(self, name: str) -> dict[str, Any] | None:
+        try:
+            return self.get_connector_status(name)
+        except ConnectNotFoundError:
+            return None
+
+    def get_connector_tasks(self, name: str) -> list[dict[str, Any]]:
+        return self._call("GET", path_for("connectors", name, "tasks"))
+
+    def get_connector_tasks_config(self, name: str) -> dict[str, dict[str, str]]:
+        """Deprecated upstream (KIP-970) and removed in newer Kafka; kept for older clusters."""
+        return self._call("GET", path_for("connectors", name, "tasks-config"))
+
+    def get_task_status(self, name: str, task_id: int) -> dict[str, Any]:
+        return self._call("GET", path_for("connectors", name, "tasks", int(task_id), "status"))
+
+    def restart_task(self, name: str, task_id: int) -> None:
+        self.request("POST", path_for("connectors", name, "tasks", int(task_id), "restart"))
+
+    def restart_connector(
+        self, name: str, include_tasks: bool = False, only_failed: bool = False
+    ) -> dict[str, Any] | None:
+        """POST restart. With either flag the server answers 202 with the restart plan, else 204 (None)."""
+        params = {"includeTasks": _flag(include_tasks), "onlyFailed": _flag(only_failed)}
+        return self._call("POST", path_for("connectors", name, "restart"), params=params)
+
+    def pause_connector(self, name: str) -> None:
+        self.request("PUT", path_for("connectors", name, "pause"))
+
+    def resume_connector(self, name: str) -> None:
+        self.request("PUT", path_for("connectors", name, "resume"))
+
+    def stop_connector(self, name: str) -> None:
+        self.request("PUT", path_for("connectors", name, "stop"))
+
+    def get_connector_topics(self, name: str) -> list[str]:
+        body = self._call("GET", path_for("connectors", name, "topics"))
+        return list((body.get(name) or {}).get("topics", []))
+
+    def reset_connector_topics(self, name: str) -> None:
+        self.request("PUT", path_for("connectors", name, "topics", "reset"))
+
+    def get_offsets(self, name: str) -> list[dict[str, Any]]:
+        """The `offsets` list of GET /connectors/{c}/offsets (entries `{"partition", "offset"}`)."""
+        return list(self._call("GET", path_for("connectors", name, "offsets")).get("offsets", []))
+
+    def alter_offsets(self, name: str, offsets: Sequence[Mapping[str, Any]]) -> str:
+        """PATCH offsets (connector must be STOPPED); returns the server's message."""
+        if not offsets:
+            raise ValueError("alter_offsets needs at least one {'partition', 'offset'} entry")
+        body = {"offsets": [dict(o) for o in offsets]}
+        return self._call("PATCH", path_for("connectors", name, "offsets"), json=body)["message"]
+
+    def reset_offsets(self, name: str) -> str:
+        """DELETE offsets (connector must be STOPPED); returns the server's message."""
+        return self._call("DELETE", path_for("connectors", name, "offsets"))["message"]
+
+    # ---- plugins (1.4) --------------------------------------------------------------------------
+
+    def list_connector_plugins(self, connectors_only: bool = True) -> list[dict[str, Any]]:
+        return self._call("GET", "/connector-plugins", params={"connectorsOnly": _flag(connectors_only)})
+
+    def get_plugin_config(self, plugin: str) -> list[dict[str, Any]]:
+        return self._call("GET", path_for("connector-plugins", plugin, "config"))
+
+    def validate_config(self, plugin: str, config: Mapping[str, Any]) -> dict[str, Any]:
+        secrets = secret_values(config)
+        return self._call("PUT", path_for("connector-plugins", plugin, "config", "validate"),
+                          json=dict(config), secrets=secrets)
+
+    # ---- loggers (1.5) --------------------------------------------------------------------------
+
+    def list_loggers(self) -> dict[str, dict[str, Any]]:
+        return self._call("GET", "/admin/loggers")
+
+    def get_logger(self, logger: str) -> dict[str, Any]:
+        return self._call("GET", path_for("admin", "loggers", logger))
+
+    def set_logger_level(self, logger: str, level: str, scope: str = "worker") -> list[str] | None:
+        """Worker scope returns the affected logger names; cluster scope returns None (204)."""
+        return self._call("PUT", path_for("admin", "loggers", logger), params={"scope": scope},
+                          json={"level": level})
+
+    # ---- helpers built on the endpoints ----------------------------------------------------------
+
+    def wait_for_state(
+        self,
+        name: str,
+        target: ConnectState | str,
+        include_tasks: bool = True,
+        timeout: float = 120.0,
+        poll_interval: float = 1.0,
+        min_tasks: int | None = None,
+    ) -> dict[str, Any]:
+        """Poll the status until `target` is reached (returned) or a failed/unexpected state (raised)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self.get_connector_status_or_none(name)
+            evaluation = evaluate_status(status, target, include_tasks=include_tasks, min_tasks=min_tasks)
+            if evaluation.verdict is Verdict.SUCCESS:
+                return status  # type: ignore[return-value]
+            if evaluation.verdict is Verdict.FAILED:
+                raise ConnectorStateError(evaluation.message)
+            if time.monotonic() >= deadline:
+                raise ConnectorStateError(f"Timed out after {timeout:.0f}s: {evaluation.message}")
+            self._sleep(poll_interval)
+
+    def ensure_stopped(self, name: str, timeout: float = 120.0, poll_interval: float = 0.5) -> None:
+        """Stop the connector (idempotent) and wait until it is STOPPED with no tasks."""
+        self.stop_connector(name)
+        self.wait_for_state(name, ConnectState.STOPPED, include_tasks=True, timeout=timeout,
+                            poll_interval=poll_interval)
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
+
+
+__all__ = ["ConnectHook", "ConnectApiError", "ConnectNotFoundError"]

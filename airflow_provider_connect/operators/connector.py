@@ -1,0 +1,187 @@
+"""Connector lifecycle operators. Each is idempotent, so Airflow retries are always safe."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from airflow.sdk import Context
+
+from airflow_provider_connect.errors import ConnectNotFoundError, ConnectorConflictError
+from airflow_provider_connect.hooks.base import normalise_config
+from airflow_provider_connect.operators.base import ConnectOperatorBase, info_summary, load_config
+from airflow_provider_connect.status import ConnectState
+
+
+class ConnectorCreateOperator(ConnectOperatorBase):
+    """Create a connector (optionally in `initial_state` RUNNING/PAUSED/STOPPED, KIP-980).
+
+    An existing connector with the identical config counts as success (a retried task, or a create whose
+    answer was lost). A different existing config is an error unless `update_if_different=True`, which
+    replaces it (its target state is kept, as Connect does on config updates). Returns a redacted summary.
+    """
+
+    template_fields: Sequence[str] = ("connector_name", "kafka_connect_conn_id", "config", "initial_state")
+    template_ext: Sequence[str] = (".json",)
+    template_fields_renderers = {"config": "json"}
+
+    def __init__(self, *, connector_name: str, config: Any, initial_state: str | None = None,
+                 update_if_different: bool = False, **kwargs: Any) -> None:
+        super().__init__(connector_name=connector_name, **kwargs)
+        self.config = config
+        self.initial_state = initial_state
+        self.update_if_different = update_if_different
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        config = load_config(self.config)
+        name = self.connector_name
+        desired = normalise_config(name, config)
+        info, created = self.hook.create_connector(name, config, self.initial_state or None)
+        if created:
+            self.log.info("Created connector %s", name)
+            return info_summary(info, created=True, updated=False)
+        existing = dict(info.get("config") or {})
+        if existing == desired:
+            self.log.info("Connector %s already exists with the same config; nothing to do", name)
+            return info_summary(info, created=False, updated=False)
+        differing = sorted(k for k in set(existing) | set(desired) if existing.get(k) != desired.get(k))
+        if not self.update_if_different:
+            raise ConnectorConflictError(
+                f"Connector {name} already exists with a different config (differing keys: {', '.join(differing)}); "
+                "pass update_if_different=True to replace it"
+            )
+        updated, _ = self.hook.put_connector_config(name, desired)
+        self.log.info("Connector %s existed with a different config; updated keys: %s", name, ", ".join(differing))
+        return info_summary(updated, created=False, updated=True)
+
+
+class ConnectorUpdateConfigOperator(ConnectOperatorBase):
+    """Replace a connector's config (PUT; creates it if missing) or, with `patch=True`, PATCH it
+    (a null value removes the key). The target state (running/paused/stopped) is unchanged."""
+
+    template_fields: Sequence[str] = ("connector_name", "kafka_connect_conn_id", "config")
+    template_ext: Sequence[str] = (".json",)
+    template_fields_renderers = {"config": "json"}
+
+    def __init__(self, *, connector_name: str, config: Any, patch: bool = False, **kwargs: Any) -> None:
+        super().__init__(connector_name=connector_name, **kwargs)
+        self.config = config
+        self.patch = patch
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        config = load_config(self.config)
+        if self.patch:
+            info = self.hook.patch_connector_config(self.connector_name, config)
+            return info_summary(info, created=False, updated=True)
+        info, created = self.hook.put_connector_config(self.connector_name, normalise_config(self.connector_name, config))
+        return info_summary(info, created=created, updated=not created)
+
+
+class ConnectorDeleteOperator(ConnectOperatorBase):
+    """Delete a connector; with `reset_offsets=True` first stop it and reset its offsets (stop, reset,
+    delete), so a future connector of the same name starts from scratch. Missing = success by default."""
+
+    def __init__(self, *, connector_name: str, reset_offsets: bool = False, missing_ok: bool = True,
+                 stop_timeout: float = 120.0, **kwargs: Any) -> None:
+        super().__init__(connector_name=connector_name, **kwargs)
+        self.reset_offsets = reset_offsets
+        self.missing_ok = missing_ok
+        self.stop_timeout = stop_timeout
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        name = self.connector_name
+        reset_message = None
+        if self.reset_offsets:
+            try:
+                self.hook.ensure_stopped(name, timeout=self.stop_timeout)
+                reset_message = self.hook.reset_offsets(name)
+                self.log.info("Reset offsets of %s: %s", name, reset_message)
+            except ConnectNotFoundError:
+                if not self.missing_ok:
+                    raise
+                self.log.info("Connector %s does not exist; nothing to reset", name)
+        deleted = self.hook.delete_connector(name, missing_ok=self.missing_ok)
+        self.log.info("Connector %s %s", name, "deleted" if deleted else "was already absent")
+        return {"name": name, "deleted": deleted, "offsets_reset": reset_message}
+
+
+class _StateChangeOperator(ConnectOperatorBase):
+    target: ConnectState
+
+    def __init__(self, *, connector_name: str, wait_for_state: bool = False, wait_timeout: float = 300.0,
+                 poll_interval: float = 2.0, **kwargs: Any) -> None:
+        super().__init__(connector_name=connector_name, **kwargs)
+        self.wait_for_state = wait_for_state
+        self.wait_timeout = wait_timeout
+        self.poll_interval = poll_interval
+
+    def change(self) -> None:
+        raise NotImplementedError
+
+    def execute(self, context: Context) -> str:
+        self.change()
+        self.log.info("Requested %s for connector %s", self.target.value, self.connector_name)
+        if self.wait_for_state:
+            self.hook.wait_for_state(self.connector_name, self.target, include_tasks=True,
+                                     timeout=self.wait_timeout, poll_interval=self.poll_interval)
+        return self.target.value
+
+
+class ConnectorPauseOperator(_StateChangeOperator):
+    """PUT pause (202; idempotent). With `wait_for_state`, wait for PAUSED connector and tasks."""
+
+    target = ConnectState.PAUSED
+
+    def change(self) -> None:
+        self.hook.pause_connector(self.connector_name)
+
+
+class ConnectorResumeOperator(_StateChangeOperator):
+    """PUT resume (202; idempotent). With `wait_for_state`, wait for RUNNING connector and tasks."""
+
+    target = ConnectState.RUNNING
+
+    def change(self) -> None:
+        self.hook.resume_connector(self.connector_name)
+
+
+class ConnectorStopOperator(_StateChangeOperator):
+    """PUT stop (204; idempotent, KIP-875). With `wait_for_state`, wait for STOPPED with no tasks."""
+
+    target = ConnectState.STOPPED
+
+    def change(self) -> None:
+        self.hook.stop_connector(self.connector_name)
+
+
+class ConnectorRestartOperator(ConnectOperatorBase):
+    """POST restart (KIP-745) with `include_tasks` / `only_failed`; optionally wait until RUNNING.
+
+    Returns the restarted instances (`["connector", "task-0", ...]`) as read from the server's plan.
+    """
+
+    def __init__(self, *, connector_name: str, include_tasks: bool = False, only_failed: bool = False,
+                 wait_for_running: bool = False, wait_timeout: float = 300.0, poll_interval: float = 2.0,
+                 **kwargs: Any) -> None:
+        super().__init__(connector_name=connector_name, **kwargs)
+        self.include_tasks = include_tasks
+        self.only_failed = only_failed
+        self.wait_for_running = wait_for_running
+        self.wait_timeout = wait_timeout
+        self.poll_interval = poll_interval
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        plan = self.hook.restart_connector(self.connector_name, self.include_tasks, self.only_failed)
+        restarted = restarted_instances(plan) if plan is not None else ["connector"]
+        self.log.info("Restart of %s: %s", self.connector_name, ", ".join(restarted) or "nothing to restart")
+        if self.wait_for_running:
+            self.hook.wait_for_state(self.connector_name, ConnectState.RUNNING, include_tasks=True,
+                                     timeout=self.wait_timeout, poll_interval=self.poll_interval)
+        return {"name": self.connector_name, "restarted": restarted}
+
+
+def restarted_instances(plan: dict[str, Any]) -> list[str]:
+    """Instances shown RESTARTING in a KIP-745 restart plan."""
+    out = []
+    if (plan.get("connector") or {}).get("state") == ConnectState.RESTARTING.value:
+        out.append("connector")
+    out += [f"task-{t.get('id')}" for t in plan.get("tasks") or [] if t.get("state") == ConnectState.RESTARTING.value]
+    return out

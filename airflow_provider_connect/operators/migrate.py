@@ -1,0 +1,174 @@
+"""Move a connector, with its offsets, from one Connect cluster to another (KIP-980's recipe).
+
+Steps: stop on the source (which flushes its last offsets), read the offsets, create the connector STOPPED
+on the target, alter its offsets there, resume it, then delete (or leave stopped) the source copy.
+Offsets are read after the stop, not before: read first and a running source could move on, and the
+target would repeat what the source did in between.
+
+Every step is idempotent and the operator first looks at both clusters to see how far an earlier try
+got, so an Airflow retry after a failure at any step finishes the move without repeating or losing work:
+- target absent or STOPPED: (re)do stop / read / create / alter / resume (all repeatable while the
+  source is stopped, because the source's offsets no longer move);
+- target already running or paused: its offsets were transferred and it may have moved on, so they are
+  never touched again; only the source clean-up remains;
+- source already deleted: the move had completed.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any, Mapping, Sequence
+
+from airflow.sdk import BaseOperator, Context
+
+from airflow_provider_connect.errors import ConnectorConflictError, ConnectorStateError
+from airflow_provider_connect.hooks.base import DEFAULT_CONN_ID, normalise_config
+from airflow_provider_connect.hooks.connect import ConnectHook
+from airflow_provider_connect.operators.base import load_config
+from airflow_provider_connect.status import ConnectState
+
+SOURCE_ACTIONS = ("delete", "stop")
+
+
+class ConnectorMigrateOperator(BaseOperator):
+    """Migrate `connector_name` from `source_conn_id` to `target_conn_id`, continuing from its offsets.
+
+    :param target_connector_name: name on the target (default: the same name). Note for sinks: the
+        consumer group is `connect-<name>`, so a new name on the same Kafka cluster is a new group, which
+        is fine because the offsets are written to it explicitly.
+    :param config_overrides: keys to change on the target (templated; JSON allowed), e.g. a new
+        `bootstrap.servers`-style setting of the connector itself.
+    :param on_source: "delete" (default) or "stop" (keep the source STOPPED, e.g. for a rollback).
+    :param target_state: state to leave the target in: RUNNING (default), PAUSED or STOPPED.
+    :param wait_timeout: seconds to wait for stops and, with `wait_for_running`, for the target to run.
+    Returns a summary: the steps done in this try, the number of offsets moved.
+    """
+
+    template_fields: Sequence[str] = (
+        "connector_name", "target_connector_name", "source_conn_id", "target_conn_id", "config_overrides",
+        "on_source", "target_state",
+    )
+    template_fields_renderers = {"config_overrides": "json"}
+    ui_color = "#fdf0dc"
+
+    def __init__(
+        self,
+        *,
+        connector_name: str,
+        source_conn_id: str,
+        target_conn_id: str,
+        target_connector_name: str | None = None,
+        config_overrides: Any = None,
+        on_source: str = "delete",
+        target_state: str = ConnectState.RUNNING.value,
+        wait_for_running: bool = True,
+        wait_timeout: float = 300.0,
+        poll_interval: float = 1.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.connector_name = connector_name
+        self.target_connector_name = target_connector_name
+        self.source_conn_id = source_conn_id
+        self.target_conn_id = target_conn_id
+        self.config_overrides = config_overrides
+        self.on_source = on_source
+        self.target_state = target_state
+        self.wait_for_running = wait_for_running
+        self.wait_timeout = wait_timeout
+        self.poll_interval = poll_interval
+
+    @cached_property
+    def source(self) -> ConnectHook:
+        return ConnectHook(self.source_conn_id)
+
+    @cached_property
+    def target(self) -> ConnectHook:
+        return ConnectHook(self.target_conn_id)
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        if self.on_source not in SOURCE_ACTIONS:
+            raise ValueError(f"on_source must be one of {SOURCE_ACTIONS}, not {self.on_source!r}")
+        final_state = ConnectState.parse(self.target_state)
+        src_name = self.connector_name
+        dst_name = self.target_connector_name or src_name
+        if self.source_conn_id == self.target_conn_id and src_name == dst_name:
+            raise ValueError("Source and target are the same connector on the same connection")
+        steps: list[str] = []
+        moved = 0
+
+        source_info = self.source.get_connector_or_none(src_name)
+        target_status = self.target.get_connector_status_or_none(dst_name)
+        target_exists = self.target.get_connector_or_none(dst_name) is not None
+        target_state = ((target_status or {}).get("connector") or {}).get("state")
+
+        if source_info is None:
+            if not target_exists:
+                raise ConnectorStateError(f"Connector {src_name} exists on neither the source nor the target")
+            self.log.info("Source %s is gone and target %s exists: an earlier try completed the move", src_name, dst_name)
+            return {"connector": dst_name, "steps": ["already migrated"], "offsets": None}
+
+        transferred = target_exists and target_state not in (None, ConnectState.STOPPED.value)
+        if transferred and final_state is not ConnectState.STOPPED:
+            self.log.info("Target %s is already %s: offsets were transferred by an earlier try", dst_name, target_state)
+        else:
+            moved = self._transfer(src_name, dst_name, source_info, target_exists, final_state, steps)
+
+        if self.on_source == "delete":
+            if self.source.delete_connector(src_name, missing_ok=True):
+                steps.append("deleted on source")
+        else:
+            self.source.ensure_stopped(src_name, timeout=self.wait_timeout, poll_interval=self.poll_interval)
+            steps.append("left stopped on source")
+        self.log.info("Migration of %s -> %s done: %s", src_name, dst_name, "; ".join(steps))
+        return {"connector": dst_name, "steps": steps, "offsets": moved}
+
+    def _transfer(self, src_name: str, dst_name: str, source_info: Mapping[str, Any], target_exists: bool,
+                  final_state: ConnectState, steps: list[str]) -> int:
+        # 1-2. Stop on the source (tasks commit their last offsets on stop), then read those offsets.
+        self.source.ensure_stopped(src_name, timeout=self.wait_timeout, poll_interval=self.poll_interval)
+        steps.append("stopped on source")
+        offsets = self.source.get_offsets(src_name)
+        steps.append(f"read {len(offsets)} offset(s) from source")
+
+        config = {k: v for k, v in (source_info.get("config") or {}).items() if k != "name"}
+        if self.config_overrides:
+            config.update(load_config(self.config_overrides))
+        desired = normalise_config(dst_name, config)
+
+        # 3. Create STOPPED on the target (or find the copy an earlier try created).
+        if target_exists:
+            existing = self.target.get_connector_config(dst_name)
+            if existing != desired:
+                raise ConnectorConflictError(
+                    f"Target already has a stopped connector {dst_name} with a different config "
+                    f"(differing keys: {', '.join(sorted(k for k in set(existing) | set(desired) if existing.get(k) != desired.get(k)))})"
+                )
+            steps.append("found stopped copy on target")
+        else:
+            info, created = self.target.create_connector(dst_name, config, ConnectState.STOPPED.value)
+            if not created and dict(info.get("config") or {}) != desired:
+                raise ConnectorConflictError(f"Target connector {dst_name} appeared with a different config")
+            self.target.ensure_stopped(dst_name, timeout=self.wait_timeout, poll_interval=self.poll_interval)
+            steps.append("created stopped on target")
+
+        # 4. Alter the target's offsets to the source's (repeatable: the source's offsets are frozen).
+        if offsets:
+            message = self.target.alter_offsets(dst_name, [_entry(o) for o in offsets])
+            steps.append("altered offsets on target")
+            self.log.info("%s", message)
+
+        # 5. Resume (or leave as asked) on the target.
+        if final_state is ConnectState.RUNNING:
+            self.target.resume_connector(dst_name)
+            steps.append("resumed on target")
+            if self.wait_for_running:
+                self.target.wait_for_state(dst_name, ConnectState.RUNNING, include_tasks=True,
+                                           timeout=self.wait_timeout, poll_interval=self.poll_interval)
+        elif final_state is ConnectState.PAUSED:
+            self.target.pause_connector(dst_name)
+            steps.append("paused on target")
+        return len(offsets)
+
+
+def _entry(offset: Mapping[str, Any]) -> dict[str, Any]:
+    return {"partition": offset["partition"], "offset": offset.get("offset")}

@@ -1,0 +1,32 @@
+"""PySpark job shipped beside dags/spark_pipeline.py: aggregate the dataset the Spark sink wrote.
+
+Usage: spark-submit aggregate_dataset.py <dataset path> <format> <output json path>
+Readers skip `_`-prefixed paths, so only committed batches (published files) are counted.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+
+def main(path: str, fmt: str, output: str) -> None:
+    spark = SparkSession.builder.appName("aggregate-connect-dataset").getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    reader = spark.read.format(fmt)
+    if fmt == "csv":
+        reader = reader.option("header", "true").option("inferSchema", "true")
+    df = reader.load(path)
+    total = df.count()
+    by_region = {row["region"]: {"rows": row["rows"], "qty": row["qty"]}
+                 for row in df.groupBy("region").agg(F.count("*").alias("rows"), F.sum("qty").alias("qty")).collect()}
+    distinct_ids = df.select("id").distinct().count() if "id" in df.columns else None
+    with open(output, "w") as out:
+        json.dump({"rows": total, "distinct_ids": distinct_ids, "by_region": by_region}, out)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])

@@ -1,0 +1,237 @@
+"""`connect-runtime standalone WORKER.properties [CONNECTOR ...]`: builds and runs a worker.
+
+Exit codes: 0 after a clean shutdown, 1 for usage errors, 2 when the worker cannot start (bad worker
+file, unreachable Kafka), 3 when a connector file cannot be applied (as the reference's CLI).
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import socket
+import sys
+import threading
+from pathlib import Path
+
+from .connector_files import ConnectorFileError, ConnectorRequest, parse_connector_file
+from .embedded_broker import BrokerUnavailableError, EmbeddedBroker
+from .worker_config import WorkerConfig, read_properties
+
+log = logging.getLogger("runtime.cli")
+
+USAGE = "connect-runtime standalone WORKER.properties [CONNECTOR.properties|CONNECTOR.json ...]"
+
+
+class StartupError(Exception):
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def configure_logging(level: str) -> None:
+    from .rest.loggers import LEVELS
+
+    logging.basicConfig(
+        level=LEVELS.get(level.upper(), logging.INFO),
+        format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
+        stream=sys.stdout,
+    )
+    for noisy in ("uvicorn.access", "httpx"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def load_worker_config(path: Path) -> WorkerConfig:
+    try:
+        props = read_properties(path)
+    except OSError as exc:
+        raise StartupError(f"Cannot read worker properties file '{path}': {exc.strerror or exc}", 2) from None
+    configure_logging(str(props.get("log.level", "INFO")))
+    try:
+        return WorkerConfig(props)
+    except Exception as exc:  # noqa: BLE001 - any config problem is the file's
+        raise StartupError(f"Invalid worker properties in '{path}': {exc}", 2) from None
+
+
+def kafka_cluster_id(config: WorkerConfig, timeout_s: float = 30.0) -> str | None:
+    from confluent_kafka.admin import AdminClient
+
+    from .worker.clients import create_client
+
+    admin_config = {"bootstrap.servers": config.bootstrap_servers or ""}
+    admin_config.update(config.client_configs("admin."))
+    admin = create_client(AdminClient, admin_config, "worker admin client")
+    try:
+        return admin.list_topics(timeout=timeout_s).cluster_id
+    except Exception as exc:  # noqa: BLE001
+        raise StartupError(f"Could not reach Kafka at {config.bootstrap_servers} within {timeout_s:.0f}s: {exc}", 2) from None
+
+
+def bind_rest_socket(config: WorkerConfig) -> socket.socket:
+    host, port = config.rest_bind()
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise StartupError(f"Cannot listen on {host}:{port}: {exc.strerror or exc}", 2) from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+class StandaloneRuntime:
+    """Everything a standalone worker is made of, started and stopped in order."""
+
+    def __init__(self, config: WorkerConfig) -> None:
+        self.config = config
+        self.broker: EmbeddedBroker | None = None
+        self.server = None
+        self.herder = None
+        self._server_thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        from .herder.standalone import StandaloneHerder
+        from .plugins import Plugins
+        from .storage.base import StatusStore
+        from .storage.files import FileConfigStore, FileOffsetStore, MemoryConfigStore, MemoryOffsetStore
+        from .worker.offsets import OffsetsManager
+        from .worker.worker import Worker
+
+        config = self.config
+        if not config.bootstrap_servers:
+            try:
+                self.broker = EmbeddedBroker().start()
+            except BrokerUnavailableError as exc:
+                raise StartupError(str(exc), 2) from None
+            config.set_bootstrap_servers(self.broker.bootstrap_servers)
+            # the embedded broker completes a first group join in about half the session timeout
+            config.originals.setdefault("consumer.session.timeout.ms", "6000")
+            log.info("No bootstrap.servers configured: using the embedded Kafka-protocol broker on %s "
+                     "(in-memory storage; for demos and tests, not for data that must be kept)",
+                     self.broker.bootstrap_servers)
+        cluster_id = kafka_cluster_id(config)
+        sock = bind_rest_socket(config)
+        bound_port = sock.getsockname()[1]
+        worker_id = config.worker_id(bound_port)
+
+        offsets_file = config.offsets_file()
+        configs_file = config.configs_file()
+        offset_store = FileOffsetStore(offsets_file) if offsets_file else MemoryOffsetStore()
+        config_store = FileConfigStore(configs_file) if configs_file else MemoryConfigStore()
+        if configs_file is None:
+            log.warning("Neither config.storage.file.filename nor offset.storage.file.filename is set: connectors "
+                        "and offsets stay in memory and will not survive a restart")
+        plugins = Plugins(config.get_list("plugin.path"))
+        statuses = StatusStore()
+        worker = Worker(config, plugins, offset_store, statuses, worker_id)
+        herder = StandaloneHerder(config, plugins, worker, config_store, statuses, OffsetsManager(config, offset_store),
+                                  worker_id, cluster_id)
+        self.herder = herder
+        try:
+            herder.start()
+        except ValueError as exc:
+            raise StartupError(str(exc), 2) from None
+        self._start_server(sock)
+        log.info("Kafka Connect standalone worker %s started (Kafka cluster %s)", worker_id, cluster_id)
+
+    def _start_server(self, sock: socket.socket) -> None:
+        import uvicorn
+
+        from .rest.app import create_app
+
+        admin_listeners = self.config.get("admin.listeners")
+        app = create_app(self.herder, admin_enabled=admin_listeners is None or admin_listeners != [])
+        server_config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                       timeout_graceful_shutdown=5)
+        self.server = uvicorn.Server(server_config)
+        self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        self._server_thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
+                                               name="rest-server", daemon=True)
+        self._server_thread.start()
+
+    def apply_connector_files(self, requests: list[ConnectorRequest]) -> None:
+        assert self.herder is not None
+        existing = set(self.herder.connector_names())
+        for request in requests:
+            try:
+                self.herder.put_connector_config(request.name, dict(request.config), request.name in existing,
+                                                 request.initial_state)
+            except Exception as exc:  # noqa: BLE001
+                message = getattr(exc, "message", None) or str(exc)
+                raise StartupError(f"Stopping after connector error: failed to apply '{request.path}': {message}", 3) from None
+            log.info("Applied connector %s from %s", request.name, request.path)
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.should_exit = True
+        if self.herder is not None:
+            self.herder.stop()
+        if self._server_thread is not None:
+            self._server_thread.join(5)
+        if self.broker is not None:
+            self.broker.stop()
+
+
+def run_standalone(worker_file: Path, connector_files: list[Path]) -> int:
+    config = load_worker_config(worker_file)
+    requests = []
+    names: set[str] = set()
+    for path in connector_files:
+        try:
+            request = parse_connector_file(path)
+        except ConnectorFileError as exc:
+            raise StartupError(str(exc), 3) from None
+        if request.name in names:
+            raise StartupError(f"Connector {request.name} is defined twice on the command line (again in '{path}')", 3)
+        names.add(request.name)
+        requests.append(request)
+
+    runtime = StandaloneRuntime(config)
+    stop_event = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        log.info("Received signal %s; shutting down", signal.Signals(signum).name)
+        stop_event.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        runtime.start()
+        runtime.apply_connector_files(requests)
+        assert runtime.herder is not None
+        runtime.herder.mark_ready()
+        log.info("Worker is ready")
+        stop_event.wait()
+    finally:
+        runtime.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="connect-runtime", usage=USAGE,
+                                     description="Run a Kafka Connect worker written in Python.")
+    parser.add_argument("mode", choices=["standalone", "distributed"])
+    parser.add_argument("worker_properties", type=Path)
+    parser.add_argument("connectors", type=Path, nargs="*")
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        parser.print_help()
+        return 1
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return 1 if exc.code else 0
+    try:
+        if args.mode == "distributed":
+            raise StartupError("Distributed mode is not available in this version yet; use standalone", 2)
+        return run_standalone(args.worker_properties, args.connectors)
+    except StartupError as exc:
+        logging.getLogger("runtime.cli").error("%s", exc)
+        print(f"connect-runtime: {exc}", file=sys.stderr)
+        return exc.code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,407 @@
+"""Connectors for tests and benchmarks: a numbered-sequence source and a recording sink, with fault knobs.
+
+SequenceSourceConnector (alias SequenceSource)
+    Task i of connector C uses source partition {"task.id": "C-i"} and offset {"saved": N}, N being the
+    number of records the task has produced (a record's offset is its seqno + 1). On start it reads its
+    committed offset and continues at seqno N. Key "C-i" (STRING); value {"task": i, "seqno": n} with the
+    STRUCT schema `runtime.testing.Sequence` (task int32, seqno int64). `messages.per.task` bounds the
+    seqno (-1 = unlimited), `throughput` caps records/s per task (-1 = unthrottled), `batch.size` is the
+    number of records per poll.
+
+RecordingSinkConnector (alias RecordingSink)
+    Appends every record `put` to `output.file` as one JSON line
+    {"topic", "partition", "offset", "key", "value"}; keys and values appear as the converter delivered
+    them (maps, lists, strings, numbers, booleans, null). Bytes (at any depth) are written as base64
+    strings, as Kafka's JsonConverter encodes them; other non-JSON values (e.g. Decimal) via str().
+    Each batch is one append-mode write, so several tasks can share the file; everything is written to
+    the OS before `put` returns, hence before offsets are committed.
+
+Fault knobs (both connectors; all errors are ConnectErrors naming the knob):
+    connector.start.fail=true     Connector.start() raises.
+    connector.stop.fail=true      Connector.stop() raises.
+    connector.start.block.ms=N    Connector.start() sleeps N ms first.
+    task.start.fail=IDS           Task.start() raises for the listed tasks: ids are indexes ("0,2") or
+                                  full task ids ("C-0"), or `all`.
+    task.fail.after.records=N     A task instance handles exactly N records (source: produces; sink:
+                                  accepts in put) and raises when asked for more.
+    task.stop.block.ms=N          Task.stop() blocks N ms (for hang tests).
+    alter.offsets=V               alter_offsets: true -> True, false -> False (default),
+                                  unsupported -> UnsupportedOperationError, error -> ConnectError.
+"""
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import threading
+import time
+from typing import Any
+
+import orjson
+
+from ..api import (
+    AbstractConfig, ConfigDef, ConnectError, Importance, NonEmptyString, Range, SinkConnector, SinkRecord,
+    SinkTask, SourceConnector, SourceRecord, SourceTask, Task, Type, UnsupportedOperationError, ValidString,
+)
+from ..api.data import INT32_SCHEMA, INT64_SCHEMA, STRING_SCHEMA, SchemaBuilder
+from ..api.records import TopicPartition
+from .file import make_record
+
+log = logging.getLogger(__name__)
+
+TASK_INDEX_CONFIG = "task.index"  # put into each task config by the connectors
+
+CONNECTOR_START_FAIL = "connector.start.fail"
+CONNECTOR_STOP_FAIL = "connector.stop.fail"
+CONNECTOR_START_BLOCK_MS = "connector.start.block.ms"
+TASK_START_FAIL = "task.start.fail"
+TASK_FAIL_AFTER_RECORDS = "task.fail.after.records"
+TASK_STOP_BLOCK_MS = "task.stop.block.ms"
+ALTER_OFFSETS = "alter.offsets"
+
+TOPIC_CONFIG = "topic"
+MESSAGES_PER_TASK_CONFIG = "messages.per.task"
+THROUGHPUT_CONFIG = "throughput"
+BATCH_SIZE_CONFIG = "batch.size"
+OUTPUT_FILE_CONFIG = "output.file"
+
+TASK_ID_FIELD = "task.id"
+SAVED_FIELD = "saved"
+
+SEQUENCE_VALUE_SCHEMA = (
+    SchemaBuilder.struct().name("runtime.testing.Sequence")
+    .field("task", INT32_SCHEMA).field("seqno", INT64_SCHEMA).build()
+)
+
+# Throttling and idle waits sleep in slices this long, so stop() is honoured promptly.
+SLEEP_SLICE_S = 0.05
+# poll() returns None after waiting this long when the task may produce nothing now.
+IDLE_WAIT_S = 0.1
+# A throttled poll waits at most this long for its next record before returning None.
+THROTTLE_MAX_WAIT_S = 1.0
+
+_FAULTS_GROUP = "Fault injection"
+
+
+def _define_faults(definition: ConfigDef) -> ConfigDef:
+    g = _FAULTS_GROUP
+    return (
+        definition
+        .define(CONNECTOR_START_FAIL, Type.BOOLEAN, False, None, Importance.LOW,
+                "If true, the connector's start() raises an error.", g, 1)
+        .define(CONNECTOR_STOP_FAIL, Type.BOOLEAN, False, None, Importance.LOW,
+                "If true, the connector's stop() raises an error.", g, 2)
+        .define(CONNECTOR_START_BLOCK_MS, Type.LONG, 0, Range.at_least(0), Importance.LOW,
+                "Milliseconds the connector's start() sleeps before returning.", g, 3)
+        .define(TASK_START_FAIL, Type.LIST, "", None, Importance.LOW,
+                "Tasks whose start() raises an error: task indexes (e.g. '0,2'), full task ids "
+                "('<connector>-<index>'), or 'all'.", g, 4)
+        .define(TASK_FAIL_AFTER_RECORDS, Type.LONG, -1, Range.at_least(-1), Importance.LOW,
+                "Each task instance handles exactly this many records, then raises an error when asked for "
+                "more (-1 = never).", g, 5)
+        .define(TASK_STOP_BLOCK_MS, Type.LONG, 0, Range.at_least(0), Importance.LOW,
+                "Milliseconds a task's stop() blocks before returning.", g, 6)
+        .define(ALTER_OFFSETS, Type.STRING, "false",
+                ValidString.of("true", "false", "unsupported", "error", case_insensitive=True), Importance.LOW,
+                "What the alter_offsets hook does: 'true' (the connector applied the change itself), "
+                "'false' (the runtime manages the offsets), 'unsupported' (offsets may not be modified) or "
+                "'error' (the hook fails).", g, 7)
+    )
+
+
+SEQUENCE_CONFIG_DEF = _define_faults(
+    ConfigDef()
+    .define(TOPIC_CONFIG, Type.STRING, validator=NonEmptyString(), importance=Importance.HIGH,
+            documentation="The topic the sequence records are written to.", group="Sequence", order_in_group=1)
+    .define(MESSAGES_PER_TASK_CONFIG, Type.LONG, -1, Range.at_least(-1), Importance.MEDIUM,
+            "Each task stops producing once its sequence number reaches this count (-1 = unlimited).",
+            "Sequence", 2)
+    .define(THROUGHPUT_CONFIG, Type.LONG, -1, Range.at_least(-1), Importance.MEDIUM,
+            "Maximum records per second per task (-1 = unthrottled).", "Sequence", 3)
+    .define(BATCH_SIZE_CONFIG, Type.INT, 1000, Range.at_least(1), Importance.LOW,
+            "Maximum number of records returned by one poll.", "Sequence", 4)
+)
+
+RECORDING_CONFIG_DEF = _define_faults(
+    ConfigDef()
+    .define(OUTPUT_FILE_CONFIG, Type.STRING, validator=NonEmptyString(), importance=Importance.HIGH,
+            documentation="File every record is appended to, one JSON line "
+                          '{"topic", "partition", "offset", "key", "value"} per record; bytes are base64.',
+            group="Recording", order_in_group=1)
+)
+
+
+class Faults:
+    """The parsed fault knobs, with the actions they trigger."""
+
+    def __init__(self, config: AbstractConfig, owner: str) -> None:
+        self.owner = owner
+        self.connector_start_fail: bool = config.get_bool(CONNECTOR_START_FAIL)
+        self.connector_stop_fail: bool = config.get_bool(CONNECTOR_STOP_FAIL)
+        self.connector_start_block_ms: int = config.get_int(CONNECTOR_START_BLOCK_MS)
+        self.task_start_fail: list[str] = config.get_list(TASK_START_FAIL)
+        self.task_fail_after_records: int = config.get_int(TASK_FAIL_AFTER_RECORDS)
+        self.task_stop_block_ms: int = config.get_int(TASK_STOP_BLOCK_MS)
+
+    def on_connector_start(self) -> None:
+        if self.connector_start_block_ms > 0:
+            time.sleep(self.connector_start_block_ms / 1000)
+        if self.connector_start_fail:
+            raise ConnectError(f"Injected failure: {CONNECTOR_START_FAIL}=true made {self.owner}.start() fail")
+
+    def on_connector_stop(self) -> None:
+        if self.connector_stop_fail:
+            raise ConnectError(f"Injected failure: {CONNECTOR_STOP_FAIL}=true made {self.owner}.stop() fail")
+
+    def on_task_start(self, connector: str, index: int) -> None:
+        task_id = f"{connector}-{index}"
+        chosen = {entry.strip() for entry in self.task_start_fail}
+        if "all" in chosen or str(index) in chosen or task_id in chosen:
+            raise ConnectError(f"Injected failure: {TASK_START_FAIL}={','.join(self.task_start_fail)} "
+                               f"made task {task_id} fail to start")
+
+    def records_allowed(self, handled: int, wanted: int, task_id: str) -> int:
+        """How many of `wanted` more records a task that has handled `handled` may take; raises at the limit."""
+        limit = self.task_fail_after_records
+        if limit < 0:
+            return wanted
+        if handled >= limit and wanted > 0:
+            raise ConnectError(f"Injected failure: {TASK_FAIL_AFTER_RECORDS}={limit} made task {task_id} "
+                               f"fail after {handled} records")
+        return min(wanted, limit - handled)
+
+    def on_task_stop(self) -> None:
+        if self.task_stop_block_ms > 0:
+            time.sleep(self.task_stop_block_ms / 1000)
+
+
+def _alter_offsets_answer(connector_config: dict[str, str], definition: ConfigDef, owner: str) -> bool:
+    mode = str(AbstractConfig(definition, connector_config).get(ALTER_OFFSETS)).lower()
+    if mode == "true":
+        return True
+    if mode == "unsupported":
+        raise UnsupportedOperationError(f"{owner} does not support modifying offsets ({ALTER_OFFSETS}=unsupported)")
+    if mode == "error":
+        raise ConnectError(f"Injected failure: {ALTER_OFFSETS}=error made {owner}.alter_offsets() fail")
+    return False
+
+
+def _task_configs(props: dict[str, str], max_tasks: int) -> list[dict[str, str]]:
+    return [{**props, TASK_INDEX_CONFIG: str(i)} for i in range(max_tasks)]
+
+
+def _task_identity(props: dict[str, str], default_name: str) -> tuple[str, int]:
+    try:
+        index = int(props.get(TASK_INDEX_CONFIG, "0"))
+    except ValueError:
+        raise ConnectError(f"Invalid {TASK_INDEX_CONFIG}: {props.get(TASK_INDEX_CONFIG)!r}") from None
+    return props.get("name") or default_name, index
+
+
+# ---- SequenceSource -----------------------------------------------------------------------------
+
+class SequenceSourceConnector(SourceConnector):
+    """Each task produces its own numbered sequence, resumable from the committed offset."""
+
+    def start(self, props: dict[str, str]) -> None:
+        config = AbstractConfig(SEQUENCE_CONFIG_DEF, props)
+        self._faults = Faults(config, type(self).__name__)
+        self._props = dict(props)
+        self._faults.on_connector_start()
+
+    def task_class(self) -> type[Task]:
+        return SequenceSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return _task_configs(self._props, max_tasks)
+
+    def stop(self) -> None:
+        faults = getattr(self, "_faults", None)
+        if faults is not None:
+            faults.on_connector_stop()
+
+    def config(self) -> ConfigDef:
+        return SEQUENCE_CONFIG_DEF
+
+    def exactly_once_support(self, connector_config: dict[str, str]) -> str | None:
+        # The sequence is a pure function of the committed offset, so replays are exact.
+        return "SUPPORTED"
+
+    def alter_offsets(self, connector_config: dict[str, str],
+                      offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> bool:
+        return _alter_offsets_answer(connector_config, SEQUENCE_CONFIG_DEF, type(self).__name__)
+
+
+class SequenceSourceTask(SourceTask):
+    def __init__(self) -> None:
+        self._stopping = threading.Event()
+
+    def start(self, props: dict[str, str]) -> None:
+        config = AbstractConfig(SEQUENCE_CONFIG_DEF, props)
+        self._faults = Faults(config, type(self).__name__)
+        connector, self.index = _task_identity(props, "sequence")
+        self.task_id = f"{connector}-{self.index}"
+        self._faults.on_task_start(connector, self.index)
+        self.topic: str = config.get_str(TOPIC_CONFIG) or ""
+        self.limit: int = config.get_int(MESSAGES_PER_TASK_CONFIG)
+        self.throughput: int = config.get_int(THROUGHPUT_CONFIG)
+        self.batch_size: int = config.get_int(BATCH_SIZE_CONFIG)
+        self._partition = {TASK_ID_FIELD: self.task_id}
+        offset = self.context.offset_storage_reader.offset(self._partition)
+        saved = offset.get(SAVED_FIELD) if offset else None
+        if saved is not None and (not isinstance(saved, int) or isinstance(saved, bool) or saved < 0):
+            raise ConnectError(f"Committed offset of {self.task_id} has an invalid '{SAVED_FIELD}' value: {saved!r}")
+        self.seqno: int = saved or 0  # the next sequence number
+        self.produced = 0  # by this instance, for throttling and task.fail.after.records
+        self._started_at: float | None = None  # set by the first poll, so a slow worker start adds no burst
+        self._stopping.clear()
+        log.info("Sequence task %s starting at seqno %d", self.task_id, self.seqno)
+
+    def _throttled_count(self, wanted: int) -> int:
+        """How many records the throughput cap allows now, waiting (in slices) for at least one."""
+        if self.throughput <= 0:
+            return wanted
+        deadline = time.monotonic() + THROTTLE_MAX_WAIT_S
+        if self._started_at is None:
+            self._started_at = time.monotonic()
+        while not self._stopping.is_set():
+            now = time.monotonic()
+            # +1: the first record of an instance goes out at once.
+            allowed = int((now - self._started_at) * self.throughput) + 1 - self.produced
+            if allowed > 0:
+                return min(wanted, allowed)
+            if now >= deadline:
+                return 0
+            wait = self.produced / self.throughput - (now - self._started_at)
+            self._stopping.wait(min(max(wait, 0.001), SLEEP_SLICE_S))
+        return 0
+
+    def poll(self) -> list[SourceRecord] | None:
+        if self._stopping.is_set():
+            return None
+        wanted = self.batch_size
+        if self.limit >= 0:
+            wanted = min(wanted, self.limit - self.seqno)
+            if wanted <= 0:
+                self._stopping.wait(IDLE_WAIT_S)
+                return None
+        wanted = self._faults.records_allowed(self.produced, wanted, self.task_id)
+        count = self._throttled_count(wanted)
+        if count <= 0:
+            return None
+        first = self.seqno
+        self.seqno = first + count
+        self.produced += count
+        partition, topic, key, index, make = self._partition, self.topic, self.task_id, self.index, make_record
+        key_schema, value_schema = STRING_SCHEMA, SEQUENCE_VALUE_SCHEMA
+        return [
+            make(partition, {SAVED_FIELD: n + 1}, topic, key, {"task": index, "seqno": n}, key_schema, value_schema)
+            for n in range(first, first + count)
+        ]
+
+    def stop(self) -> None:
+        self._stopping.set()
+        faults = getattr(self, "_faults", None)
+        if faults is not None:
+            faults.on_task_stop()
+
+
+# ---- RecordingSink ------------------------------------------------------------------------------
+
+def _jsonable(value: Any) -> Any:
+    """orjson's fallback for values it cannot encode natively."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    return str(value)
+
+
+_JSON_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
+
+
+def record_line(record: SinkRecord) -> bytes:
+    """The JSON line RecordingSink writes for one record."""
+    return orjson.dumps(
+        {"topic": record.topic, "partition": record.kafka_partition, "offset": record.kafka_offset,
+         "key": record.key, "value": record.value},
+        default=_jsonable, option=_JSON_OPTIONS,
+    )
+
+
+class RecordingSinkConnector(SinkConnector):
+    """Records everything its tasks receive into one JSON-lines file."""
+
+    def start(self, props: dict[str, str]) -> None:
+        config = AbstractConfig(RECORDING_CONFIG_DEF, props)
+        self._faults = Faults(config, type(self).__name__)
+        self._props = dict(props)
+        self._faults.on_connector_start()
+
+    def task_class(self) -> type[Task]:
+        return RecordingSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return _task_configs(self._props, max_tasks)
+
+    def stop(self) -> None:
+        faults = getattr(self, "_faults", None)
+        if faults is not None:
+            faults.on_connector_stop()
+
+    def config(self) -> ConfigDef:
+        return RECORDING_CONFIG_DEF
+
+    def alter_offsets(self, connector_config: dict[str, str], offsets: dict[TopicPartition, int | None]) -> bool:
+        return _alter_offsets_answer(connector_config, RECORDING_CONFIG_DEF, type(self).__name__)
+
+
+class RecordingSinkTask(SinkTask):
+    def __init__(self) -> None:
+        self._fd: int | None = None
+        self._lock = threading.Lock()
+
+    def start(self, props: dict[str, str]) -> None:
+        config = AbstractConfig(RECORDING_CONFIG_DEF, props)
+        self._faults = Faults(config, type(self).__name__)
+        connector, index = _task_identity(props, "recording")
+        self.task_id = f"{connector}-{index}"
+        self._faults.on_task_start(connector, index)
+        self.path: str = config.get_str(OUTPUT_FILE_CONFIG) or ""
+        self.received = 0  # by this instance, for task.fail.after.records
+        try:
+            # O_APPEND makes each write land at the end even when several tasks share the file.
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise ConnectError(f"Couldn't open or create '{self.path}' for {type(self).__name__}: {exc}") from exc
+
+    def put(self, records: list[SinkRecord]) -> None:
+        if not records:
+            return
+        allowed = self._faults.records_allowed(self.received, len(records), self.task_id)
+        accepted = records[:allowed] if allowed < len(records) else records
+        self._write(b"".join([record_line(r) for r in accepted]))
+        self.received += len(accepted)
+        if len(accepted) < len(records):
+            # Consistent with the source: exactly N records are handled, then the task fails.
+            self._faults.records_allowed(self.received, len(records) - len(accepted), self.task_id)
+
+    def _write(self, data: bytes) -> None:
+        with self._lock:
+            if self._fd is None:
+                raise ConnectError(f"{type(self).__name__} {self.task_id} is stopped")
+            view = memoryview(data)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+
+    def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
+        # put() hands every batch to the OS before returning, so nothing is buffered here.
+        pass
+
+    def stop(self) -> None:
+        with self._lock:
+            fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+        faults = getattr(self, "_faults", None)
+        if faults is not None:
+            faults.on_task_stop()

@@ -1,0 +1,38 @@
+"""Errors the herder raises, each carrying the HTTP status the REST layer answers with."""
+from __future__ import annotations
+
+
+class HerderError(Exception):
+    status = 500
+
+    def __init__(self, message: str | None, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if status is not None:
+            self.status = status
+
+
+class BadRequest(HerderError):
+    status = 400
+
+
+class Forbidden(HerderError):
+    status = 403
+
+
+class NotFound(HerderError):
+    status = 404
+
+
+class Conflict(HerderError):
+    status = 409
+
+
+class ServerError(HerderError):
+    status = 500
+
+
+class RequestTimeout(HerderError):
+    """The herder did not answer within the request timeout (reference: 500 with a stage summary)."""
+
+    status = 500

@@ -1,0 +1,522 @@
+"""The standalone herder: one thread owns all connector state and applies requests in order.
+
+REST handlers call the public methods; each mutating call is queued to the herder thread and
+awaited with the request timeout, so there is one place where state changes and no lock juggling.
+Statuses are written before a request returns, so a change is visible as soon as it is answered.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+import time
+from typing import Any, Callable, TypeVar
+
+from ..api.connector import SinkConnector, SourceConnector
+from ..plugins import Plugins
+from ..storage.base import ConfigStore, ConnectorState, InstanceStatus, StatusStore
+from ..storage.states import INITIAL_STATES, State, TargetState
+from ..worker.offsets import OffsetsManager
+from ..worker.worker import Worker
+from ..worker_config import WorkerConfig
+from . import offset_requests
+from .errors import BadRequest, Forbidden, HerderError, NotFound, RequestTimeout, ServerError
+from .restart import RestartPlan, RestartRequest
+from .stages import StageTracker
+from .validation import invalid_config_message, plugin_config_keys, validate_connector_config
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+HEALTH_TIMEOUT_S = 10.0
+
+
+class StandaloneHerder:
+    def __init__(self, config: WorkerConfig, plugins: Plugins, worker: Worker, config_store: ConfigStore,
+                 statuses: StatusStore, offsets: OffsetsManager, worker_id: str, kafka_cluster_id: str | None) -> None:
+        self.config = config
+        self.plugins = plugins
+        self.worker = worker
+        self.config_store = config_store
+        self.statuses = statuses
+        self.offsets = offsets
+        self.worker_id = worker_id
+        self.kafka_cluster_id = kafka_cluster_id
+        self.stages = StageTracker()
+        self.ready = False
+        self._ready_event = threading.Event()
+        self._lock = threading.RLock()
+        self._connectors: dict[str, ConnectorState] = {}
+        self._active_topics: dict[str, list[str]] = {}
+        self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="herder")
+        self._request_timeout_s = config.get_int("rest.request.timeout.ms") / 1000
+        self._stopped = False
+        worker._reconfigure = self._request_reconfiguration  # connector contexts call back into the herder
+        worker._on_topic = self._record_topic
+
+    # ---- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Load stored connectors and bring each back in its target state."""
+        self.config_store.start()
+        self.offsets.offset_store.start()
+        loaded = self.config_store.load()
+        with self._lock:
+            self._connectors = loaded
+        for name in sorted(loaded):
+            self._submit(lambda name=name: self._start_connector_and_tasks(name, use_stored_tasks=True), f"starting connector {name}")
+
+    def mark_ready(self) -> None:
+        self.ready = True
+        self._ready_event.set()
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        try:
+            future = self._executor.submit(self.worker.stop_all)
+            future.result(timeout=self.worker.graceful_timeout_s * 2 + 5)
+        except Exception as exc:  # noqa: BLE001
+            log.error("Error while stopping connectors: %s", exc)
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        self.offsets.offset_store.stop()
+        self.config_store.stop()
+
+    # ---- the herder thread ----------------------------------------------------------------------
+
+    def _submit(self, fn: Callable[[], T], stage: str | None = None) -> T:
+        def run() -> T:
+            if stage is None:
+                return fn()
+            with self.stages.stage(stage):
+                return fn()
+
+        if threading.current_thread().name.startswith("herder"):
+            return run()
+        future = self._executor.submit(run)
+        try:
+            return future.result(timeout=self._request_timeout_s)
+        except concurrent.futures.TimeoutError:
+            summary = self.stages.summary()
+            raise RequestTimeout("Request timed out. " + summary if summary else "Request timed out") from None
+
+    def _request_reconfiguration(self, name: str) -> None:
+        if not self._stopped:
+            self._executor.submit(self._guarded_reconfigure, name)
+
+    def _guarded_reconfigure(self, name: str) -> None:
+        try:
+            self._reconfigure_tasks(name)
+        except Exception as exc:  # noqa: BLE001
+            log.error("Task reconfiguration of %s failed: %s", name, exc)
+
+    # ---- helpers (herder thread) ----------------------------------------------------------------
+
+    def _state(self, name: str, message: str) -> ConnectorState:
+        with self._lock:
+            state = self._connectors.get(name)
+        if state is None:
+            raise NotFound(message)
+        return state
+
+    def _persist(self, name: str, state: ConnectorState | None) -> None:
+        with self.stages.stage(f"writing a config for connector {name} to the config store"):
+            self.config_store.save(name, state)
+        with self._lock:
+            if state is None:
+                self._connectors.pop(name, None)
+            else:
+                self._connectors[name] = state
+
+    def _tasks_max(self, config: dict[str, str]) -> tuple[int, bool]:
+        try:
+            tasks_max = max(1, int(config.get("tasks.max", "1")))
+        except ValueError:
+            tasks_max = 1
+        enforce = config.get("tasks.max.enforce", "true").strip().lower() != "false"
+        return tasks_max, enforce
+
+    def _stop_tasks(self, name: str, remove_statuses: bool) -> None:
+        keys = [(name, i) for i in self.worker.task_indices(name)]
+        self.worker.stop_tasks(keys)
+        if remove_statuses:
+            for _, index in keys:
+                self.statuses.remove_task(name, index)
+            for index in list(self.statuses.tasks(name)):
+                self.statuses.remove_task(name, index)
+
+    def _start_tasks(self, name: str, state: ConnectorState, only: tuple[int, ...] | None = None) -> None:
+        target = TargetState.PAUSED if state.target_state is TargetState.PAUSED else TargetState.STARTED
+        for index, task_config in enumerate(state.task_configs):
+            if only is None or index in only:
+                self.worker.start_task(name, index, task_config, state.config, target)
+
+    def _start_connector_and_tasks(self, name: str, use_stored_tasks: bool = False) -> None:
+        state = self._state(name, f"Connector {name} not found")
+        with self.stages.stage("starting the connector"):
+            ok = self.worker.start_connector(name, state.config, state.target_state)
+        if state.target_state is TargetState.STOPPED:
+            return
+        if state.target_state is TargetState.PAUSED:
+            if use_stored_tasks:
+                self._start_tasks(name, state)
+            return
+        if ok:
+            self._reconfigure_tasks(name, force_start=True)
+
+    def _reconfigure_tasks(self, name: str, force_start: bool = False) -> None:
+        """Ask the connector for task configs; replace the tasks when they changed (or none run)."""
+        with self._lock:
+            state = self._connectors.get(name)
+        if state is None or state.target_state is not TargetState.STARTED or not self.worker.is_running(name):
+            return
+        tasks_max, enforce = self._tasks_max(state.config)
+        try:
+            with self.stages.stage("generating task configs for the connector"):
+                new_configs = self.worker.task_configs(name, tasks_max, enforce)
+        except Exception as exc:  # noqa: BLE001 - the connector's fault: it goes FAILED
+            self.worker.fail_connector(name, exc)
+            return
+        running = self.worker.task_indices(name)
+        if new_configs == state.task_configs and len(running) == len(new_configs):
+            return
+        if new_configs == state.task_configs and not force_start and running:
+            return
+        self._stop_tasks(name, remove_statuses=True)
+        updated = ConnectorState(state.config, state.target_state, new_configs)
+        if new_configs != state.task_configs:
+            self._persist(name, updated)
+        else:
+            with self._lock:
+                self._connectors[name] = updated
+        self._start_tasks(name, updated)
+
+    # ---- reads (any thread) ---------------------------------------------------------------------
+
+    def connector_names(self) -> list[str]:
+        with self._lock:
+            return sorted(self._connectors)
+
+    def connector_info(self, name: str) -> dict[str, Any]:
+        state = self._state(name, f"Connector {name} not found")
+        return self._info(name, state)
+
+    def _info(self, name: str, state: ConnectorState) -> dict[str, Any]:
+        return {
+            "name": name,
+            "config": dict(state.config),
+            "tasks": [{"connector": name, "task": i} for i in range(len(state.task_configs))],
+            "type": self.worker.connector_type(state.config),
+        }
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        return dict(self._state(name, f"Connector {name} not found").config)
+
+    def task_infos(self, name: str) -> list[dict[str, Any]]:
+        state = self._state(name, f"Connector {name} not found")
+        return [{"id": {"connector": name, "task": i}, "config": dict(cfg)} for i, cfg in enumerate(state.task_configs)]
+
+    def tasks_config(self, name: str) -> dict[str, dict[str, str]]:
+        log.warning("The 'GET /connectors/{connector}/tasks-config' endpoint is deprecated and will be removed in a "
+                    "future release; use 'GET /connectors/{connector}/tasks' instead")
+        state = self._state(name, f"Connector {name} not found")
+        return {f"{name}-{i}": dict(cfg) for i, cfg in enumerate(state.task_configs)}
+
+    @staticmethod
+    def _status_body(status: InstanceStatus) -> dict[str, Any]:
+        body: dict[str, Any] = {"state": status.state.value, "worker_id": status.worker_id}
+        if status.trace:
+            body["trace"] = status.trace
+        return body
+
+    def connector_status(self, name: str, overrides: RestartPlan | None = None) -> dict[str, Any]:
+        with self._lock:
+            state = self._connectors.get(name)
+        status = self.statuses.connector(name)
+        if state is None or status is None:
+            raise NotFound(f"No status found for connector {name}")
+        connector = self._status_body(status)
+        if overrides is not None and overrides.connector:
+            connector = {"state": State.RESTARTING.value, "worker_id": status.worker_id}
+        tasks = []
+        for index, task_status in sorted(self.statuses.tasks(name).items()):
+            body = {"id": index, **self._status_body(task_status)}
+            if overrides is not None and index in overrides.tasks:
+                body = {"id": index, "state": State.RESTARTING.value, "worker_id": task_status.worker_id}
+            tasks.append(body)
+        return {"name": name, "connector": connector, "tasks": tasks, "type": self.worker.connector_type(state.config)}
+
+    def task_status(self, name: str, index: int) -> dict[str, Any]:
+        status = self.statuses.task(name, index)
+        with self._lock:
+            known = name in self._connectors
+        if status is None or not known:
+            raise NotFound(f"No status found for task {name}-{index}")
+        return {"id": index, **self._status_body(status)}
+
+    # ---- validation and plugins -----------------------------------------------------------------
+
+    def validate(self, config: dict[str, Any]) -> dict[str, Any]:
+        return self._submit(lambda: validate_connector_config(self.plugins, config),
+                            "performing multi-property validation for the connector")
+
+    def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
+        desc = self.plugins.find(plugin)
+        if desc is None:
+            raise NotFound(f"Unknown plugin {plugin}.")
+        return self._submit(lambda: plugin_config_keys(desc.cls),
+                            "retrieving the configuration definition from the connector")
+
+    # ---- config changes -------------------------------------------------------------------------
+
+    def put_connector_config(self, name: str, config: dict[str, Any], allow_replace: bool,
+                             initial_state: str | None = None) -> tuple[bool, dict[str, Any]]:
+        target = None
+        if initial_state is not None:
+            target = INITIAL_STATES.get(initial_state.upper())
+            if target is None:
+                raise BadRequest(f"Invalid initial state {initial_state!r}: must be one of RUNNING, PAUSED, STOPPED")
+
+        def apply() -> tuple[bool, dict[str, Any]]:
+            with self.stages.stage("performing multi-property validation for the connector"):
+                infos = validate_connector_config(self.plugins, config)
+            if infos["error_count"]:
+                raise BadRequest(invalid_config_message(infos))
+            clean = {k: str(v) for k, v in config.items()}
+            with self._lock:
+                existing = self._connectors.get(name)
+            if existing is not None and not allow_replace:
+                raise HerderError(f"Connector {name} already exists", 409)
+            if existing is not None:
+                self._stop_tasks(name, remove_statuses=True)
+                self.worker.stop_connector(name)
+                state = ConnectorState(clean, existing.target_state, [])
+            else:
+                state = ConnectorState(clean, target or TargetState.STARTED, [])
+            self._persist(name, state)
+            self._start_connector_and_tasks(name)
+            return existing is None, self._info(name, self._state(name, f"Connector {name} not found"))
+
+        return self._submit(apply, f"writing a config for connector {name}")
+
+    def patch_connector_config(self, name: str, patch: dict[str, Any]) -> dict[str, Any]:
+        def apply() -> dict[str, Any]:
+            state = self._state(name, f"Connector {name} not found")
+            merged: dict[str, Any] = dict(state.config)
+            for key, value in patch.items():
+                if value is None:
+                    merged.pop(key, None)
+                else:
+                    merged[key] = value
+            return self.put_connector_config(name, merged, allow_replace=True)[1]
+
+        return self._submit(apply, f"writing a config for connector {name}")
+
+    def delete_connector(self, name: str) -> None:
+        def apply() -> None:
+            self._state(name, f"Connector {name} not found")
+            self._stop_tasks(name, remove_statuses=True)
+            with self.stages.stage("stopping the connector"):
+                self.worker.stop_connector(name)
+            self._persist(name, None)
+            self.statuses.remove_connector(name)
+            with self._lock:
+                self._active_topics.pop(name, None)
+
+        self._submit(apply, f"deleting connector {name}")
+
+    # ---- target states --------------------------------------------------------------------------
+
+    def _set_target(self, name: str, target: TargetState, message: str) -> None:
+        def apply() -> None:
+            state = self._state(name, message)
+            if target is TargetState.STOPPED:
+                self._stop_tasks(name, remove_statuses=True)
+                self._persist(name, ConnectorState(state.config, TargetState.STOPPED, []))
+                with self.stages.stage("stopping the connector"):
+                    if name in self.worker.connectors:
+                        self.worker.transition_connector(name, TargetState.STOPPED)
+                    else:
+                        self.worker.start_connector(name, state.config, TargetState.STOPPED)
+                return
+            self._persist(name, ConnectorState(state.config, target, state.task_configs))
+            if name not in self.worker.connectors:
+                self._start_connector_and_tasks(name)
+                return
+            if target is TargetState.PAUSED:
+                self.worker.transition_connector(name, TargetState.PAUSED)
+                self.worker.transition_tasks(name, TargetState.PAUSED)
+                return
+            with self.stages.stage("starting the connector"):
+                ok = self.worker.transition_connector(name, TargetState.STARTED)
+            self.worker.transition_tasks(name, TargetState.STARTED)
+            if ok:
+                self._reconfigure_tasks(name, force_start=True)
+
+        self._submit(apply, f"changing the target state of connector {name} to {target.value}")
+
+    def pause_connector(self, name: str) -> None:
+        self._set_target(name, TargetState.PAUSED, f"Unknown connector {name}")
+
+    def resume_connector(self, name: str) -> None:
+        self._set_target(name, TargetState.STARTED, f"Unknown connector {name}")
+
+    def stop_connector(self, name: str) -> None:
+        self._set_target(name, TargetState.STOPPED, f"Unknown connector {name}")
+
+    # ---- restarts -------------------------------------------------------------------------------
+
+    def restart_connector(self, name: str) -> None:
+        def apply() -> None:
+            state = self._state(name, f"Unknown connector: {name}")
+            with self.stages.stage("stopping the connector"):
+                self.worker.stop_connector(name)
+            with self.stages.stage("starting the connector"):
+                ok = self.worker.start_connector(name, state.config, state.target_state)
+            if ok and state.target_state is TargetState.STARTED:
+                self._reconfigure_tasks(name)
+
+        self._submit(apply, f"restarting connector {name}")
+
+    def restart_connector_and_tasks(self, request: RestartRequest) -> dict[str, Any]:
+        name = request.connector
+
+        def apply() -> dict[str, Any]:
+            state = self._state(name, f"Unknown connector: {name}")
+            connector_status = self.statuses.connector(name)
+            if connector_status is None:
+                raise NotFound(f"Status for connector {name} not found")
+            task_states = {i: s.state for i, s in self.statuses.tasks(name).items()}
+            plan = RestartPlan.build(request, connector_status.state, task_states)
+            body = self.connector_status(name, overrides=plan)
+            if plan.connector:
+                self.statuses.put_connector(name, InstanceStatus(State.RESTARTING, self.worker_id))
+            for index in plan.tasks:
+                self.statuses.put_task(name, index, InstanceStatus(State.RESTARTING, self.worker_id))
+            self.worker.stop_tasks([(name, i) for i in plan.tasks])
+            if plan.connector:
+                with self.stages.stage("stopping the connector"):
+                    self.worker.stop_connector(name)
+                with self.stages.stage("starting the connector"):
+                    self.worker.start_connector(name, state.config, state.target_state)
+            if plan.tasks and state.target_state is not TargetState.STOPPED:
+                self._start_tasks(name, self._state(name, f"Unknown connector: {name}"), only=plan.tasks)
+            return body
+
+        return self._submit(apply, f"restarting connector {name}")
+
+    def restart_task(self, name: str, index: int) -> None:
+        def apply() -> None:
+            state = self._state(name, f"Unknown connector: {name}")
+            if not 0 <= index < len(state.task_configs):
+                raise NotFound(f"Unknown task: {name}-{index}")
+            self.worker.stop_tasks([(name, index)])
+            target = TargetState.PAUSED if state.target_state is TargetState.PAUSED else TargetState.STARTED
+            if not self.worker.start_task(name, index, state.task_configs[index], state.config, target):
+                raise ServerError(f"Failed to start task: {name}-{index}")
+
+        self._submit(apply, f"restarting task {name}-{index}")
+
+    # ---- offsets --------------------------------------------------------------------------------
+
+    def connector_offsets(self, name: str) -> dict[str, Any]:
+        state = self._state(name, f"Connector {name} not found")
+        if self._is_sink(state.config):
+            entries = self.offsets.sink_offsets(name, state.config)
+        else:
+            entries = self.offsets.source_offsets(name)
+        return {"offsets": entries}
+
+    def _is_sink(self, config: dict[str, str]) -> bool:
+        try:
+            return self.worker.is_sink(config)
+        except Exception as exc:  # noqa: BLE001
+            raise ServerError(f"Could not determine the type of connector class {config.get('connector.class')}: {exc}") from exc
+
+    def _check_stopped(self, name: str) -> ConnectorState:
+        state = self._state(name, f"Connector {name} not found")
+        if state.target_state is not TargetState.STOPPED or state.task_configs:
+            raise BadRequest(offset_requests.not_stopped_message(name))
+        return state
+
+    def alter_offsets(self, name: str, entries: list[dict[str, Any]]) -> str:
+        def apply() -> str:
+            state = self._check_stopped(name)
+            hook = self.worker.new_connector_for_hook(state.config)
+            if isinstance(hook, SinkConnector):
+                parsed = _bad_request(lambda: offset_requests.parse_sink_offsets(entries))
+                return self.offsets.alter_sink(name, state.config, hook, parsed)
+            assert isinstance(hook, SourceConnector)
+            parsed_source = _bad_request(lambda: offset_requests.parse_source_offsets(entries))
+            return self.offsets.alter_source(name, state.config, hook, parsed_source)
+
+        return self._submit(apply, f"altering offsets of connector {name}")
+
+    def reset_offsets(self, name: str) -> str:
+        def apply() -> str:
+            state = self._check_stopped(name)
+            hook = self.worker.new_connector_for_hook(state.config)
+            if isinstance(hook, SinkConnector):
+                return self.offsets.reset_sink(name, state.config, hook)
+            assert isinstance(hook, SourceConnector)
+            return self.offsets.reset_source(name, state.config, hook)
+
+        return self._submit(apply, f"resetting offsets of connector {name}")
+
+    # ---- topics ---------------------------------------------------------------------------------
+
+    def _record_topic(self, name: str, index: int, topic: str) -> None:
+        if not self.config.get_bool("topic.tracking.enable"):
+            return
+        with self._lock:
+            if name not in self._connectors:
+                return
+            topics = self._active_topics.setdefault(name, [])
+            if topic not in topics:
+                topics.append(topic)
+
+    def connector_topics(self, name: str) -> dict[str, Any]:
+        if not self.config.get_bool("topic.tracking.enable"):
+            raise Forbidden("Topic tracking is disabled.")
+        with self._lock:
+            return {name: {"topics": list(self._active_topics.get(name, []))}}
+
+    def reset_connector_topics(self, name: str) -> None:
+        if not self.config.get_bool("topic.tracking.enable"):
+            raise Forbidden("Topic tracking is disabled.")
+        if not self.config.get_bool("topic.tracking.allow.reset"):
+            raise Forbidden("Topic tracking reset is disabled.")
+        with self._lock:
+            self._active_topics.pop(name, None)
+        # tasks report a topic again the next time they see it
+        for (connector, _), runner in list(self.worker.tasks.items()):
+            if connector == name:
+                runner._topics_seen.clear()  # type: ignore[attr-defined]
+
+    # ---- health ---------------------------------------------------------------------------------
+
+    def health(self) -> tuple[int, dict[str, str]]:
+        deadline = time.monotonic() + HEALTH_TIMEOUT_S
+        if not self.ready:
+            self._ready_event.wait(HEALTH_TIMEOUT_S)
+        if not self.ready:
+            return 503, {"status": "starting", "message": _with_summary("Worker is still starting up.", self.stages.summary())}
+        future = self._executor.submit(lambda: None)
+        try:
+            future.result(timeout=max(0.1, deadline - time.monotonic()))
+        except concurrent.futures.TimeoutError:
+            return 500, {"status": "unhealthy", "message": _with_summary(
+                "Worker was unable to handle this request and may be unable to handle other requests.", self.stages.summary())}
+        return 200, {"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}
+
+
+def _with_summary(message: str, summary: str | None) -> str:
+    return f"{message} {summary}" if summary else message
+
+
+def _bad_request(fn: Callable[[], T]) -> T:
+    try:
+        return fn()
+    except offset_requests.BadRequest as exc:
+        raise BadRequest(str(exc)) from None

@@ -1,0 +1,199 @@
+"""Plugin discovery and class resolution.
+
+Plugins come from Python entry-point groups (bundled ones are registered in pyproject.toml the same
+way third-party packages register theirs) and from any importable dotted path. A name resolves as
+Kafka Connect resolves `connector.class`: the full class name, the simple class name, or the simple
+name without its `Connector` suffix; the reference's Java class names of the bundled plugins are
+aliases of ours so that worker and connector files written for Apache Kafka Connect load unchanged.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+import threading
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, Iterable
+
+from .api.connector import Connector, SinkConnector, SourceConnector
+from .api.errors import ConnectError
+from .converters.base import Converter, HeaderConverter
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUPS = {
+    "connector": "kafka_connect_runtime.connectors",
+    "converter": "kafka_connect_runtime.converters",
+    "header_converter": "kafka_connect_runtime.header_converters",
+}
+
+BUILTIN_CONVERTERS = (
+    "runtime.converters.json:JsonConverter",
+    "runtime.converters.string:StringConverter",
+    "runtime.converters.bytearray:ByteArrayConverter",
+)
+BUILTIN_HEADER_CONVERTERS = ("runtime.converters.headers:SimpleHeaderConverter",)
+
+# The reference's class names of plugins we bundle, mapped to our classes.
+JAVA_ALIASES = {
+    "org.apache.kafka.connect.file.FileStreamSourceConnector": "runtime.connectors.file.FileStreamSourceConnector",
+    "org.apache.kafka.connect.file.FileStreamSinkConnector": "runtime.connectors.file.FileStreamSinkConnector",
+    "org.apache.kafka.connect.json.JsonConverter": "runtime.converters.json.JsonConverter",
+    "org.apache.kafka.connect.storage.StringConverter": "runtime.converters.string.StringConverter",
+    "org.apache.kafka.connect.converters.ByteArrayConverter": "runtime.converters.bytearray.ByteArrayConverter",
+    "org.apache.kafka.connect.storage.SimpleHeaderConverter": "runtime.converters.headers.SimpleHeaderConverter",
+}
+
+TYPE_ORDER = ("sink", "source", "transformation", "predicate", "converter", "header_converter")
+
+
+@dataclass(frozen=True)
+class PluginDesc:
+    cls: type
+    type: str  # sink | source | converter | header_converter
+
+    @property
+    def class_name(self) -> str:
+        return f"{self.cls.__module__}.{self.cls.__qualname__}"
+
+    @property
+    def simple_name(self) -> str:
+        return self.cls.__name__
+
+    def version(self) -> str | None:
+        try:
+            instance = self.cls()
+            version = instance.version() if hasattr(instance, "version") else None
+        except Exception:  # noqa: BLE001 - a plugin that cannot even say its version is listed without one
+            return None
+        return None if version in (None, "undefined") else str(version)
+
+    def info(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"class": self.class_name, "type": self.type}
+        version = self.version()
+        if version is not None:
+            body["version"] = version
+        return body
+
+
+def plugin_type(cls: type) -> str | None:
+    if not isinstance(cls, type):
+        return None
+    if issubclass(cls, SinkConnector):
+        return "sink"
+    if issubclass(cls, SourceConnector):
+        return "source"
+    if issubclass(cls, HeaderConverter):
+        return "header_converter"
+    if issubclass(cls, Converter):
+        return "converter"
+    return None
+
+
+def import_object(path: str) -> Any:
+    """Import `pkg.mod:Attr` or `pkg.mod.Attr`."""
+    if ":" in path:
+        module_name, _, attr = path.partition(":")
+    else:
+        module_name, _, attr = path.rpartition(".")
+    if not module_name:
+        raise ImportError(f"{path} is not a dotted path")
+    module = importlib.import_module(module_name)
+    obj: Any = module
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class Plugins:
+    """The plugins this worker knows, discovered once and resolvable by any of their names."""
+
+    def __init__(self, plugin_path: Iterable[str] = ()) -> None:
+        for folder in plugin_path or ():
+            if folder and folder not in sys.path:
+                sys.path.append(folder)
+        self._lock = threading.Lock()
+        self._descs: dict[str, PluginDesc] = {}
+        self._discover()
+
+    def _add(self, cls: Any, origin: str) -> None:
+        kind = plugin_type(cls)
+        if kind is None or getattr(cls, "__abstractmethods__", None):
+            log.warning("Ignoring plugin %s: not a concrete connector or converter class", origin)
+            return
+        desc = PluginDesc(cls, kind)
+        self._descs[desc.class_name] = desc
+
+    def _discover(self) -> None:
+        for path in BUILTIN_CONVERTERS + BUILTIN_HEADER_CONVERTERS:
+            try:
+                self._add(import_object(path), path)
+            except Exception as exc:  # noqa: BLE001 - one broken plugin must not stop the worker
+                log.warning("Could not load bundled plugin %s: %s", path, exc)
+        for kind, group in ENTRY_POINT_GROUPS.items():
+            for ep in entry_points(group=group):
+                try:
+                    self._add(ep.load(), f"{group}:{ep.name}")
+                except Exception as exc:  # noqa: BLE001
+                    log.warning("Could not load plugin %s from entry point group %s: %s", ep.value, group, exc)
+
+    # ---- listing --------------------------------------------------------------------------------
+
+    def all(self) -> list[PluginDesc]:
+        with self._lock:
+            descs = list(self._descs.values())
+        return sorted(descs, key=lambda d: (TYPE_ORDER.index(d.type), d.class_name))
+
+    def connectors(self) -> list[PluginDesc]:
+        return [d for d in self.all() if d.type in ("sink", "source")]
+
+    # ---- resolution -----------------------------------------------------------------------------
+
+    def _lookup(self, name: str, kinds: tuple[str, ...]) -> PluginDesc | None:
+        name = JAVA_ALIASES.get(name, name).replace(":", ".")
+        candidates = [d for d in self.all() if d.type in kinds]
+        for desc in candidates:
+            if desc.class_name == name:
+                return desc
+        for matcher in (lambda d: d.simple_name == name,
+                        lambda d: d.simple_name.endswith("Connector") and d.simple_name[: -len("Connector")] == name):
+            hits = [d for d in candidates if matcher(d)]
+            if len(hits) == 1:
+                return hits[0]
+        if "." in name:
+            try:
+                cls = import_object(name)
+            except Exception:  # noqa: BLE001 - not importable: not found
+                return None
+            kind = plugin_type(cls)
+            if kind in kinds and not getattr(cls, "__abstractmethods__", None):
+                desc = PluginDesc(cls, kind)
+                with self._lock:
+                    self._descs.setdefault(desc.class_name, desc)
+                return desc
+        return None
+
+    def find(self, name: str) -> PluginDesc | None:
+        """Any plugin by name (for `/connector-plugins/{p}/config`)."""
+        return self._lookup(name, TYPE_ORDER)
+
+    def connector_desc(self, name: str) -> PluginDesc:
+        desc = self._lookup(name.strip(), ("source", "sink"))
+        if desc is None:
+            available = ", ".join(d.class_name for d in self.connectors())
+            raise ConnectError(
+                f"Failed to find any class that implements Connector and which name matches {name}, "
+                f"available connectors are: {available}"
+            )
+        return desc
+
+    def new_connector(self, name: str) -> Connector:
+        return self.connector_desc(name).cls()
+
+    def converter_class(self, name: str, header: bool = False) -> type:
+        kinds = ("header_converter", "converter") if header else ("converter",)
+        desc = self._lookup(name.strip(), kinds)
+        if desc is None:
+            raise ConnectError(f"Class {name} cannot be found or is not a {'header ' if header else ''}converter")
+        return desc.cls

@@ -1,0 +1,354 @@
+"""The Kafka Connect REST API: thin routes over the herder, errors as `{"error_code", "message"}`."""
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Callable, TypeVar
+from urllib.parse import quote
+
+from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ..herder.errors import BadRequest, HerderError, NotFound
+from ..herder.offset_requests import OFFSETS_REQUIRED_MESSAGE
+from ..herder.restart import RestartRequest
+from ..version import KAFKA_COMPAT_VERSION, __version__
+from .loggers import LoggerAdmin
+from .models import (
+    CONFIG_MAP_SCHEMA, ConnectorOffsets, CreateConnectorRequest, LoggerLevel, config_map, describe,
+)
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+MAX_BODY_BYTES = 8 * 1024 * 1024
+HTTP_REASONS = {400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 413: "Payload Too Large",
+                415: "Unsupported Media Type", 500: "Internal Server Error"}
+
+
+def error(status: int, message: str | None) -> JSONResponse:
+    return JSONResponse({"error_code": status, "message": message}, status_code=status)
+
+
+def flag(request: Request, name: str) -> bool:
+    """Kafka's boolean query parameters: case-insensitive `true`, anything else is false."""
+    return request.query_params.get(name, "").strip().lower() == "true"
+
+
+class _TrailingSlash:
+    """Accept a trailing `/` on any path, as the reference does."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path = scope.get("path", "")
+            if len(path) > 1 and path.endswith("/"):
+                scope = dict(scope)
+                scope["path"] = path.rstrip("/") or "/"
+                scope["raw_path"] = scope["path"].encode()
+        await self.app(scope, receive, send)
+
+
+def _body_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    schema.pop("$defs", None)
+    return schema
+
+
+def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: bool = True) -> FastAPI:
+    loggers = loggers or LoggerAdmin()
+    app = FastAPI(title="Kafka Connect REST API", version=KAFKA_COMPAT_VERSION,
+                  description=f"Kafka Connect worker runtime {__version__} (Python)", redirect_slashes=False,
+                  docs_url=None, redoc_url=None)
+    app.add_middleware(_TrailingSlash)
+
+    async def call(fn: Callable[..., T], *args: Any) -> T:
+        return await run_in_threadpool(fn, *args)
+
+    async def read_json(request: Request) -> Any:
+        content_type = request.headers.get("content-type", "")
+        if content_type and "json" not in content_type.lower():
+            raise HerderError("HTTP 415 Unsupported Media Type", 415)
+        length = request.headers.get("content-length")
+        if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
+            raise HerderError(f"Request body is larger than {MAX_BODY_BYTES} bytes", 413)
+        raw = await request.body()
+        if len(raw) > MAX_BODY_BYTES:
+            raise HerderError(f"Request body is larger than {MAX_BODY_BYTES} bytes", 413)
+        if not raw.strip():
+            raise BadRequest("Request body is missing: a JSON document is required")
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise BadRequest(f"Request body is not valid JSON: {exc}") from None
+
+    async def read_model(request: Request, model: type[M]) -> M:
+        data = await read_json(request)
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            raise BadRequest(describe(exc)) from None
+
+    async def read_config(request: Request) -> dict[str, str | None]:
+        data = await read_json(request)
+        if not isinstance(data, dict):
+            raise BadRequest("Cannot deserialize value: the request body must be a JSON object of config strings")
+        bad = [k for k, v in data.items() if isinstance(v, (dict, list))]
+        if bad:
+            raise BadRequest(f"Cannot deserialize value of config key {bad[0]!r}: config values must be strings, numbers or booleans")
+        return config_map(data)
+
+    @app.exception_handler(HerderError)
+    async def herder_error(_: Request, exc: HerderError) -> JSONResponse:
+        return error(exc.status, exc.message)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        reason = HTTP_REASONS.get(exc.status_code, str(exc.detail))
+        return error(exc.status_code, f"HTTP {exc.status_code} {reason}")
+
+    @app.exception_handler(Exception)
+    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("Unexpected error answering a request")
+        return error(500, str(exc) or type(exc).__name__)
+
+    # ---- root ----------------------------------------------------------------------------------
+
+    @app.get("/", summary="Get details about this Connect worker and the ID of the Kafka cluster it is connected to")
+    async def server_info() -> dict[str, Any]:
+        return {"version": KAFKA_COMPAT_VERSION, "commit": f"python-connect-runtime-{__version__}",
+                "kafka_cluster_id": herder.kafka_cluster_id}
+
+    @app.get("/health", summary="Health check endpoint to verify worker readiness and liveness")
+    async def health() -> JSONResponse:
+        status, body = await call(herder.health)
+        return JSONResponse(body, status_code=status)
+
+    # ---- connectors ----------------------------------------------------------------------------
+
+    @app.get("/connectors", summary="List all active connectors")
+    async def list_connectors(request: Request) -> Any:
+        names = herder.connector_names()
+        expand = request.query_params.getlist("expand")
+        if not expand:
+            return names
+        result: dict[str, dict[str, Any]] = {}
+        for name in names:
+            entry: dict[str, Any] = {}
+            try:
+                if "status" in expand:
+                    entry["status"] = herder.connector_status(name)
+                if "info" in expand:
+                    entry["info"] = herder.connector_info(name)
+            except NotFound:
+                continue  # no status yet: silently omitted, as the reference does
+            result[name] = entry
+        return result
+
+    @app.post("/connectors", status_code=201, summary="Create a new connector",
+              openapi_extra=_body_schema(_model_schema(CreateConnectorRequest)))
+    async def create_connector(request: Request) -> JSONResponse:
+        body = await read_model(request, CreateConnectorRequest)
+        if body.config is None:
+            raise BadRequest("Connector config is missing: the request body needs a 'config' object")
+        name = (body.name or "").strip()
+        config = config_map(body.config)
+        if "name" in config and config["name"] != name:
+            raise BadRequest(f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({name})")
+        config["name"] = name
+        _, info = await call(herder.put_connector_config, name, config, False, body.initial_state)
+        return JSONResponse(info, status_code=201, headers={"Location": _location(request, name)})
+
+    @app.get("/connectors/{connector}", summary="Get the details for the specified connector")
+    async def get_connector(connector: str) -> Any:
+        return herder.connector_info(connector)
+
+    @app.get("/connectors/{connector}/config", summary="Get the configuration for the specified connector")
+    async def get_config(connector: str) -> Any:
+        return herder.connector_config(connector)
+
+    @app.put("/connectors/{connector}/config", summary="Create or reconfigure the specified connector",
+             openapi_extra=_body_schema(CONFIG_MAP_SCHEMA))
+    async def put_config(connector: str, request: Request) -> JSONResponse:
+        config = await read_config(request)
+        if "name" in config and config["name"] != connector:
+            raise BadRequest(f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({connector})")
+        config["name"] = connector
+        created, info = await call(herder.put_connector_config, connector, config, True, None)
+        if created:
+            return JSONResponse(info, status_code=201, headers={"Location": _location(request, connector)})
+        return JSONResponse(info, status_code=200)
+
+    @app.patch("/connectors/{connector}/config", openapi_extra=_body_schema(CONFIG_MAP_SCHEMA))
+    async def patch_config(connector: str, request: Request) -> Any:
+        patch = await read_config(request)
+        return await call(herder.patch_connector_config, connector, patch)
+
+    @app.delete("/connectors/{connector}", status_code=204, summary="Delete the specified connector")
+    async def delete_connector(connector: str) -> Response:
+        await call(herder.delete_connector, connector)
+        return Response(status_code=204)
+
+    @app.get("/connectors/{connector}/status", summary="Get the status for the specified connector")
+    async def connector_status(connector: str) -> Any:
+        return herder.connector_status(connector)
+
+    @app.get("/connectors/{connector}/tasks", summary="List all tasks and their configurations for the specified connector")
+    async def tasks(connector: str) -> Any:
+        return herder.task_infos(connector)
+
+    @app.get("/connectors/{connector}/tasks-config", deprecated=True,
+             summary="Get the configuration of all tasks for the specified connector")
+    async def tasks_config(connector: str) -> Any:
+        return herder.tasks_config(connector)
+
+    @app.get("/connectors/{connector}/tasks/{task}/status", summary="Get the state of the specified task for the specified connector")
+    async def task_status(connector: str, task: int) -> Any:
+        return herder.task_status(connector, task)
+
+    @app.post("/connectors/{connector}/tasks/{task}/restart", status_code=204, summary="Restart the specified task for the specified connector")
+    async def restart_task(connector: str, task: int) -> Response:
+        await call(herder.restart_task, connector, task)
+        return Response(status_code=204)
+
+    @app.post("/connectors/{connector}/restart", summary="Restart the specified connector")
+    async def restart_connector(connector: str, request: Request) -> Response:
+        restart = RestartRequest(connector, flag(request, "onlyFailed"), flag(request, "includeTasks"))
+        if restart.legacy:
+            await call(herder.restart_connector, connector)
+            return Response(status_code=204)
+        body = await call(herder.restart_connector_and_tasks, restart)
+        return JSONResponse(body, status_code=202)
+
+    @app.put("/connectors/{connector}/pause", status_code=202, summary="Pause the specified connector")
+    async def pause(connector: str) -> Response:
+        await call(herder.pause_connector, connector)
+        return Response(status_code=202)
+
+    @app.put("/connectors/{connector}/resume", status_code=202, summary="Resume the specified connector")
+    async def resume(connector: str) -> Response:
+        await call(herder.resume_connector, connector)
+        return Response(status_code=202)
+
+    @app.put("/connectors/{connector}/stop", status_code=204, summary="Stop the specified connector")
+    async def stop(connector: str) -> Response:
+        await call(herder.stop_connector, connector)
+        return Response(status_code=204)
+
+    @app.get("/connectors/{connector}/topics", summary="Get the list of topics actively used by the specified connector")
+    async def topics(connector: str) -> Any:
+        return herder.connector_topics(connector)
+
+    @app.put("/connectors/{connector}/topics/reset", status_code=202, summary="Reset the list of topics actively used by the specified connector")
+    async def reset_topics(connector: str) -> Response:
+        herder.reset_connector_topics(connector)
+        return Response(status_code=202)
+
+    @app.get("/connectors/{connector}/offsets", summary="Get the current offsets for the specified connector")
+    async def get_offsets(connector: str) -> Any:
+        return await call(herder.connector_offsets, connector)
+
+    @app.patch("/connectors/{connector}/offsets", summary="Alter the offsets for the specified connector",
+               openapi_extra=_body_schema(_model_schema(ConnectorOffsets)))
+    async def alter_offsets(connector: str, request: Request) -> Any:
+        data = await read_json(request)
+        if not isinstance(data, dict):
+            raise BadRequest("Cannot deserialize value: the request body must be a JSON object with an 'offsets' list")
+        try:
+            body = ConnectorOffsets.model_validate(data)
+        except ValidationError as exc:
+            raise BadRequest(describe(exc)) from None
+        if not body.offsets:
+            raise BadRequest(OFFSETS_REQUIRED_MESSAGE)
+        entries = [entry.model_dump() for entry in body.offsets]
+        message = await call(herder.alter_offsets, connector, entries)
+        return {"message": message}
+
+    @app.delete("/connectors/{connector}/offsets", summary="Reset the offsets for the specified connector")
+    async def reset_offsets(connector: str) -> Any:
+        message = await call(herder.reset_offsets, connector)
+        return {"message": message}
+
+    # ---- internal (reference: standalone answers 500) ------------------------------------------
+
+    @app.post("/connectors/{connector}/tasks", include_in_schema=False)
+    async def put_task_configs(connector: str) -> JSONResponse:
+        return error(500, "Standalone mode does not accept task configs over REST (internal endpoint of distributed mode)")
+
+    @app.put("/connectors/{connector}/fence", include_in_schema=False)
+    async def fence(connector: str) -> JSONResponse:
+        return error(500, "Zombie fencing is not supported in standalone mode")
+
+    # ---- plugins -------------------------------------------------------------------------------
+
+    @app.get("/connector-plugins", summary="List all connector plugins installed")
+    async def plugins(request: Request) -> Any:
+        connectors_only = request.query_params.get("connectorsOnly", "true").strip().lower() != "false"
+        descs = herder.plugins.connectors() if connectors_only else herder.plugins.all()
+        return [d.info() for d in descs]
+
+    @app.get("/connector-plugins/{plugin}/config", summary="Get the configuration definition for the specified plugin")
+    async def plugin_config(plugin: str) -> Any:
+        return await call(herder.plugin_config, plugin)
+
+    @app.put("/connector-plugins/{plugin}/config/validate", summary="Validate the provided configuration against the configuration definition for the specified plugin",
+             openapi_extra=_body_schema(CONFIG_MAP_SCHEMA))
+    async def validate(plugin: str, request: Request) -> Any:
+        config = await read_config(request)
+        class_name = config.get("connector.class")
+        if class_name is not None:
+            if not _matches_plugin(class_name, plugin):
+                raise BadRequest(f"Included connector type {class_name} does not match request type {plugin}")
+        return await call(herder.validate, config)
+
+    # ---- loggers -------------------------------------------------------------------------------
+
+    if admin_enabled:
+        @app.get("/admin/loggers", summary="List the current loggers that have their levels explicitly set and their log levels")
+        async def list_loggers() -> Any:
+            return loggers.all()
+
+        @app.get("/admin/loggers/{logger}", summary="Get the log level for the specified logger")
+        async def get_logger(logger: str) -> Any:
+            return loggers.get(logger)
+
+        @app.put("/admin/loggers/{logger}", summary="Set the log level for the specified logger")
+        async def set_logger(logger: str, request: Request) -> Any:
+            data = await read_json(request)
+            if not isinstance(data, dict):
+                raise BadRequest("Cannot deserialize value: the request body must be a JSON object like {\"level\": \"DEBUG\"}")
+            level = data.get("level")
+            if level is not None and not isinstance(level, str):
+                raise BadRequest("Invalid value at level: must be a string")
+            scope = request.query_params.get("scope", "worker")
+            if scope.lower() not in ("worker", "cluster"):
+                log.warning("Ignoring unknown logger scope %r; applying to this worker", scope)
+            affected = loggers.set_level(logger, level)
+            if scope.lower() == "cluster":
+                return Response(status_code=204)
+            return affected
+
+    return app
+
+
+def _location(request: Request, name: str) -> str:
+    base = str(request.base_url).rstrip("/")
+    return f"{base}/connectors/{quote(name, safe='')}"
+
+
+def _matches_plugin(class_name: str, plugin: str) -> bool:
+    def strip(text: str) -> str:
+        return text[: -len("Connector")] if text.endswith("Connector") else text
+
+    return strip(class_name.strip()).endswith(strip(plugin.strip()))

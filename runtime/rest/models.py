@@ -1,0 +1,63 @@
+"""Request bodies, validated with pydantic; every problem becomes a 400 naming the field."""
+from __future__ import annotations
+
+from typing import Any, Union
+
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
+
+ConfigScalar = Union[StrictStr, StrictBool, StrictInt, StrictFloat, None]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CreateConnectorRequest(_Strict):
+    name: StrictStr | None = None
+    config: dict[str, ConfigScalar] | None = None
+    initial_state: StrictStr | None = None
+
+
+class ConnectorOffset(_Strict):
+    partition: dict[str, Any] | None = None
+    offset: dict[str, Any] | None = None
+
+
+class ConnectorOffsets(_Strict):
+    offsets: list[ConnectorOffset] | None = None
+
+
+class LoggerLevel(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    level: StrictStr | None = None
+
+
+def stringify(value: Any) -> str | None:
+    """Jackson's coercion of JSON scalars into config strings."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def config_map(raw: dict[str, Any]) -> dict[str, str | None]:
+    return {k: stringify(v) for k, v in raw.items()}
+
+
+def describe(error: ValidationError) -> str:
+    """One readable line per problem, naming the field as a JSON path."""
+    parts = []
+    for item in error.errors():
+        location = ".".join(str(p) for p in item.get("loc", ()) if p != "__root__") or "body"
+        kind = item.get("type", "")
+        if kind == "extra_forbidden":
+            parts.append(f"Unrecognized field \"{location.split('.')[-1]}\" at {location}")
+        elif kind in ("model_type", "dict_type", "list_type"):
+            parts.append(f"Cannot deserialize value at {location}: {item.get('msg')}")
+        else:
+            parts.append(f"Invalid value at {location}: {item.get('msg')}")
+    return "; ".join(parts)
+
+
+CONFIG_MAP_SCHEMA = {"type": "object", "additionalProperties": {"type": ["string", "number", "boolean", "null"]}}

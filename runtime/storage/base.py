@@ -1,0 +1,104 @@
+"""Store interfaces: one each for source offsets, connector configs and statuses.
+
+Standalone uses the memory and file implementations; distributed mode adds Kafka-backed ones
+behind the same interfaces.
+"""
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Mapping
+
+from .config_codec import ConnectorState
+from .states import State, TargetState
+
+
+class OffsetStore(ABC):
+    """Raw source offsets: key and value bytes exactly as the reference stores them."""
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    @abstractmethod
+    def get(self, keys: list[bytes]) -> dict[bytes, bytes | None]:
+        ...
+
+    @abstractmethod
+    def set(self, entries: Mapping[bytes, bytes | None]) -> None:
+        """Durable when it returns; a None value is a tombstone."""
+
+    @abstractmethod
+    def items(self) -> list[tuple[bytes, bytes]]:
+        """Every live (non-tombstoned) entry."""
+
+
+class ConfigStore(ABC):
+    """Connector configs, task configs and target states."""
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    @abstractmethod
+    def load(self) -> dict[str, ConnectorState]:
+        """Everything stored, read with KIP-915 tolerance."""
+
+    @abstractmethod
+    def save(self, name: str, state: ConnectorState | None) -> None:
+        """Store one connector's state (None removes it); durable when it returns."""
+
+
+@dataclass(frozen=True)
+class InstanceStatus:
+    state: State
+    worker_id: str
+    trace: str | None = None
+    generation: int = 0
+
+
+class StatusStore:
+    """Connector and task statuses; thread-safe since task threads report their own failures."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._connectors: dict[str, InstanceStatus] = {}
+        self._tasks: dict[tuple[str, int], InstanceStatus] = {}
+
+    def put_connector(self, name: str, status: InstanceStatus) -> None:
+        with self._lock:
+            self._connectors[name] = status
+
+    def put_task(self, name: str, index: int, status: InstanceStatus) -> None:
+        with self._lock:
+            self._tasks[(name, index)] = status
+
+    def connector(self, name: str) -> InstanceStatus | None:
+        with self._lock:
+            return self._connectors.get(name)
+
+    def task(self, name: str, index: int) -> InstanceStatus | None:
+        with self._lock:
+            return self._tasks.get((name, index))
+
+    def tasks(self, name: str) -> dict[int, InstanceStatus]:
+        with self._lock:
+            return {i: s for (c, i), s in self._tasks.items() if c == name}
+
+    def remove_task(self, name: str, index: int) -> None:
+        with self._lock:
+            self._tasks.pop((name, index), None)
+
+    def remove_connector(self, name: str) -> None:
+        with self._lock:
+            self._connectors.pop(name, None)
+            for key in [k for k in self._tasks if k[0] == name]:
+                del self._tasks[key]
+
+
+__all__ = ["ConfigStore", "ConnectorState", "InstanceStatus", "OffsetStore", "State", "StatusStore", "TargetState"]

@@ -1,0 +1,249 @@
+"""Sink tasks: consume from the connector's group, convert, put, flush and commit."""
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+from ..api.errors import ConnectError, RetriableError
+from ..api.records import Header, SinkRecord, TopicPartition
+from ..api.task import SinkTask, SinkTaskContext, Task
+from ..converters.base import Converter, HeaderConverter
+from .clients import create_client
+from .task_runner import TaskRunner
+
+log = logging.getLogger(__name__)
+
+_TIMESTAMP_TYPES = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
+
+
+class _Context(SinkTaskContext):
+    def __init__(self, runner: "SinkTaskRunner") -> None:
+        self._runner = runner
+
+    def configs(self) -> dict[str, str]:
+        return dict(self._runner.config)
+
+    def offsets(self, offsets: dict[TopicPartition, int]) -> None:
+        with self._runner.lock:
+            self._runner.pending_seeks.update(offsets)
+
+    def timeout(self, timeout_ms: int) -> None:
+        self._runner.retry_backoff_s = timeout_ms / 1000
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._runner.assignment)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self._runner.task_paused.update(partitions)
+        self._runner.apply_pauses()
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self._runner.task_paused.difference_update(partitions)
+        self._runner.apply_pauses()
+
+    def request_commit(self) -> None:
+        self._runner.commit_requested = True
+
+
+class SinkTaskRunner(TaskRunner):
+    def __init__(self, *args: Any, consumer_config: dict[str, str], key_converter: Converter,
+                 value_converter: Converter, header_converter: HeaderConverter, flush_interval_ms: int,
+                 batch_size: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.consumer_config = consumer_config
+        self.key_converter = key_converter
+        self.value_converter = value_converter
+        self.header_converter = header_converter
+        self.flush_interval_s = flush_interval_ms / 1000
+        self.batch_size = batch_size
+        self.consumer: Consumer | None = None
+        self.lock = threading.Lock()
+        self.pending_seeks: dict[TopicPartition, int] = {}
+        self.assignment: set[TopicPartition] = set()
+        self.task_paused: set[TopicPartition] = set()
+        self.current: dict[TopicPartition, int] = {}   # next offset to consume, per partition delivered to put()
+        self.committed: dict[TopicPartition, int] = {}
+        self.commit_requested = False
+        self.retry_backoff_s = 0.0
+        self._topics_seen: set[str] = set()
+
+    # ---- setup ----------------------------------------------------------------------------------
+
+    def initialize(self, task: Task) -> None:
+        assert isinstance(task, SinkTask)
+        self.consumer = create_client(Consumer, self.consumer_config, f"consumer of {self.id}")
+        topics = [t.strip() for t in self.connector_config.get("topics", "").split(",") if t.strip()]
+        regex = self.connector_config.get("topics.regex", "").strip()
+        subscription = topics if topics else ["^" + regex.lstrip("^")] if regex else []
+        if not subscription:
+            raise ConnectError("Sink task has neither 'topics' nor 'topics.regex' configured")
+        if regex and not topics:
+            re.compile(regex)
+        self.consumer.subscribe(subscription, on_assign=self._on_assign, on_revoke=self._on_revoke)
+        task.initialize(_Context(self))
+
+    def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        added = [TopicPartition(p.topic, p.partition) for p in partitions]
+        self.assignment.update(added)
+        if self.task is not None:
+            self.task.open(added)  # type: ignore[attr-defined]
+        if self.paused or self.task_paused:
+            self.apply_pauses()
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        revoked = [TopicPartition(p.topic, p.partition) for p in partitions]
+        try:
+            self.commit(revoked_only=set(revoked))
+        except Exception as exc:  # noqa: BLE001
+            log.warning("Task %s: commit on revocation failed: %s", self.id, exc)
+        if self.task is not None:
+            try:
+                self.task.close(revoked)  # type: ignore[attr-defined]
+            except Exception as exc:  # noqa: BLE001
+                log.warning("Task %s: close() threw: %s", self.id, exc)
+        for tp in revoked:
+            self.assignment.discard(tp)
+            self.current.pop(tp, None)
+            self.committed.pop(tp, None)
+
+    def apply_pauses(self) -> None:
+        """Pause the consumer for the whole assignment while the task is PAUSED, else for what the task paused."""
+        consumer = self.consumer
+        if consumer is None or not self.assignment:
+            return
+        to_pause = self.assignment if self.paused else (self.task_paused & self.assignment)
+        to_resume = set() if self.paused else self.assignment - self.task_paused
+        if to_pause:
+            consumer.pause([KafkaTopicPartition(t, p) for t, p in to_pause])
+        if to_resume:
+            consumer.resume([KafkaTopicPartition(t, p) for t, p in to_resume])
+
+    # ---- loop -----------------------------------------------------------------------------------
+
+    def execute(self) -> None:
+        task = self.task
+        consumer = self.consumer
+        assert isinstance(task, SinkTask) and consumer is not None
+        key_conv = self.key_converter.to_connect_data
+        value_conv = self.value_converter.to_connect_data
+        next_commit = time.monotonic() + self.flush_interval_s
+        was_paused = False
+        while not self.stopping:
+            if self.paused != was_paused:
+                was_paused = self.paused
+                self.apply_pauses()
+            self._apply_seeks()
+            messages = consumer.consume(self.batch_size, 0.2 if not was_paused else 0.5)
+            if messages:
+                records = []
+                for m in messages:
+                    err = m.error()
+                    if err is not None:
+                        if err.code() == KafkaError._PARTITION_EOF:
+                            continue
+                        if err.fatal() or not err.retriable():
+                            log.warning("Task %s: consumer error %s", self.id, err)
+                        continue
+                    topic = m.topic()
+                    if topic not in self._topics_seen:
+                        self._topic_seen(topic)
+                    key_schema, key = key_conv(topic, m.key())
+                    value_schema, value = value_conv(topic, m.value())
+                    raw_headers = m.headers()
+                    headers = self._headers(topic, raw_headers) if raw_headers else None
+                    ts_type, ts = m.timestamp()
+                    records.append(SinkRecord(topic, m.partition(), key, value, m.offset(), key_schema, value_schema,
+                                              ts if ts_type else None, _TIMESTAMP_TYPES.get(ts_type, "CreateTime"), headers))
+                if records:
+                    self._deliver(task, records)
+            if self.commit_requested or time.monotonic() >= next_commit:
+                self.commit_requested = False
+                self.commit()
+                next_commit = time.monotonic() + self.flush_interval_s
+
+    def _topic_seen(self, topic: str) -> None:
+        self._topics_seen.add(topic)
+        if self.on_topic is not None:
+            self.on_topic(self.connector, self.index, topic)
+
+    def _deliver(self, task: SinkTask, records: list[SinkRecord]) -> None:
+        while True:
+            try:
+                task.put(records)
+                break
+            except RetriableError as exc:
+                log.warning("Task %s: retriable error from put(), redelivering: %s", self.id, exc)
+                time.sleep(self.retry_backoff_s or 0.5)
+                if self.stopping:
+                    return
+        current = self.current
+        for record in records:
+            current[TopicPartition(record.topic, record.kafka_partition)] = record.kafka_offset + 1
+
+    def _headers(self, topic: str, raw: list[tuple[str, bytes | None]]) -> list[Header]:
+        convert = self.header_converter.to_connect_header
+        headers = []
+        for key, value in raw:
+            schema, converted = convert(topic, key, value)
+            headers.append(Header(key, converted, schema))
+        return headers
+
+    def _apply_seeks(self) -> None:
+        if not self.pending_seeks or self.consumer is None:
+            return
+        with self.lock:
+            seeks = {tp: o for tp, o in self.pending_seeks.items() if tp in self.assignment}
+            for tp in seeks:
+                del self.pending_seeks[tp]
+        for tp, offset in seeks.items():
+            try:
+                self.consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
+                self.current[tp] = offset
+            except Exception as exc:  # noqa: BLE001 - not yet fetchable: try again next loop
+                log.debug("Task %s: seek %s to %s deferred: %s", self.id, tp, offset, exc)
+                with self.lock:
+                    self.pending_seeks.setdefault(tp, offset)
+
+    def commit(self, revoked_only: set[TopicPartition] | None = None) -> None:
+        if self._cancelled or self.failed or self.consumer is None or self.task is None or not self.current:
+            return
+        current = dict(self.current)
+        if revoked_only is not None:
+            current = {tp: o for tp, o in current.items() if tp in revoked_only}
+        to_commit = self.task.pre_commit(current)  # type: ignore[attr-defined]
+        if not to_commit:
+            return
+        changed = {tp: o for tp, o in to_commit.items() if self.committed.get(tp) != o}
+        if not changed:
+            return
+        self.consumer.commit(offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in changed.items()], asynchronous=False)
+        self.committed.update(changed)
+
+    def finish(self) -> None:
+        # the task must still be alive for the final flush, so it is stopped after committing
+        consumer = self.consumer
+        if consumer is None:
+            self.stop_task()
+            return
+        if not self._cancelled and not self.failed:
+            try:
+                self.commit()
+            except Exception as exc:  # noqa: BLE001
+                log.error("Task %s: final offset commit failed: %s", self.id, exc)
+        try:
+            if self.task is not None and self.assignment and not self._cancelled:
+                self.task.close(sorted(self.assignment))  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001
+            log.warning("Task %s: close() threw: %s", self.id, exc)
+        self.stop_task()
+        try:
+            consumer.close()
+        except Exception as exc:  # noqa: BLE001
+            log.warning("Task %s: closing the consumer failed: %s", self.id, exc)
+        self.consumer = None

@@ -1,0 +1,181 @@
+"""Source tasks: poll, convert, produce; commit offsets only for records the broker acknowledged."""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Iterable
+
+from confluent_kafka import KafkaError, Producer
+
+from ..api.errors import ConnectError
+from ..api.task import OffsetStorageReader, SourceTask, SourceTaskContext, Task
+from ..converters.base import Converter, HeaderConverter
+from ..storage.base import OffsetStore
+from ..storage.offset_codec import decode_value, encode_key, encode_value
+from .clients import create_client
+from .task_runner import TaskRunner
+
+log = logging.getLogger(__name__)
+
+
+class StoreOffsetReader(OffsetStorageReader):
+    """Committed offsets of one connector's source partitions."""
+
+    def __init__(self, connector: str, store: OffsetStore) -> None:
+        self.connector = connector
+        self.store = store
+
+    def offsets(self, partitions: Iterable[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+        partitions = list(partitions)
+        keys = [encode_key(self.connector, p) for p in partitions]
+        found = self.store.get(keys)
+        return [(p, decode_value(found.get(k))) for p, k in zip(partitions, keys)]
+
+
+class _Context(SourceTaskContext):
+    def __init__(self, config: dict[str, str], reader: OffsetStorageReader) -> None:
+        self._config = config
+        self._reader = reader
+
+    def configs(self) -> dict[str, str]:
+        return dict(self._config)
+
+    @property
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return self._reader
+
+
+class SourceTaskRunner(TaskRunner):
+    def __init__(self, *args: Any, producer_config: dict[str, str], offset_store: OffsetStore,
+                 key_converter: Converter, value_converter: Converter, header_converter: HeaderConverter,
+                 flush_interval_ms: int, flush_timeout_ms: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.producer_config = producer_config
+        self.offset_store = offset_store
+        self.key_converter = key_converter
+        self.value_converter = value_converter
+        self.header_converter = header_converter
+        self.flush_interval_s = flush_interval_ms / 1000
+        self.flush_timeout_s = flush_timeout_ms / 1000
+        self.producer: Producer | None = None
+        # source partition key bytes -> latest offset map of a produced record, not yet committed
+        self._pending: dict[bytes, dict[str, Any] | None] = {}
+        self._send_error: KafkaError | None = None
+        self._topics_seen: set[str] = set()
+
+    def _on_delivery_error(self, err: KafkaError | None, msg: Any) -> None:
+        if err is not None and self._send_error is None:
+            self._send_error = err
+
+    def initialize(self, task: Task) -> None:
+        assert isinstance(task, SourceTask)
+        config = dict(self.producer_config)
+        # only failed deliveries call back: per-record callbacks would cost more than the send itself
+        config["delivery.report.only.error"] = True
+        config["on_delivery"] = self._on_delivery_error
+        self.producer = create_client(Producer, config, f"producer of {self.id}")
+        task.initialize(_Context(self.config, StoreOffsetReader(self.connector, self.offset_store)))
+
+    def execute(self) -> None:
+        task = self.task
+        assert isinstance(task, SourceTask)
+        producer = self.producer
+        assert producer is not None
+        produce = producer.produce
+        key_conv = self.key_converter.from_connect_data
+        value_conv = self.value_converter.from_connect_data
+        pending = self._pending
+        connector = self.connector
+        next_commit = time.monotonic() + self.flush_interval_s
+        last_partition: Any = None
+        last_key = b""
+        while not self.stopping:
+            if self.paused:
+                self.commit_offsets()
+                self.wait_while_paused()
+                continue
+            records = task.poll()
+            if records:
+                for record in records:
+                    topic = record.topic
+                    key = key_conv(topic, record.key_schema, record.key)
+                    value = value_conv(topic, record.value_schema, record.value)
+                    headers = self._headers(topic, record.headers) if record.headers else None
+                    partition = record.kafka_partition if record.kafka_partition is not None else -1
+                    while True:
+                        try:
+                            if headers is None and record.timestamp is None:
+                                produce(topic, value, key, partition)
+                            else:
+                                produce(topic, value, key, partition, timestamp=record.timestamp or 0, headers=headers)
+                            break
+                        except BufferError:
+                            producer.poll(0.05)  # queue full: let deliveries drain
+                    source_partition = record.source_partition
+                    if source_partition is not None:
+                        if source_partition is not last_partition:
+                            last_partition = source_partition
+                            last_key = encode_key(connector, source_partition)
+                        pending[last_key] = record.source_offset
+                    if topic not in self._topics_seen:
+                        self._topic_seen(topic)
+                producer.poll(0)
+                if self._send_error is not None:
+                    raise ConnectError(f"Unrecoverable exception from producer send callback: {self._send_error}")
+            if time.monotonic() >= next_commit:
+                self.commit_offsets()
+                next_commit = time.monotonic() + self.flush_interval_s
+
+    def _headers(self, topic: str, headers: list[Any]) -> list[tuple[str, bytes | None]]:
+        convert = self.header_converter.from_connect_header
+        return [(h.key, convert(topic, h.key, h.schema, h.value)) for h in headers]
+
+    def _topic_seen(self, topic: str) -> None:
+        self._topics_seen.add(topic)
+        if self.on_topic is not None:
+            self.on_topic(self.connector, self.index, topic)
+
+    def commit_offsets(self) -> bool:
+        """Wait for outstanding sends, then store the offsets of everything sent before the wait."""
+        if self.producer is None or self._cancelled:
+            return False
+        snapshot = dict(self._pending)
+        remaining = self.producer.flush(self.flush_timeout_s)
+        if remaining:
+            log.warning("Task %s: %d records not acknowledged within offset.flush.timeout.ms; offsets not committed this time",
+                        self.id, remaining)
+            return False
+        if self._send_error is not None:
+            raise ConnectError(f"Unrecoverable exception from producer send callback: {self._send_error}")
+        if snapshot and not self._cancelled:
+            self.offset_store.set({k: encode_value(v) for k, v in snapshot.items()})
+            for key, value in snapshot.items():
+                if self._pending.get(key) is value:
+                    del self._pending[key]
+        try:
+            assert self.task is not None
+            self.task.commit()  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001 - the reference only logs a failing commit()
+            log.warning("Task %s threw in commit(): %s", self.id, exc)
+        return True
+
+    def close_resources(self) -> None:
+        if self.producer is None:
+            return
+        if not self._cancelled and not self.failed:
+            try:
+                self.commit_offsets()
+            except Exception as exc:  # noqa: BLE001
+                log.error("Task %s: final offset commit failed: %s", self.id, exc)
+        elif not self._cancelled and self.failed:
+            # records acknowledged before the failure are safe to commit; others are retried on restart
+            try:
+                self.producer.flush(self.flush_timeout_s)
+                if self._send_error is None and self._pending:
+                    self.offset_store.set({k: encode_value(v) for k, v in self._pending.items()})
+            except Exception as exc:  # noqa: BLE001
+                log.error("Task %s: offset commit after failure failed: %s", self.id, exc)
+        self.producer = None
+
+    def on_cancel(self) -> None:
+        self._pending.clear()

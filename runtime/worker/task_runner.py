@@ -1,0 +1,156 @@
+"""The thread that runs one task instance, and what source and sink runners share."""
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from abc import ABC, abstractmethod
+from typing import Callable
+
+from ..api.task import Task
+from ..storage.base import InstanceStatus, StatusStore
+from ..storage.states import State, TargetState
+
+log = logging.getLogger(__name__)
+
+
+def format_trace(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
+class TaskRunner(ABC):
+    """Runs a task in its own thread: start, loop until stopped, close. Reports its own status."""
+
+    def __init__(
+        self,
+        connector: str,
+        index: int,
+        task_class: type[Task],
+        config: dict[str, str],
+        connector_config: dict[str, str],
+        target_state: TargetState,
+        statuses: StatusStore,
+        worker_id: str,
+        on_topic: Callable[[str, int, str], None] | None = None,
+    ) -> None:
+        self.connector = connector
+        self.index = index
+        self.id = f"{connector}-{index}"
+        self.task_class = task_class
+        self.config = config
+        self.connector_config = connector_config
+        self.statuses = statuses
+        self.worker_id = worker_id
+        self.on_topic = on_topic
+        self._target = target_state
+        self._stopping = threading.Event()
+        self._cancelled = False
+        self._started = threading.Event()
+        self._state_changed = threading.Event()
+        self.failed = False
+        self.task: Task | None = None
+        self._thread = threading.Thread(target=self._run, name=f"task-{self.id}", daemon=True)
+
+    # ---- control, from the herder's thread ------------------------------------------------------
+
+    def start(self, wait_s: float = 5.0) -> None:
+        self._report(State.UNASSIGNED if self._target is TargetState.STARTED else State.PAUSED)
+        self._thread.start()
+        self._started.wait(wait_s)
+
+    def transition_to(self, target: TargetState) -> None:
+        """PAUSED or STARTED; the status changes now, the loop follows at its next iteration."""
+        if self.failed or target is self._target:
+            return
+        self._target = target
+        self._report(State.PAUSED if target is TargetState.PAUSED else State.RUNNING)
+        self._state_changed.set()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._state_changed.set()
+        self.on_stop_requested()
+
+    def await_stop(self, timeout_s: float) -> bool:
+        self._thread.join(timeout_s)
+        if self._thread.is_alive():
+            log.error("Graceful stop of task %s failed: still running after %.1fs; abandoning it", self.id, timeout_s)
+            self._cancelled = True  # it must not commit offsets or write statuses any more
+            self.on_cancel()
+            return False
+        return True
+
+    @property
+    def paused(self) -> bool:
+        return self._target is TargetState.PAUSED
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    # ---- the thread -----------------------------------------------------------------------------
+
+    def _report(self, state: State, trace: str | None = None) -> None:
+        if not self._cancelled:
+            self.statuses.put_task(self.connector, self.index, InstanceStatus(state, self.worker_id, trace))
+
+    def _fail(self, exc: BaseException) -> None:
+        self.failed = True
+        log.error("Task %s threw an uncaught and unrecoverable exception; it is FAILED until manually restarted",
+                  self.id, exc_info=exc)
+        self._report(State.FAILED, format_trace(exc))
+
+    def _run(self) -> None:
+        try:
+            try:
+                self.task = self.task_class()
+                self.initialize(self.task)
+                self.task.start(dict(self.config))
+            finally:
+                self._started.set()
+            if not self._stopping.is_set():
+                self._report(State.PAUSED if self.paused else State.RUNNING)
+            self.execute()
+        except BaseException as exc:  # noqa: BLE001 - a task failure must never take the worker down
+            self._fail(exc)
+        finally:
+            try:
+                self.finish()
+            except Exception as exc:  # noqa: BLE001
+                log.warning("Task %s: error while closing: %s", self.id, exc)
+
+    def stop_task(self) -> None:
+        try:
+            if self.task is not None:
+                self.task.stop()
+        except Exception as exc:  # noqa: BLE001
+            log.warning("Task %s threw while stopping: %s", self.id, exc)
+
+    def finish(self) -> None:
+        """After the loop: stop the task, then commit what is safe and close clients."""
+        self.stop_task()
+        self.close_resources()
+
+    def wait_while_paused(self) -> None:
+        while self.paused and not self._stopping.is_set():
+            self._state_changed.wait(0.2)
+            self._state_changed.clear()
+
+    # ---- for subclasses -------------------------------------------------------------------------
+
+    @abstractmethod
+    def initialize(self, task: Task) -> None:
+        """Create clients and give the task its context."""
+
+    @abstractmethod
+    def execute(self) -> None:
+        """The main loop; returns when stopping."""
+
+    def close_resources(self) -> None:
+        """Commit what is safe and close clients (not when cancelled)."""
+
+    def on_stop_requested(self) -> None:
+        """Wake the loop (e.g. interrupt a blocking call)."""
+
+    def on_cancel(self) -> None:
+        """The thread did not stop in time."""

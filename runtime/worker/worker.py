@@ -1,0 +1,256 @@
+"""The worker: runs the connector instances and task threads the herder asks for."""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..api.connector import Connector, ConnectorContext, SinkConnector, SourceConnector, SourceConnectorContext
+from ..api.task import OffsetStorageReader
+from ..plugins import Plugins
+from ..storage.base import InstanceStatus, OffsetStore, StatusStore
+from ..storage.states import State, TargetState
+from ..worker_config import WorkerConfig
+from . import clients
+from .converter_setup import build_converter, build_header_converter
+from .sink_runner import SinkTaskRunner
+from .source_runner import SourceTaskRunner, StoreOffsetReader
+from .task_runner import TaskRunner, format_trace
+
+log = logging.getLogger(__name__)
+
+
+def run_bounded(fn: Callable[[], Any], timeout_s: float, what: str) -> bool:
+    """Run `fn` in a helper thread and wait at most `timeout_s`; True if it finished without raising."""
+    outcome: dict[str, BaseException | None] = {}
+
+    def target() -> None:
+        try:
+            fn()
+            outcome["error"] = None
+        except BaseException as exc:  # noqa: BLE001
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name=what, daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    if thread.is_alive():
+        log.error("%s did not finish within %.1fs; carrying on without it", what, timeout_s)
+        return False
+    error = outcome.get("error")
+    if error is not None:
+        log.error("%s threw: %s", what, error, exc_info=error)
+        return False
+    return True
+
+
+class _ConnectorContext(SourceConnectorContext):
+    def __init__(self, worker: "Worker", name: str) -> None:
+        self._worker = worker
+        self._name = name
+
+    def request_task_reconfiguration(self) -> None:
+        self._worker.on_reconfiguration_request(self._name)
+
+    def raise_error(self, error: BaseException) -> None:
+        self._worker.fail_connector(self._name, error)
+
+    @property
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return StoreOffsetReader(self._name, self._worker.offset_store)
+
+
+@dataclass
+class ConnectorInstance:
+    name: str
+    connector: Connector
+    config: dict[str, str]
+    state: State
+    started: bool = False
+
+
+class Worker:
+    def __init__(self, config: WorkerConfig, plugins: Plugins, offset_store: OffsetStore, statuses: StatusStore,
+                 worker_id: str, on_reconfiguration_request: Callable[[str], None] | None = None,
+                 on_topic: Callable[[str, int, str], None] | None = None) -> None:
+        self.config = config
+        self.plugins = plugins
+        self.offset_store = offset_store
+        self.statuses = statuses
+        self.worker_id = worker_id
+        self.connectors: dict[str, ConnectorInstance] = {}
+        self.tasks: dict[tuple[str, int], TaskRunner] = {}
+        self._reconfigure = on_reconfiguration_request
+        self._on_topic = on_topic
+        self.graceful_timeout_s = config.get_int("task.shutdown.graceful.timeout.ms") / 1000
+
+    # ---- connectors -----------------------------------------------------------------------------
+
+    def _report_connector(self, name: str, state: State, trace: str | None = None) -> None:
+        self.statuses.put_connector(name, InstanceStatus(state, self.worker_id, trace))
+        instance = self.connectors.get(name)
+        if instance is not None:
+            instance.state = state
+
+    def on_reconfiguration_request(self, name: str) -> None:
+        if self._reconfigure is not None:
+            self._reconfigure(name)
+
+    def fail_connector(self, name: str, error: BaseException) -> None:
+        log.error("Connector %s raised an error", name, exc_info=error)
+        self._report_connector(name, State.FAILED, format_trace(error))
+
+    def start_connector(self, name: str, config: dict[str, str], target: TargetState) -> bool:
+        """Create the instance and bring it to `target`; False (and FAILED status) when it fails."""
+        try:
+            connector = self.plugins.new_connector(config.get("connector.class", ""))
+        except Exception as exc:  # noqa: BLE001
+            self.fail_connector(name, exc)
+            return False
+        instance = ConnectorInstance(name, connector, dict(config), State.UNASSIGNED)
+        self.connectors[name] = instance
+        try:
+            connector.initialize(_ConnectorContext(self, name))
+        except Exception as exc:  # noqa: BLE001
+            self.fail_connector(name, exc)
+            return False
+        return self.transition_connector(name, target)
+
+    def transition_connector(self, name: str, target: TargetState) -> bool:
+        instance = self.connectors.get(name)
+        if instance is None:
+            return False
+        if instance.state is State.FAILED and target is not TargetState.STOPPED:
+            log.info("Connector %s is FAILED; not moving it to %s (restart it, or stop it)", name, target.value)
+            return False
+        if target is TargetState.STARTED:
+            if not instance.started:
+                try:
+                    instance.connector.start(dict(instance.config))
+                    instance.started = True
+                except Exception as exc:  # noqa: BLE001
+                    self.fail_connector(name, exc)
+                    return False
+            self._report_connector(name, State.RUNNING)
+            return True
+        self._stop_instance(instance)
+        self._report_connector(name, State.PAUSED if target is TargetState.PAUSED else State.STOPPED)
+        return True
+
+    def _stop_instance(self, instance: ConnectorInstance) -> None:
+        if instance.started:
+            instance.started = False
+            run_bounded(instance.connector.stop, self.graceful_timeout_s, f"stop of connector {instance.name}")
+
+    def stop_connector(self, name: str) -> None:
+        instance = self.connectors.pop(name, None)
+        if instance is not None:
+            self._stop_instance(instance)
+
+    def is_running(self, name: str) -> bool:
+        instance = self.connectors.get(name)
+        return instance is not None and instance.started and instance.state is State.RUNNING
+
+    def task_configs(self, name: str, max_tasks: int, enforce: bool) -> list[dict[str, str]]:
+        instance = self.connectors[name]
+        configs = instance.connector.task_configs(max_tasks)
+        if configs is None:
+            configs = []
+        if enforce and len(configs) > max_tasks:
+            raise ValueError(
+                f"The connector {name} has generated {len(configs)} tasks, which is greater than {max_tasks}, "
+                "the maximum number of tasks it is configured to create. This behavior should be considered a bug "
+                "and is disallowed. If necessary, it can be permitted by reconfiguring the connector with "
+                "'tasks.max.enforce' set to false; however, this option will be removed in a future release of Kafka Connect."
+            )
+        task_class = instance.connector.task_class()
+        class_name = f"{task_class.__module__}.{task_class.__qualname__}"
+        result = []
+        for cfg in configs:
+            cfg = {str(k): str(v) for k, v in (cfg or {}).items()}
+            cfg["task.class"] = class_name
+            result.append(cfg)
+        return result
+
+    def connector_type(self, config: dict[str, str]) -> str:
+        try:
+            return self.plugins.connector_desc(config.get("connector.class", "")).type
+        except Exception:  # noqa: BLE001
+            return "unknown"
+
+    # ---- tasks ----------------------------------------------------------------------------------
+
+    def start_task(self, name: str, index: int, task_config: dict[str, str], connector_config: dict[str, str],
+                   target: TargetState) -> bool:
+        """Start one task thread; failures become a FAILED status with the trace."""
+        key = (name, index)
+        try:
+            desc = self.plugins.connector_desc(connector_config.get("connector.class", ""))
+            task_class_name = task_config.get("task.class")
+            from ..plugins import import_object
+            task_class = import_object(task_class_name) if task_class_name else None
+            if task_class is None:
+                raise ValueError(f"Task config of {name}-{index} has no task.class")
+            key_conv = build_converter(self.plugins, "key.converter", self.config, connector_config)
+            value_conv = build_converter(self.plugins, "value.converter", self.config, connector_config)
+            header_conv = build_header_converter(self.plugins, self.config, connector_config)
+            common: dict[str, Any] = dict(
+                connector=name, index=index, task_class=task_class, config=task_config,
+                connector_config=connector_config, target_state=target, statuses=self.statuses,
+                worker_id=self.worker_id, on_topic=self._on_topic, key_converter=key_conv,
+                value_converter=value_conv, header_converter=header_conv,
+                flush_interval_ms=self.config.get_int("offset.flush.interval.ms"),
+            )
+            runner: TaskRunner
+            if issubclass(desc.cls, SinkConnector):
+                runner = SinkTaskRunner(
+                    consumer_config=clients.consumer_config(self.config, name, connector_config),
+                    batch_size=clients.max_poll_records(self.config, connector_config), **common)
+            else:
+                runner = SourceTaskRunner(
+                    producer_config=clients.producer_config(self.config, connector_config),
+                    offset_store=self.offset_store,
+                    flush_timeout_ms=self.config.get_int("offset.flush.timeout.ms"), **common)
+        except Exception as exc:  # noqa: BLE001
+            log.error("Failed to start task %s-%s", name, index, exc_info=exc)
+            self.statuses.put_task(name, index, InstanceStatus(State.FAILED, self.worker_id, format_trace(exc)))
+            return False
+        self.tasks[key] = runner
+        runner.start()
+        return True
+
+    def transition_tasks(self, name: str, target: TargetState) -> None:
+        for (connector, _), runner in list(self.tasks.items()):
+            if connector == name:
+                runner.transition_to(target)
+
+    def task_indices(self, name: str) -> list[int]:
+        return sorted(i for c, i in self.tasks if c == name)
+
+    def stop_tasks(self, keys: list[tuple[str, int]]) -> None:
+        """Signal every task first, then wait for all within one graceful timeout."""
+        runners = [self.tasks.pop(k) for k in keys if k in self.tasks]
+        for runner in runners:
+            runner.stop()
+        deadline = time.monotonic() + self.graceful_timeout_s
+        for runner in runners:
+            runner.await_stop(max(0.0, deadline - time.monotonic()))
+
+    def stop_all(self) -> None:
+        self.stop_tasks(list(self.tasks))
+        for name in list(self.connectors):
+            self.stop_connector(name)
+
+    def new_connector_for_hook(self, config: dict[str, str]) -> Connector:
+        return self.plugins.new_connector(config.get("connector.class", ""))
+
+    def is_sink(self, config: dict[str, str]) -> bool:
+        return issubclass(self.plugins.connector_desc(config.get("connector.class", "")).cls, SinkConnector)
+
+    def is_source(self, config: dict[str, str]) -> bool:
+        return issubclass(self.plugins.connector_desc(config.get("connector.class", "")).cls, SourceConnector)
+
+
+__all__ = ["ConnectorContext", "ConnectorInstance", "Worker", "run_bounded"]

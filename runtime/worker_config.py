@@ -1,0 +1,183 @@
+"""Worker properties, with Kafka Connect's names and defaults."""
+from __future__ import annotations
+
+import logging
+import socket
+from pathlib import Path
+from typing import Any, Mapping
+from urllib.parse import urlsplit
+
+from .api.config import AbstractConfig, ConfigDef, Importance, Range, Type, ValidString
+from .api.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+
+# Settings that only mean something to the Java worker: accepted so that existing worker files load
+# unchanged, and logged once so nobody believes they took effect.
+JAVA_ONLY_PROPERTIES = (
+    "plugin.discovery", "metric.reporters", "metrics.num.samples", "metrics.recording.level",
+    "metrics.sample.window.ms", "auto.include.jmx.reporter", "rest.extension.classes",
+    "response.http.headers.config", "access.control.allow.origin", "access.control.allow.methods",
+    "client.dns.lookup", "ssl.engine.factory.class", "sasl.login.class", "sasl.client.callback.handler.class",
+    "connector.client.config.override.policy",
+)
+
+WORKER_CONFIG_DEF = (
+    ConfigDef()
+    .define("bootstrap.servers", Type.LIST, None, importance=Importance.HIGH,
+            documentation="Kafka brokers; when unset the worker starts its embedded broker on loopback.")
+    .define("listeners", Type.LIST, "http://:8083", importance=Importance.LOW,
+            documentation="REST listeners, e.g. http://127.0.0.1:8083")
+    .define("rest.advertised.host.name", Type.STRING, None, importance=Importance.LOW)
+    .define("rest.advertised.port", Type.INT, None, importance=Importance.LOW)
+    .define("rest.advertised.listener", Type.STRING, None, importance=Importance.LOW)
+    .define("admin.listeners", Type.LIST, None, importance=Importance.LOW)
+    .define("key.converter", Type.CLASS, JSON_CONVERTER, importance=Importance.HIGH)
+    .define("value.converter", Type.CLASS, JSON_CONVERTER, importance=Importance.HIGH)
+    .define("header.converter", Type.CLASS, SIMPLE_HEADER_CONVERTER, importance=Importance.LOW)
+    .define("offset.storage.file.filename", Type.STRING, None, importance=Importance.HIGH,
+            documentation="File in which source offsets are stored (standalone).")
+    .define("config.storage.file.filename", Type.STRING, None, importance=Importance.MEDIUM,
+            documentation="File in which connector configs and target states are stored (standalone); "
+                          "defaults to the offsets file's path with the suffix .configs")
+    .define("offset.flush.interval.ms", Type.LONG, 60000, Range.at_least(0), Importance.LOW)
+    .define("offset.flush.timeout.ms", Type.LONG, 5000, Range.at_least(0), Importance.LOW)
+    .define("task.shutdown.graceful.timeout.ms", Type.LONG, 5000, Range.at_least(0), Importance.LOW)
+    .define("topic.tracking.enable", Type.BOOLEAN, True, importance=Importance.LOW)
+    .define("topic.tracking.allow.reset", Type.BOOLEAN, True, importance=Importance.LOW)
+    .define("plugin.path", Type.LIST, None, importance=Importance.LOW,
+            documentation="Folders added to the Python path so that plugins in them can be imported.")
+    .define("rest.request.timeout.ms", Type.LONG, 90000, Range.at_least(1), Importance.LOW,
+            documentation="How long a REST request waits for the herder (the reference's fixed 90 s).")
+    .define("log.level", Type.STRING, "INFO", ValidString.of("TRACE", "DEBUG", "INFO", "WARN", "ERROR", case_insensitive=True),
+            Importance.LOW)
+)
+
+
+class WorkerConfig(AbstractConfig):
+    """Parsed worker properties; `originals` keeps everything, including client and converter settings."""
+
+    def __init__(self, props: Mapping[str, Any]) -> None:
+        super().__init__(WORKER_CONFIG_DEF, props)
+        for name in JAVA_ONLY_PROPERTIES:
+            if name in props:
+                log.info("Ignoring worker property %s: it only applies to the Java worker", name)
+
+    @property
+    def bootstrap_servers(self) -> str | None:
+        servers = self.get_list("bootstrap.servers")
+        return ",".join(servers) if servers else None
+
+    def set_bootstrap_servers(self, servers: str) -> None:
+        self.originals["bootstrap.servers"] = servers
+        self.values["bootstrap.servers"] = servers.split(",")
+
+    def rest_bind(self) -> tuple[str, int]:
+        """Host and port of the first http listener."""
+        listeners = self.get_list("listeners") or ["http://:8083"]
+        parts = urlsplit(listeners[0])
+        if parts.scheme not in ("http", "https"):
+            raise ConfigError("listeners", listeners[0], "Listener must start with http:// or https://")
+        return parts.hostname or "0.0.0.0", parts.port or 8083
+
+    def worker_id(self, bound_port: int | None = None) -> str:
+        """`host:port` others reach this worker at (rest.advertised.* first, then the listener)."""
+        host, port = self.rest_bind()
+        advertised_host = self.get("rest.advertised.host.name") or (host if host not in ("", "0.0.0.0", "::") else socket.gethostname())
+        advertised_port = self.get("rest.advertised.port") or bound_port or port
+        return f"{advertised_host}:{advertised_port}"
+
+    def offsets_file(self) -> Path | None:
+        name = self.get("offset.storage.file.filename")
+        return Path(name) if name else None
+
+    def configs_file(self) -> Path | None:
+        name = self.get("config.storage.file.filename")
+        if name:
+            return Path(name)
+        offsets = self.offsets_file()
+        return offsets.with_name(offsets.stem + ".configs") if offsets else None
+
+    def client_configs(self, prefix: str) -> dict[str, str]:
+        """Worker-level `producer.*`, `consumer.*` or `admin.*` settings, prefix stripped."""
+        return {k[len(prefix):]: str(v) for k, v in self.originals.items() if k.startswith(prefix)}
+
+    def converter_configs(self, prefix: str) -> dict[str, str]:
+        return {k[len(prefix):]: str(v) for k, v in self.originals.items() if k.startswith(prefix)}
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """Java properties: `key=value` or `key: value`, `#`/`!` comments, `\\` line continuations."""
+    text = path.read_text(encoding="utf-8")
+    return parse_properties(text)
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    props: dict[str, str] = {}
+    logical: list[str] = []
+    for raw_line in text.splitlines():
+        line = raw_line.lstrip() if not logical else raw_line.lstrip()
+        if not logical and (not line or line[0] in "#!"):
+            continue
+        backslashes = len(line) - len(line.rstrip("\\"))
+        if backslashes % 2 == 1:
+            logical.append(line[:-1])
+            continue
+        logical.append(line)
+        entry = "".join(logical)
+        logical = []
+        key, value = _split_property(entry)
+        props[_unescape(key)] = _unescape(value)
+    if logical:
+        key, value = _split_property("".join(logical))
+        props[_unescape(key)] = _unescape(value)
+    return props
+
+
+def _split_property(entry: str) -> tuple[str, str]:
+    """Java's rule: the key ends at the first unescaped `=`, `:` or blank; one separator may follow blanks."""
+    i = 0
+    while i < len(entry):
+        c = entry[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "=:":
+            return entry[:i], entry[i + 1:].lstrip(" \t\f")
+        if c in " \t\f":
+            rest = entry[i:].lstrip(" \t\f")
+            if rest and rest[0] in "=:":
+                rest = rest[1:].lstrip(" \t\f")
+            return entry[:i], rest
+        i += 1
+    return entry, ""
+
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            n = text[i + 1]
+            if n == "u" and i + 5 < len(text):
+                try:
+                    out.append(chr(int(text[i + 2:i + 6], 16)))
+                    i += 6
+                    continue
+                except ValueError:
+                    pass
+            out.append(_ESCAPES.get(n, n))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)

@@ -1,0 +1,137 @@
+"""The reference Apache Kafka Connect 3.9 (the "oracle"), run as a real Java process for conformance tests.
+
+`/work/shared/tools/kafka-connect-oracle` (or $KAFKA_CONNECT_ORACLE) lays out the jars (`setup`, idempotent)
+and runs `ConnectStandalone` in the foreground. `OracleProcess` mirrors `tests.support.worker.WorkerProcess`:
+`start()`, `.url`, `stop()`. Java missing -> `require` (skip locally, fail in CI).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+import httpx
+
+from runtime.embedded_broker import free_port
+
+from .env import have_java, require
+from .worker import write_properties
+
+DEFAULT_TOOL = Path("/work/shared/tools/kafka-connect-oracle")
+
+
+def oracle_tool() -> Path | None:
+    """The launcher script, from $KAFKA_CONNECT_ORACLE, PATH, or the shared tools folder."""
+    env = os.environ.get("KAFKA_CONNECT_ORACLE")
+    if env:
+        return Path(env)
+    on_path = shutil.which("kafka-connect-oracle")
+    if on_path:
+        return Path(on_path)
+    return DEFAULT_TOOL if DEFAULT_TOOL.exists() else None
+
+
+def require_oracle() -> Path:
+    """Java and the launcher must exist, and `setup` must have run (run it here: it is idempotent)."""
+    require(have_java(), "Java 17+ (for the reference Kafka Connect oracle)")
+    tool = oracle_tool()
+    require(tool is not None and tool.exists(), "the kafka-connect-oracle launcher")
+    assert tool is not None
+    # setup downloads a wheel once and copies jars; later calls return at once.
+    done = subprocess.run([str(tool), "setup"], capture_output=True, text=True, timeout=900)
+    require(done.returncode == 0, f"kafka-connect-oracle setup (exit {done.returncode}: {done.stderr[-2000:]})")
+    return tool
+
+
+class OracleProcess:
+    """Java Kafka Connect 3.9 standalone on loopback, with its own offsets file under `workdir`."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        bootstrap_servers: str,
+        props: dict[str, Any] | None = None,
+        connector_files: Iterable[Path] = (),
+        port: int | None = None,
+        tool: Path | None = None,
+    ) -> None:
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.port = port or free_port()
+        self.tool = tool or oracle_tool() or DEFAULT_TOOL
+        defaults: dict[str, Any] = {
+            "bootstrap.servers": bootstrap_servers,
+            "listeners": f"http://127.0.0.1:{self.port}",
+            "offset.storage.file.filename": str(self.workdir / "connect.offsets"),
+            "offset.flush.interval.ms": 1000,
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "consumer.session.timeout.ms": 6000,
+            # The vendored reflections library is too old for the default hybrid_warn scan.
+            "plugin.discovery": "service_load",
+        }
+        self.props = {**defaults, **(props or {})}
+        self.connector_files = [Path(p) for p in connector_files]
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = self.workdir / f"oracle-{self.port}.log"
+        self._log = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout_s: float = 120.0) -> "OracleProcess":
+        props_file = write_properties(self.workdir / "worker.properties", self.props)
+        self._log = open(self.log_path, "ab")
+        self.process = subprocess.Popen(
+            [str(self.tool), "standalone", str(props_file), *map(str, self.connector_files)],
+            stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,  # so stop() can signal the java child of the bash launcher too
+        )
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"oracle exited with {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                # Jetty answers 404 to everything until the resources are registered; /health is 200
+                # only once the herder is ready (after the command-line connectors).
+                if httpx.get(self.url + "/health", timeout=15).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"oracle did not become ready in {timeout_s}s:\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 60) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def stop(self, timeout_s: float = 30.0) -> int | None:
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        code = self.process.returncode
+        self.process = None
+        if self._log:
+            self._log.close()
+            self._log = None
+        return code
+
+    def __enter__(self) -> "OracleProcess":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

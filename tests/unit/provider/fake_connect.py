@@ -1,0 +1,116 @@
+"""An in-memory Kafka Connect REST API for respx: enough state to test operators end to end.
+
+Only pure HTTP is faked here; the integration tests in tests/integration/airflow run the real runtime.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import unquote
+
+import httpx
+import respx
+
+
+class FakeConnect:
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.connectors: dict[str, dict[str, Any]] = {}
+        self.calls: list[tuple[str, str]] = []
+        self.fail_next: list[httpx.Response | Exception] = []  # injected answers, consumed first
+
+    # -- state helpers for tests --
+    def add(self, name: str, config: dict[str, str], state: str = "RUNNING", tasks: int = 1,
+            offsets: list[dict[str, Any]] | None = None, task_states: list[str] | None = None) -> None:
+        self.connectors[name] = {
+            "config": {**config, "name": name}, "state": state,
+            "tasks": task_states if task_states is not None else ([state] * tasks if state != "STOPPED" else []),
+            "ntasks": tasks, "offsets": offsets or [],
+        }
+
+    def mount(self, router: respx.MockRouter) -> "FakeConnect":
+        router.route(url__startswith=self.base_url).mock(side_effect=self._handle)
+        return self
+
+    def _handle(self, request: httpx.Request) -> httpx.Response:
+        path = unquote(request.url.raw_path.decode().split("?")[0]).rstrip("/") or "/"
+        self.calls.append((request.method, path))
+        if self.fail_next:
+            injected = self.fail_next.pop(0)
+            if isinstance(injected, Exception):
+                raise injected
+            return injected
+        body = json.loads(request.content) if request.content else None
+        return self.route(request.method, path, dict(request.url.params), body)
+
+    def _status(self, name: str) -> dict[str, Any]:
+        c = self.connectors[name]
+        return {"name": name, "connector": {"state": c["state"], "worker_id": "w:8083"},
+                "tasks": [{"id": i, "state": s, "worker_id": "w:8083"} for i, s in enumerate(c["tasks"])],
+                "type": "source"}
+
+    def _info(self, name: str) -> dict[str, Any]:
+        c = self.connectors[name]
+        return {"name": name, "config": c["config"], "type": "source",
+                "tasks": [{"connector": name, "task": i} for i in range(len(c["tasks"]))]}
+
+    def route(self, method: str, path: str, params: dict[str, str], body: Any) -> httpx.Response:
+        if path == "/connectors" and method == "POST":
+            name = body["name"]
+            if name in self.connectors:
+                return _err(409, f"Connector {name} already exists")
+            state = (body.get("initial_state") or "RUNNING").upper()
+            self.add(name, {k: str(v) for k, v in body["config"].items()}, state=state)
+            return httpx.Response(201, json=self._info(name))
+        if path == "/connectors" and method == "GET":
+            return httpx.Response(200, json=list(self.connectors))
+        m = re.fullmatch(r"/connectors/([^/]+)(/.*)?", path)
+        if not m:
+            return _err(404, "HTTP 404 Not Found")
+        name, rest = m.group(1), m.group(2) or ""
+        if rest == "/config" and method == "PUT":
+            created = name not in self.connectors
+            if created:
+                self.add(name, body)
+            else:
+                self.connectors[name]["config"] = {**body, "name": name}
+            return httpx.Response(201 if created else 200, json=self._info(name))
+        if name not in self.connectors:
+            return _err(404, f"Connector {name} not found")
+        c = self.connectors[name]
+        if rest == "" and method == "GET":
+            return httpx.Response(200, json=self._info(name))
+        if rest == "" and method == "DELETE":
+            del self.connectors[name]
+            return httpx.Response(204)
+        if rest == "/config" and method == "GET":
+            return httpx.Response(200, json=c["config"])
+        if rest == "/status":
+            return httpx.Response(200, json=self._status(name))
+        if rest == "/stop":
+            c["state"], c["tasks"] = "STOPPED", []
+            return httpx.Response(204)
+        if rest == "/pause":
+            c["state"], c["tasks"] = "PAUSED", ["PAUSED"] * len(c["tasks"])
+            return httpx.Response(202)
+        if rest == "/resume":
+            c["state"], c["tasks"] = "RUNNING", ["RUNNING"] * max(c["ntasks"], 1)
+            return httpx.Response(202)
+        if rest == "/restart":
+            return httpx.Response(204)
+        if rest == "/offsets" and method == "GET":
+            return httpx.Response(200, json={"offsets": c["offsets"]})
+        if rest == "/offsets" and method in ("PATCH", "DELETE"):
+            if c["state"] != "STOPPED":
+                return _err(400, "Connectors must be in the STOPPED state before their offsets can be modified.")
+            if method == "DELETE":
+                c["offsets"] = []
+                return httpx.Response(200, json={"message": "The offsets for this connector have been reset successfully"})
+            c["offsets"] = body["offsets"]
+            return httpx.Response(200, json={"message": "The offsets for this connector have been altered successfully"})
+        return _err(404, "HTTP 404 Not Found")
+
+
+def _err(status: int, message: str) -> httpx.Response:
+    return httpx.Response(status, json={"error_code": status, "message": message})

@@ -1,0 +1,101 @@
+import httpx
+import pytest
+
+from airflow_provider_connect.errors import ConnectApiError, ConnectorConflictError, ConnectorStateError
+from airflow_provider_connect.operators.migrate import ConnectorMigrateOperator
+
+CONFIG = {"connector.class": "SequenceSourceConnector", "tasks.max": "2", "topic": "t"}
+OFFSETS = [{"partition": {"task.id": "c-0"}, "offset": {"saved": 41}},
+           {"partition": {"task.id": "c-1"}, "offset": {"saved": 40}}]
+
+
+def migrate(**kw):
+    kw.setdefault("connector_name", "c")
+    return ConnectorMigrateOperator(task_id="m", source_conn_id="source",
+                                    target_conn_id="target", poll_interval=0, **kw)
+
+
+def mutations(fake):
+    return [c for c in fake.calls if c[0] != "GET"]
+
+
+def test_full_migration_in_kip980_order(fake, fake_target):
+    fake.add("c", CONFIG, state="RUNNING", tasks=2, offsets=OFFSETS)
+    result = migrate().execute({})
+    assert result["offsets"] == 2
+    assert mutations(fake) == [("PUT", "/connectors/c/stop"), ("DELETE", "/connectors/c")]
+    assert mutations(fake_target) == [("POST", "/connectors"), ("PUT", "/connectors/c/stop"),
+                                      ("PATCH", "/connectors/c/offsets"), ("PUT", "/connectors/c/resume")]
+    # offsets were read only after the source had stopped
+    assert fake.calls.index(("GET", "/connectors/c/offsets")) > fake.calls.index(("PUT", "/connectors/c/stop"))
+    moved = fake_target.connectors["c"]
+    assert moved["offsets"] == OFFSETS and moved["state"] == "RUNNING" and moved["config"] == {**CONFIG, "name": "c"}
+    assert "c" not in fake.connectors
+
+
+def test_overrides_keep_stop_and_target_name(fake, fake_target):
+    fake.add("c", CONFIG, offsets=OFFSETS)
+    migrate(target_connector_name="c2", config_overrides='{"topic": "t2"}', on_source="stop").execute({})
+    assert fake.connectors["c"]["state"] == "STOPPED"
+    assert fake_target.connectors["c2"]["config"]["topic"] == "t2"
+    assert fake_target.connectors["c2"]["config"]["name"] == "c2"
+
+
+@pytest.mark.parametrize("fail_at", [
+    ("target", ("POST", "/connectors")),
+    ("target", ("PATCH", "/connectors/c/offsets")),
+    ("target", ("PUT", "/connectors/c/resume")),
+    ("source", ("DELETE", "/connectors/c")),
+])
+def test_retry_after_failure_at_any_step_completes_once(fake, fake_target, fail_at):
+    fake.add("c", CONFIG, state="RUNNING", tasks=2, offsets=OFFSETS)
+    side, call = fail_at
+    broken = fake_target if side == "target" else fake
+    original = broken.route
+
+    def fail_once(method, path, params, body, _state={"done": False}):
+        if (method, path) == call and not _state["done"]:
+            _state["done"] = True
+            original(method, path, params, body)  # the change lands, but the answer is an error
+            return httpx.Response(400, json={"error_code": 400, "message": "injected"})
+        return original(method, path, params, body)
+
+    broken.route = fail_once
+    with pytest.raises(ConnectApiError):
+        migrate().execute({})
+    migrate().execute({})  # Airflow's retry
+    moved = fake_target.connectors["c"]
+    assert moved["state"] == "RUNNING" and moved["offsets"] == OFFSETS
+    assert "c" not in fake.connectors
+    patches = fake_target.calls.count(("PATCH", "/connectors/c/offsets"))
+    assert patches == (2 if call == ("PATCH", "/connectors/c/offsets") else 1)
+
+
+def test_running_target_offsets_are_never_overwritten(fake, fake_target):
+    fake.add("c", CONFIG, state="STOPPED", offsets=OFFSETS)
+    progressed = [{"partition": {"task.id": "c-0"}, "offset": {"saved": 99}}]
+    fake_target.add("c", CONFIG, state="RUNNING", offsets=progressed)
+    assert migrate().execute({})["steps"] == ["deleted on source"]
+    assert fake_target.connectors["c"]["offsets"] == progressed
+
+
+def test_already_migrated_and_missing_everywhere(fake, fake_target):
+    fake_target.add("c", CONFIG, state="RUNNING")
+    assert migrate().execute({})["steps"] == ["already migrated"]
+    with pytest.raises(ConnectorStateError, match="neither"):
+        migrate(connector_name="nope").execute({})
+
+
+def test_conflicting_stopped_target_is_refused(fake, fake_target):
+    fake.add("c", CONFIG, offsets=OFFSETS)
+    fake_target.add("c", {**CONFIG, "topic": "other"}, state="STOPPED")
+    with pytest.raises(ConnectorConflictError, match="topic"):
+        migrate().execute({})
+    assert ("PATCH", "/connectors/c/offsets") not in fake_target.calls
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="on_source"):
+        migrate(on_source="explode").execute({})
+    with pytest.raises(ValueError, match="same connector"):
+        ConnectorMigrateOperator(task_id="m", connector_name="c", source_conn_id="x", target_conn_id="x").execute({})

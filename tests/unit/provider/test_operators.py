@@ -1,0 +1,157 @@
+import json
+
+import httpx
+import pytest
+
+from airflow_provider_connect.errors import ConnectApiError, ConnectorConflictError, ConnectorStateError
+from airflow_provider_connect.operators.base import load_config
+from airflow_provider_connect.operators.connector import (
+    ConnectorCreateOperator, ConnectorDeleteOperator, ConnectorPauseOperator, ConnectorRestartOperator,
+    ConnectorResumeOperator, ConnectorStopOperator, ConnectorUpdateConfigOperator,
+)
+from airflow_provider_connect.operators.offsets import (
+    ConnectorAlterOffsetsOperator, ConnectorGetOffsetsOperator, ConnectorResetOffsetsOperator,
+)
+from tests.unit.provider.conftest import BASE
+
+CONFIG = {"connector.class": "SequenceSourceConnector", "tasks.max": 2, "topic": "t",
+          "connection.password": "pg-secret-77"}
+OFFSETS = [{"partition": {"task.id": "c-0"}, "offset": {"saved": 5}}]
+
+
+def create(**kw):
+    return ConnectorCreateOperator(task_id="create", connector_name="c", config=kw.pop("config", CONFIG), **kw)
+
+
+def test_create_new_connector_returns_redacted_summary(fake):
+    result = create(initial_state="STOPPED").execute({})
+    assert result["created"] and result["config"]["connection.password"] == "***"
+    assert "pg-secret-77" not in json.dumps(result)
+    assert fake.connectors["c"]["state"] == "STOPPED"
+    assert fake.connectors["c"]["config"]["tasks.max"] == "2"
+
+
+def test_create_is_idempotent_when_identical(fake):
+    create().execute({})
+    result = create().execute({})  # a retry
+    assert result == {**result, "created": False, "updated": False}
+    assert fake.calls.count(("POST", "/connectors")) == 2 and ("PUT", "/connectors/c/config") not in fake.calls
+
+
+def test_create_different_existing_is_an_error_unless_asked_to_update(fake):
+    create().execute({})
+    changed = {**CONFIG, "tasks.max": 3}
+    with pytest.raises(ConnectorConflictError, match="differing keys: tasks.max") as info:
+        create(config=changed).execute({})
+    assert "pg-secret-77" not in str(info.value)
+    result = create(config=changed, update_if_different=True).execute({})
+    assert result["updated"] and fake.connectors["c"]["config"]["tasks.max"] == "3"
+
+
+def test_create_after_lost_answer_counts_as_success(fake):
+    fake.fail_next = [httpx.ReadTimeout("answer lost")]
+    # the server did create it before the answer was lost:
+    fake.add("c", {k: str(v) for k, v in CONFIG.items()}, state="RUNNING")
+    assert create().execute({})["created"] is False
+    assert fake.calls.count(("POST", "/connectors")) == 1
+
+
+def test_config_from_json_string_and_file(tmp_path, fake):
+    assert load_config(json.dumps(CONFIG)) == CONFIG
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"name": "c", "config": CONFIG}))
+    assert load_config(str(path)) == CONFIG
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_config("{nope")
+    with pytest.raises(ValueError, match="JSON object"):
+        load_config("[1]")
+    create(config=str(path)).execute({})
+    assert fake.connectors["c"]["config"]["topic"] == "t"
+
+
+def test_config_is_a_templated_json_field_with_json_extension():
+    op = create()
+    assert "config" in op.template_fields and ".json" in op.template_ext
+    assert op.template_fields_renderers["config"] == "json"
+
+
+def test_update_config_put_and_patch(fake):
+    result = ConnectorUpdateConfigOperator(task_id="u", connector_name="c", config=CONFIG).execute({})
+    assert result["created"]
+    fake.connectors["c"]["state"] = "STOPPED"
+    ConnectorUpdateConfigOperator(task_id="u", connector_name="c", config={"tasks.max": "4"}, patch=False).execute({})
+    assert fake.connectors["c"]["config"] == {"tasks.max": "4", "name": "c"}
+    assert fake.connectors["c"]["state"] == "STOPPED"
+
+
+def test_delete_missing_is_success_and_reset_first_orders_calls(fake):
+    assert ConnectorDeleteOperator(task_id="d", connector_name="gone").execute({})["deleted"] is False
+    with pytest.raises(ConnectApiError):
+        ConnectorDeleteOperator(task_id="d", connector_name="gone", missing_ok=False).execute({})
+    fake.add("c", {"connector.class": "X"}, offsets=OFFSETS)
+    fake.calls.clear()
+    result = ConnectorDeleteOperator(task_id="d", connector_name="c", reset_offsets=True).execute({})
+    assert result["deleted"] and "reset" in result["offsets_reset"]
+    mutating = [c for c in fake.calls if c[0] != "GET"]
+    assert mutating == [("PUT", "/connectors/c/stop"), ("DELETE", "/connectors/c/offsets"), ("DELETE", "/connectors/c")]
+
+
+@pytest.mark.parametrize("op_cls,state", [
+    (ConnectorPauseOperator, "PAUSED"), (ConnectorResumeOperator, "RUNNING"), (ConnectorStopOperator, "STOPPED")])
+def test_state_changes_are_idempotent_and_can_wait(fake, op_cls, state):
+    fake.add("c", {"connector.class": "X"}, state="PAUSED" if state == "RUNNING" else "RUNNING", tasks=2)
+    for _ in range(2):
+        assert op_cls(task_id="x", connector_name="c", wait_for_state=True, poll_interval=0).execute({}) == state
+    assert fake.connectors["c"]["state"] == state
+
+
+def test_resume_wait_fails_on_failed_task(router):
+    router.put(f"{BASE}/connectors/c/resume").respond(202)
+    router.get(f"{BASE}/connectors/c/status").respond(200, json={
+        "name": "c", "connector": {"state": "RUNNING", "worker_id": "w"},
+        "tasks": [{"id": 0, "state": "FAILED", "worker_id": "w", "trace": "Boom"}]})
+    with pytest.raises(ConnectorStateError, match="Boom"):
+        ConnectorResumeOperator(task_id="x", connector_name="c", wait_for_state=True, poll_interval=0).execute({})
+
+
+def test_restart_reports_plan_and_waits(router):
+    plan = {"name": "c", "connector": {"state": "RUNNING", "worker_id": "w"},
+            "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "w"}, {"id": 1, "state": "RESTARTING", "worker_id": "w"}]}
+    restart = router.post(f"{BASE}/connectors/c/restart").respond(202, json=plan)
+    router.get(f"{BASE}/connectors/c/status").mock(side_effect=[
+        httpx.Response(200, json=plan),
+        httpx.Response(200, json={**plan, "tasks": [{**t, "state": "RUNNING"} for t in plan["tasks"]]})])
+    result = ConnectorRestartOperator(task_id="r", connector_name="c", include_tasks=True, only_failed=True,
+                                      wait_for_running=True, poll_interval=0).execute({})
+    assert result == {"name": "c", "restarted": ["task-1"]}
+    assert dict(restart.calls.last.request.url.params) == {"includeTasks": "true", "onlyFailed": "true"}
+
+
+def test_plain_restart(router):
+    router.post(f"{BASE}/connectors/c/restart").respond(204)
+    assert ConnectorRestartOperator(task_id="r", connector_name="c").execute({})["restarted"] == ["connector"]
+
+
+def test_get_offsets_to_xcom(fake):
+    fake.add("c", {"connector.class": "X"}, offsets=OFFSETS)
+    assert ConnectorGetOffsetsOperator(task_id="g", connector_name="c").execute({}) == OFFSETS
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: ConnectorAlterOffsetsOperator(task_id="a", connector_name="c", offsets=json.dumps(OFFSETS), **kw),
+    lambda **kw: ConnectorResetOffsetsOperator(task_id="r", connector_name="c", **kw),
+])
+def test_offset_changes_refuse_unless_stopped_or_asked_to_stop(fake, make):
+    fake.add("c", {"connector.class": "X"}, state="RUNNING", offsets=[{"partition": {"task.id": "c-0"}, "offset": {"saved": 9}}])
+    with pytest.raises(ConnectorStateError, match="it is RUNNING.*STOPPED.*stop_first=True"):
+        make().execute({})
+    assert not any(path.endswith("/offsets") for _, path in fake.calls)
+    message = make(stop_first=True).execute({})
+    assert "successfully" in message and fake.connectors["c"]["state"] == "STOPPED"
+    assert fake.connectors["c"]["offsets"] in (OFFSETS, [])
+    make().execute({})  # already STOPPED: no stop needed, repeatable
+
+
+def test_alter_offsets_validates_input():
+    with pytest.raises(ValueError, match="non-empty list"):
+        ConnectorAlterOffsetsOperator(task_id="a", connector_name="c", offsets="[]").execute({})
