@@ -26,7 +26,7 @@ from datetime import timedelta
 from typing import Any
 
 from airflow.sdk import DAG, Param, get_current_context, task
-from airflow.sdk.exceptions import AirflowException
+from airflow.sdk.exceptions import AirflowFailException
 
 from airflow_provider_connect.errors import ConnectApiError, ConnectorStateError
 from airflow_provider_connect.hooks.connect import ConnectHook
@@ -94,7 +94,8 @@ with DAG(
         summary = {"healed": healed, "still_failed": still_failed, "healthy": total - len(restarted)}
         print(f"Healed: {healed}; still failed: {sorted(still_failed)}; untouched healthy: {summary['healthy']}")
         if still_failed and params["fail_if_unhealed"]:
-            raise AirflowException(f"Connectors still FAILED after restart: {sorted(still_failed)}\n"
+            # AirflowFailException: retrying the report would not heal anything
+            raise AirflowFailException(f"Connectors still FAILED after restart: {sorted(still_failed)}\n"
                                    + "\n".join(still_failed.values()))
         return summary
 

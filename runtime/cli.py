@@ -6,6 +6,7 @@ file, unreachable Kafka), 3 when a connector file cannot be applied (as the refe
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import signal
 import socket
@@ -174,6 +175,14 @@ class StandaloneRuntime:
             self.broker.stop()
 
 
+def tune_gc() -> None:
+    """The data plane allocates many short-lived, acyclic objects per record: collecting the young
+    generation every 700 allocations (the default) costs a large share of the hot path."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 50, 100)
+
+
 def run_standalone(worker_file: Path, connector_files: list[Path]) -> int:
     config = load_worker_config(worker_file)
     requests = []
@@ -199,6 +208,7 @@ def run_standalone(worker_file: Path, connector_files: list[Path]) -> int:
     signal.signal(signal.SIGINT, on_signal)
     try:
         runtime.start()
+        tune_gc()
         runtime.apply_connector_files(requests)
         assert runtime.herder is not None
         runtime.herder.mark_ready()

@@ -45,14 +45,27 @@ def config_map(raw: dict[str, Any]) -> dict[str, str | None]:
     return {k: stringify(v) for k, v in raw.items()}
 
 
+_UNION_TAGS = {"str", "bool", "int", "float", "none", "function-plain[none_validator()]"}
+
+
 def describe(error: ValidationError) -> str:
     """One readable line per problem, naming the field as a JSON path."""
-    parts = []
+    parts: list[str] = []
+    seen: set[str] = set()
     for item in error.errors():
-        location = ".".join(str(p) for p in item.get("loc", ()) if p != "__root__") or "body"
+        loc = [str(p) for p in item.get("loc", ()) if p != "__root__"]
+        union = bool(loc) and loc[-1] in _UNION_TAGS
+        if union:
+            loc = loc[:-1]
+        location = ".".join(loc) or "body"
+        if location in seen:
+            continue
+        seen.add(location)
         kind = item.get("type", "")
         if kind == "extra_forbidden":
             parts.append(f"Unrecognized field \"{location.split('.')[-1]}\" at {location}")
+        elif union:
+            parts.append(f"Invalid value at {location}: must be a string, number, boolean or null")
         elif kind in ("model_type", "dict_type", "list_type"):
             parts.append(f"Cannot deserialize value at {location}: {item.get('msg')}")
         else:

@@ -153,8 +153,14 @@ class SinkTaskRunner(TaskRunner):
                     topic = m.topic()
                     if topic not in self._topics_seen:
                         self._topic_seen(topic)
-                    key_schema, key = key_conv(topic, m.key())
-                    value_schema, value = value_conv(topic, m.value())
+                    try:
+                        key_schema, key = key_conv(topic, m.key())
+                        value_schema, value = value_conv(topic, m.value())
+                    except Exception as exc:  # noqa: BLE001
+                        if not self.tolerate_errors:
+                            raise
+                        self._skip(m, exc)
+                        continue
                     raw_headers = m.headers()
                     headers = self._headers(topic, raw_headers) if raw_headers else None
                     ts_type, ts = m.timestamp()
@@ -171,6 +177,14 @@ class SinkTaskRunner(TaskRunner):
         self._topics_seen.add(topic)
         if self.on_topic is not None:
             self.on_topic(self.connector, self.index, topic)
+
+    def _skip(self, message: Any, exc: BaseException) -> None:
+        """errors.tolerance=all: a record that cannot be converted is skipped (and logged when asked)."""
+        tp = TopicPartition(message.topic(), message.partition())
+        self.current[tp] = message.offset() + 1
+        if self.log_errors:
+            log.error("Task %s: skipping record %s-%s@%s that failed conversion: %s", self.id, tp.topic, tp.partition,
+                      message.offset(), exc)
 
     def _deliver(self, task: SinkTask, records: list[SinkRecord]) -> None:
         while True:

@@ -17,6 +17,10 @@ from .task_runner import TaskRunner
 
 log = logging.getLogger(__name__)
 
+_UNSET = object()
+_SKIPPED = object()
+_IMMUTABLE = (str, bytes, int, float, bool)
+
 
 class StoreOffsetReader(OffsetStorageReader):
     """Committed offsets of one connector's source partitions."""
@@ -79,16 +83,7 @@ class SourceTaskRunner(TaskRunner):
     def execute(self) -> None:
         task = self.task
         assert isinstance(task, SourceTask)
-        producer = self.producer
-        assert producer is not None
-        produce = producer.produce
-        key_conv = self.key_converter.from_connect_data
-        value_conv = self.value_converter.from_connect_data
-        pending = self._pending
-        connector = self.connector
         next_commit = time.monotonic() + self.flush_interval_s
-        last_partition: Any = None
-        last_key = b""
         while not self.stopping:
             if self.paused:
                 self.commit_offsets()
@@ -96,35 +91,103 @@ class SourceTaskRunner(TaskRunner):
                 continue
             records = task.poll()
             if records:
-                for record in records:
-                    topic = record.topic
-                    key = key_conv(topic, record.key_schema, record.key)
-                    value = value_conv(topic, record.value_schema, record.value)
-                    headers = self._headers(topic, record.headers) if record.headers else None
-                    partition = record.kafka_partition if record.kafka_partition is not None else -1
-                    while True:
-                        try:
-                            if headers is None and record.timestamp is None:
-                                produce(topic, value, key, partition)
-                            else:
-                                produce(topic, value, key, partition, timestamp=record.timestamp or 0, headers=headers)
-                            break
-                        except BufferError:
-                            producer.poll(0.05)  # queue full: let deliveries drain
-                    source_partition = record.source_partition
-                    if source_partition is not None:
-                        if source_partition is not last_partition:
-                            last_partition = source_partition
-                            last_key = encode_key(connector, source_partition)
-                        pending[last_key] = record.source_offset
-                    if topic not in self._topics_seen:
-                        self._topic_seen(topic)
-                producer.poll(0)
-                if self._send_error is not None:
-                    raise ConnectError(f"Unrecoverable exception from producer send callback: {self._send_error}")
+                self.send(records)
             if time.monotonic() >= next_commit:
                 self.commit_offsets()
                 next_commit = time.monotonic() + self.flush_interval_s
+
+    def send(self, records: list[Any]) -> None:
+        """Convert and hand a batch to the producer; remember each source partition's latest offset.
+
+        Batches go through `produce_batch` (one call per topic), about twice as fast as a call per
+        record; records with headers take the per-record path, which supports them.
+        """
+        producer = self.producer
+        assert producer is not None
+        key_conv = self.key_converter.from_connect_data
+        value_conv = self.value_converter.from_connect_data
+        pending = self._pending
+        connector = self.connector
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        # Keys repeat (one per source partition, typically): reuse the bytes of an identical immutable key.
+        last_key_obj: Any = _UNSET
+        last_key_schema: Any = _UNSET
+        last_key_bytes: bytes | None = None
+        last_partition: Any = _UNSET
+        last_partition_key = b""
+        for record in records:
+            topic = record.topic
+            key = record.key
+            try:
+                if key is last_key_obj and record.key_schema is last_key_schema:
+                    key_bytes = last_key_bytes
+                else:
+                    key_bytes = key_conv(topic, record.key_schema, key)
+                    if key is None or type(key) in _IMMUTABLE:
+                        last_key_obj, last_key_schema, last_key_bytes = key, record.key_schema, key_bytes
+                value_bytes = value_conv(topic, record.value_schema, record.value)
+            except Exception as exc:  # noqa: BLE001
+                if not self.tolerate_errors:
+                    raise
+                if self.log_errors:
+                    log.error("Task %s: skipping a record that failed conversion: %s", self.id, exc)
+                value_bytes = _SKIPPED  # its offset still counts as processed, as with the reference
+            if value_bytes is _SKIPPED:
+                pass
+            elif record.headers:
+                self._flush_batches(by_topic)
+                self._produce_one(topic, value_bytes, key_bytes, record)
+            else:
+                message: dict[str, Any] = {"value": value_bytes, "key": key_bytes}
+                if record.kafka_partition is not None:
+                    message["partition"] = record.kafka_partition
+                if record.timestamp is not None:
+                    message["timestamp"] = record.timestamp
+                batch = by_topic.get(topic)
+                if batch is None:
+                    batch = by_topic[topic] = []
+                    if topic not in self._topics_seen:
+                        self._topic_seen(topic)
+                batch.append(message)
+            source_partition = record.source_partition
+            if source_partition is not None:
+                if source_partition is not last_partition:
+                    last_partition = source_partition
+                    last_partition_key = encode_key(connector, source_partition)
+                pending[last_partition_key] = record.source_offset
+        self._flush_batches(by_topic)
+        producer.poll(0)
+        if self._send_error is not None:
+            raise ConnectError(f"Unrecoverable exception from producer send callback: {self._send_error}")
+
+    def _flush_batches(self, by_topic: dict[str, list[dict[str, Any]]]) -> None:
+        producer = self.producer
+        assert producer is not None
+        for topic, messages in by_topic.items():
+            while messages:
+                queued = producer.produce_batch(topic, messages)
+                if queued == len(messages):
+                    break
+                # queue full part-way: keep the unsent ones, in order, and let deliveries drain
+                messages = [m for m in messages if "_error" in m]
+                for m in messages:
+                    del m["_error"]
+                producer.poll(0.05)
+        by_topic.clear()
+
+    def _produce_one(self, topic: str, value: bytes | None, key: bytes | None, record: Any) -> None:
+        producer = self.producer
+        assert producer is not None
+        headers = self._headers(topic, record.headers)
+        partition = record.kafka_partition if record.kafka_partition is not None else -1
+        if topic not in self._topics_seen:
+            self._topic_seen(topic)
+        while True:
+            try:
+                producer.produce(topic, value, key, partition, timestamp=record.timestamp or 0, headers=headers)
+                return
+            except BufferError:
+                producer.poll(0.05)  # queue full: let deliveries drain
 
     def _headers(self, topic: str, headers: list[Any]) -> list[tuple[str, bytes | None]]:
         convert = self.header_converter.from_connect_header

@@ -48,6 +48,8 @@ class TaskRunner(ABC):
         self._started = threading.Event()
         self._state_changed = threading.Event()
         self.failed = False
+        self.tolerate_errors = connector_config.get("errors.tolerance", "none").strip().lower() == "all"
+        self.log_errors = connector_config.get("errors.log.enable", "false").strip().lower() == "true"
         self.task: Task | None = None
         self._thread = threading.Thread(target=self._run, name=f"task-{self.id}", daemon=True)
 

@@ -87,7 +87,12 @@ class Golden:
     def save(self) -> None:
         if self.dirty:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(json.dumps(dict(sorted(self.data.items())), indent=1, sort_keys=False) + "\n")
+            # One line per step: small, and a re-recording diffs step by step.
+            parts = []
+            for test, steps in sorted(self.data.items()):
+                lines = ",\n".join("  " + json.dumps(step, sort_keys=True) for step in steps)
+                parts.append(f" {json.dumps(test)}: [\n{lines}\n ]")
+            self.path.write_text("{\n" + ",\n".join(parts) + "\n}\n")
 
 
 class Conformance:
