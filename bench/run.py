@@ -22,7 +22,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -229,28 +229,20 @@ def file_rows(ours_src: dict[str, float], oracle_src: dict[str, float] | None, o
 
 # ---- (d) memory --------------------------------------------------------------------------------
 
-def hundred_connectors(bootstrap: str, url: str, count: int, workdir: Path) -> None:
-    """Half throttled SequenceSources (1 record/s), half RecordingSinks reading their topics."""
-    topic = s.unique("rss")
-    s.create_topic(bootstrap, topic)
+def create_many(url: str, count: int, topic: str, workdir: Path) -> None:
+    """Half FileStreamSources (each tailing a small file of its own), half FileStreamSinks reading one topic:
+    connectors both runtimes ship, so the two numbers compare like with like."""
     for i in range(count):
-        if i % 2 == 0 or "oracle" in str(workdir):
-            pass
-    raise NotImplementedError
-
-
-def measure_rss(bootstrap: str, start: Callable[[], Any], pid_of: Callable[[Any], int], create: Callable[[str, int], None],
-                count: int) -> tuple[float, float, Any]:
-    proc = start()
-    time.sleep(3)  # let start-up allocations settle
-    idle = s.rss_mb(pid_of(proc))
-    url = proc.url
-    for i in range(count):
-        create(url, i)
-    s.wait_until(lambda: all_running(url, count), 180, interval_s=0.5, what=f"{count} connectors RUNNING")
-    time.sleep(5)  # tasks reach their steady state (consumers joined, producers connected)
-    loaded = s.rss_mb(pid_of(proc))
-    return idle, loaded, proc
+        if i % 2 == 0:
+            src = workdir / f"in-{i}.txt"
+            src.write_text("".join(f"line {j}\n" for j in range(10)))
+            config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+                      "file": str(src), "topic": topic}
+        else:
+            config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+                      "file": str(workdir / f"out-{i}.txt"), "topics": topic}
+        config.update({"tasks.max": "1", "key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER})
+        create_connector(url, f"c{i:03d}", config)
 
 
 def all_running(url: str, count: int) -> bool:
@@ -259,6 +251,38 @@ def all_running(url: str, count: int) -> bool:
     return len(body) >= count and all(
         v["status"]["connector"]["state"] == "RUNNING" and v["status"]["tasks"]
         and all(t["state"] == "RUNNING" for t in v["status"]["tasks"]) for v in body.values())
+
+
+def rss_idle_and_loaded(bootstrap: str, proc: Any, count: int, workdir: Path) -> tuple[float, float]:
+    """RSS of a freshly started worker, then with `count` connectors running (tasks settled)."""
+    time.sleep(3)  # let start-up allocations settle
+    idle = s.rss_mb(proc.process.pid)
+    topic = s.unique("rss")
+    s.create_topic(bootstrap, topic)
+    create_many(proc.url, count, topic, workdir)
+    s.wait_until(lambda: all_running(proc.url, count), 300, interval_s=0.5, what=f"{count} connectors RUNNING")
+    time.sleep(10)  # consumers join their groups, sources read their files
+    return idle, s.rss_mb(proc.process.pid)
+
+
+def bench_memory(bootstrap: str, count: int, workdir: Path, use_oracle: bool) -> list[Row]:
+    log(f"(d) RSS of our worker: idle, then {count} connectors")
+    ours_dir = workdir / "rss-ours"
+    with WorkerProcess(ours_dir, bootstrap, props=worker_props(bootstrap)) as worker:
+        ours = rss_idle_and_loaded(bootstrap, worker, count, ours_dir)
+    oracle: tuple[float, float] | tuple[None, None] = (None, None)
+    if use_oracle:
+        log(f"(d) RSS of the oracle: idle, then {count} connectors")
+        oracle_dir = workdir / "rss-oracle"
+        with OracleProcess(oracle_dir, bootstrap, props=oracle_props(bootstrap)) as proc:
+            oracle = rss_idle_and_loaded(bootstrap, proc, count, oracle_dir)
+    base = "Kafka Connect 3.9 (oracle, -Xms256m -Xmx1g)"
+    note = "lower is better; ratio = ours / oracle"
+    return [
+        Row("(d) worker RSS, idle", "MiB", ours[0], oracle[0], base, None, note),
+        Row(f"(d) worker RSS, {count} connectors ({count // 2} FileStreamSource + {count - count // 2} FileStreamSink)",
+            "MiB", ours[1], oracle[1], base, None, note),
+    ]
 
 
 # ---- driver ------------------------------------------------------------------------------------
@@ -352,10 +376,6 @@ def bench_filestream(bootstrap: str, worker: WorkerProcess, lines: int, workdir:
 
 def oracle_props(bootstrap: str) -> dict[str, Any]:
     return {"offset.flush.interval.ms": FLUSH_INTERVAL_MS, "consumer.session.timeout.ms": SESSION_TIMEOUT_MS}
-
-
-def bench_memory(bootstrap: str, count: int, workdir: Path, use_oracle: bool) -> list[Row]:
-    return []
 
 
 if __name__ == "__main__":

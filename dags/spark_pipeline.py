@@ -146,4 +146,4 @@ def spark_pipeline() -> None:
     aggregate >> check_result(committed, seeds)
 
 
-spark_pipeline()
+spark_pipeline_dag = spark_pipeline()

@@ -39,11 +39,17 @@ BUILTIN_HEADER_CONVERTERS = ("runtime.converters.headers:SimpleHeaderConverter",
 JAVA_ALIASES = {
     "org.apache.kafka.connect.file.FileStreamSourceConnector": "runtime.connectors.file.FileStreamSourceConnector",
     "org.apache.kafka.connect.file.FileStreamSinkConnector": "runtime.connectors.file.FileStreamSinkConnector",
+    "org.apache.kafka.connect.file.FileStreamSourceTask": "runtime.connectors.file.FileStreamSourceTask",
+    "org.apache.kafka.connect.file.FileStreamSinkTask": "runtime.connectors.file.FileStreamSinkTask",
     "org.apache.kafka.connect.json.JsonConverter": "runtime.converters.json.JsonConverter",
     "org.apache.kafka.connect.storage.StringConverter": "runtime.converters.string.StringConverter",
     "org.apache.kafka.connect.converters.ByteArrayConverter": "runtime.converters.bytearray.ByteArrayConverter",
     "org.apache.kafka.connect.storage.SimpleHeaderConverter": "runtime.converters.headers.SimpleHeaderConverter",
 }
+
+# Ports of the reference's plugins are shown under the reference's names (in /connector-plugins and
+# task.class), so clients and runbooks that look for them find them.
+REFERENCE_NAMES = {python: java for java, python in JAVA_ALIASES.items()}
 
 TYPE_ORDER = ("sink", "source", "transformation", "predicate", "converter", "header_converter")
 
@@ -55,7 +61,7 @@ class PluginDesc:
 
     @property
     def class_name(self) -> str:
-        return f"{self.cls.__module__}.{self.cls.__qualname__}"
+        return class_name(self.cls)
 
     @property
     def simple_name(self) -> str:
@@ -77,6 +83,12 @@ class PluginDesc:
         return body
 
 
+def class_name(cls: type) -> str:
+    """The name a class is shown under: the reference's for its ports, else the dotted Python path."""
+    python = f"{cls.__module__}.{cls.__qualname__}"
+    return REFERENCE_NAMES.get(python, python)
+
+
 def plugin_type(cls: type) -> str | None:
     if not isinstance(cls, type):
         return None
@@ -93,6 +105,7 @@ def plugin_type(cls: type) -> str | None:
 
 def import_object(path: str) -> Any:
     """Import `pkg.mod:Attr` or `pkg.mod.Attr`."""
+    path = JAVA_ALIASES.get(path, path)
     if ":" in path:
         module_name, _, attr = path.partition(":")
     else:

@@ -41,6 +41,8 @@ class ConnectHook(BaseHook):
         self.retry_policy = retry_policy or RetryPolicy()
         self._settings = settings
         self._sleep = sleep
+        # Secret config values this hook has sent: scrubbed from every later error, whatever call raised it.
+        self._known_secrets: set[str] = set()
 
     # ---- plumbing -------------------------------------------------------------------------------
 
@@ -77,7 +79,8 @@ class ConnectHook(BaseHook):
         secrets: Iterable[str] = (),
     ) -> httpx.Response:
         """Send one request with retries; return the response (< 400) or raise ConnectApiError."""
-        hidden = set(secrets) | set(self.settings.secrets)
+        self.remember_secrets(secrets)
+        hidden = self._known_secrets | set(self.settings.secrets)
         attempts = self.retry_policy.max_attempts if retry else 1
         for attempt in range(1, attempts + 1):
             try:
@@ -95,6 +98,13 @@ class ConnectHook(BaseHook):
                 continue
             raise api_error(method, path, response, hidden)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def remember_secrets(self, secrets: Iterable[str]) -> None:
+        """Scrub these values from every error this hook raises from now on (and mask them in logs)."""
+        new = set(secrets) - self._known_secrets
+        if new:
+            register_with_airflow(new)
+            self._known_secrets |= new
 
     def _back_off(self, method: str, path: str, attempt: int, why: str) -> None:
         delay = self.retry_policy.delay(attempt)
@@ -156,9 +166,7 @@ class ConnectHook(BaseHook):
         body: dict[str, Any] = {"name": name, "config": dict(config)}
         if initial_state:
             body["initial_state"] = ConnectState.parse(initial_state).value
-        secrets = secret_values(config)
-        register_with_airflow(secrets)
-        hidden = secrets | set(self.settings.secrets)
+        self.remember_secrets(secret_values(config))
         attempts = self.retry_policy.max_attempts
         for attempt in range(1, attempts + 1):
             try:
@@ -182,7 +190,7 @@ class ConnectHook(BaseHook):
                 if attempt < attempts:
                     self._back_off("POST", "/connectors", attempt, f"HTTP {response.status_code}")
                     continue
-            raise api_error("POST", "/connectors", response, hidden)
+            raise api_error("POST", "/connectors", response, self._known_secrets | set(self.settings.secrets))
         raise AssertionError("unreachable")  # pragma: no cover
 
     def get_connector_config(self, name: str) -> dict[str, str]:
@@ -190,16 +198,14 @@ class ConnectHook(BaseHook):
 
     def put_connector_config(self, name: str, config: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
         """PUT (create or replace; idempotent). Returns (ConnectorInfo, created)."""
-        secrets = secret_values(config)
-        register_with_airflow(secrets)
-        response = self.request("PUT", path_for("connectors", name, "config"), json=dict(config), secrets=secrets)
+        response = self.request("PUT", path_for("connectors", name, "config"), json=dict(config),
+                                secrets=secret_values(config))
         return response.json(), response.status_code == 201
 
     def patch_connector_config(self, name: str, patch: Mapping[str, Any]) -> dict[str, Any]:
         """PATCH: non-null values set keys, null values remove them."""
-        secrets = secret_values(patch)
-        register_with_airflow(secrets)
-        return self._call("PATCH", path_for("connectors", name, "config"), json=dict(patch), secrets=secrets)
+        return self._call("PATCH", path_for("connectors", name, "config"), json=dict(patch),
+                          secrets=secret_values(patch))
 
     def delete_connector(self, name: str, missing_ok: bool = False) -> bool:
         """Returns True if deleted, False if it was already gone (only with missing_ok)."""
@@ -280,9 +286,8 @@ class ConnectHook(BaseHook):
         return self._call("GET", path_for("connector-plugins", plugin, "config"))
 
     def validate_config(self, plugin: str, config: Mapping[str, Any]) -> dict[str, Any]:
-        secrets = secret_values(config)
         return self._call("PUT", path_for("connector-plugins", plugin, "config", "validate"),
-                          json=dict(config), secrets=secrets)
+                          json=dict(config), secrets=secret_values(config))
 
     # ---- loggers (1.5) --------------------------------------------------------------------------
 

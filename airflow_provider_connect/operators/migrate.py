@@ -24,6 +24,7 @@ from airflow_provider_connect.errors import ConnectorConflictError, ConnectorSta
 from airflow_provider_connect.hooks.base import DEFAULT_CONN_ID, normalise_config
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.operators.base import load_config
+from airflow_provider_connect.redaction import secret_values
 from airflow_provider_connect.status import ConnectState
 
 SOURCE_ACTIONS = ("delete", "stop")
@@ -131,6 +132,7 @@ class ConnectorMigrateOperator(BaseOperator):
         steps.append(f"read {len(offsets)} offset(s) from source")
 
         config = {k: v for k, v in (source_info.get("config") or {}).items() if k != "name"}
+        self.source.remember_secrets(secret_values(config))
         if self.config_overrides:
             config.update(load_config(self.config_overrides))
         desired = normalise_config(dst_name, config)

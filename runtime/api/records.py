@@ -43,8 +43,20 @@ class ConnectRecord:
         self.headers = headers
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        names = [n for cls in reversed(type(self).__mro__) for n in getattr(cls, "__slots__", ())]
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
         return f"{type(self).__name__}({fields})"
+
+    def new_record(self, **changes: Any) -> "ConnectRecord":
+        """A copy with some fields replaced (transforms use this); source/sink fields are kept."""
+        clone = object.__new__(type(self))
+        for cls in type(self).__mro__:
+            for name in getattr(cls, "__slots__", ()):
+                setattr(clone, name, changes[name] if name in changes else getattr(self, name))
+        unknown = set(changes) - {n for cls in type(self).__mro__ for n in getattr(cls, "__slots__", ())}
+        if unknown:
+            raise TypeError(f"unknown record fields: {sorted(unknown)}")
+        return clone
 
 
 class SourceRecord(ConnectRecord):

@@ -29,6 +29,7 @@ from ..api import (
 )
 from ..api.data import STRING_SCHEMA
 from ..api.records import TopicPartition
+from ..version import KAFKA_COMPAT_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +109,9 @@ def _is_long(value: Any) -> bool:
 class FileStreamSourceConnector(SourceConnector):
     """Reads lines from a file (or stdin) into one topic, with a single task."""
 
+
+    def version(self) -> str:
+        return KAFKA_COMPAT_VERSION  # a port of Apache Kafka 3.9's connect-file, shown as that version
     def start(self, props: dict[str, str]) -> None:
         self._props = dict(props)
         filename = AbstractConfig(SOURCE_CONFIG_DEF, props).get_str(FILE_CONFIG)
@@ -226,6 +230,9 @@ class LineSplitter:
 class FileStreamSourceTask(SourceTask):
     """Reads a file (or stdin) in large chunks and emits each complete line as a record."""
 
+
+    def version(self) -> str:
+        return KAFKA_COMPAT_VERSION  # a port of Apache Kafka 3.9's connect-file, shown as that version
     def __init__(self) -> None:
         self._stopping = threading.Event()
         self._lock = threading.Lock()
@@ -345,6 +352,9 @@ class FileStreamSourceTask(SourceTask):
 class FileStreamSinkConnector(SinkConnector):
     """Writes the values of records from its topics to a file (or stdout), one per line."""
 
+
+    def version(self) -> str:
+        return KAFKA_COMPAT_VERSION  # a port of Apache Kafka 3.9's connect-file, shown as that version
     def start(self, props: dict[str, str]) -> None:
         self._props = dict(props)
         filename = AbstractConfig(SINK_CONFIG_DEF, props).get_str(FILE_CONFIG)
@@ -384,6 +394,9 @@ def format_value(value: Any) -> str:
 
 
 class FileStreamSinkTask(SinkTask):
+
+    def version(self) -> str:
+        return KAFKA_COMPAT_VERSION  # a port of Apache Kafka 3.9's connect-file, shown as that version
     def __init__(self) -> None:
         self._out: TextIO | None = None
         self._owns_out = False

@@ -221,6 +221,8 @@ class StandaloneHerder:
         log.warning("The 'GET /connectors/{connector}/tasks-config' endpoint is deprecated and will be removed in a "
                     "future release; use 'GET /connectors/{connector}/tasks' instead")
         state = self._state(name, f"Connector {name} not found")
+        if not state.task_configs:  # the reference keys off the task map: no tasks reads as not found
+            raise NotFound(f"Connector {name} not found")
         return {f"{name}-{i}": dict(cfg) for i, cfg in enumerate(state.task_configs)}
 
     @staticmethod
@@ -276,7 +278,7 @@ class StandaloneHerder:
         if initial_state is not None:
             target = INITIAL_STATES.get(initial_state.upper())
             if target is None:
-                raise BadRequest(f"Invalid initial state {initial_state!r}: must be one of RUNNING, PAUSED, STOPPED")
+                raise BadRequest(f"Invalid value {initial_state} for field initial_state: must be one of RUNNING, PAUSED, STOPPED (any case)")
 
         def apply() -> tuple[bool, dict[str, Any]]:
             with self.stages.stage("performing multi-property validation for the connector"):
@@ -321,8 +323,7 @@ class StandaloneHerder:
                 self.worker.stop_connector(name)
             self._persist(name, None)
             self.statuses.remove_connector(name)
-            with self._lock:
-                self._active_topics.pop(name, None)
+            # active topics outlive the connector, as in the reference (until PUT .../topics/reset)
 
         self._submit(apply, f"deleting connector {name}")
 

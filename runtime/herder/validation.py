@@ -5,111 +5,53 @@ create or update, whose 400 message lists the errors as the reference does.
 """
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from typing import Any
 
 from ..api.config import (
-    ConfigDef, ConfigKey, ConfigValue, Importance, NonEmptyString, Range, Type, ValidString, Width, format_value,
+    NO_DEFAULT, ConfigDef, ConfigKey, ConfigValue, Importance, NonEmptyString, Range, Type, ValidString, Width,
+    format_value,
 )
 from ..api.connector import Connector, SinkConnector
 from ..api.errors import ConnectError
 from ..plugins import Plugins
 from .errors import BadRequest
 
-COMMON = "Common"
-TRANSFORMS = "Transforms"
-PREDICATES = "Predicates"
-ERRORS = "Error Handling"
-TOPIC_CREATION = "Topic Creation"
-EXACTLY_ONCE = "Exactly Once Support"
-OFFSETS_TOPIC = "offsets.storage"
 NULL_VALUE_MESSAGE = "Null value can not be supplied as the configuration value."
 
+# The reference's framework keys (names, types, defaults, documentation, groups, order) as its validate
+# endpoint shows them, so that clients see the same definitions; validators are ours.
+_FRAMEWORK = json.loads((Path(__file__).with_name("framework_keys.json")).read_text(encoding="utf-8"))
+_VALIDATORS = {
+    "name": NonEmptyString(),
+    "tasks.max": Range.at_least(1),
+    "config.action.reload": ValidString.of("none", "restart", case_insensitive=True),
+    "errors.tolerance": ValidString.of("none", "all", case_insensitive=True),
+    "exactly.once.support": ValidString.of("requested", "required", case_insensitive=True),
+    "transaction.boundary": ValidString.of("poll", "interval", "connector", case_insensitive=True),
+    "transaction.boundary.interval.ms": Range.at_least(0),
+}
 
-def _common() -> ConfigDef:
+
+def _definition(kind: str) -> ConfigDef:
     d = ConfigDef()
-    d.define("name", Type.STRING, validator=NonEmptyString(), importance=Importance.HIGH,
-             documentation="Globally unique name to use for this connector.", group=COMMON, order_in_group=1,
-             width=Width.MEDIUM, display_name="Connector name")
-    d.define("connector.class", Type.STRING, importance=Importance.HIGH,
-             documentation="Name or alias of the class for this connector: a dotted Python path, the class name, "
-                           "or the class name without its 'Connector' suffix.",
-             group=COMMON, order_in_group=2, width=Width.LONG, display_name="Connector class")
-    d.define("tasks.max", Type.INT, 1, Range.at_least(1), Importance.HIGH,
-             "Maximum number of tasks to use for this connector.", COMMON, 3, Width.SHORT, "Tasks max")
-    d.define("tasks.max.enforce", Type.BOOLEAN, True, None, Importance.LOW,
-             "(Deprecated) Whether to enforce that the tasks.max property is respected by the connector.",
-             COMMON, 4, Width.SHORT, "Enforce tasks max")
-    d.define("key.converter", Type.CLASS, None, None, Importance.LOW,
-             "Converter class used for the keys of records this connector reads or writes; overrides the worker's.",
-             COMMON, 5, Width.SHORT, "Key converter class")
-    d.define("value.converter", Type.CLASS, None, None, Importance.LOW,
-             "Converter class used for record values; overrides the worker's.", COMMON, 6, Width.SHORT,
-             "Value converter class")
-    d.define("header.converter", Type.CLASS, None, None, Importance.LOW,
-             "HeaderConverter class used for record headers; overrides the worker's.", COMMON, 7, Width.SHORT,
-             "Header converter class")
-    d.define("config.action.reload", Type.STRING, "restart", ValidString.of("none", "restart", case_insensitive=True),
-             Importance.LOW, "What to do when external configuration providers' data changes.", COMMON, 8,
-             Width.MEDIUM, "Reload Action")
-    d.define("transforms", Type.LIST, "", None, Importance.LOW, "Aliases for the transformations to be applied to records.",
-             TRANSFORMS, 1, Width.LONG, "Transforms")
-    d.define("predicates", Type.LIST, "", None, Importance.LOW, "Aliases for the predicates used by transformations.",
-             PREDICATES, 1, Width.LONG, "Predicates")
-    d.define("errors.retry.timeout", Type.LONG, 0, None, Importance.MEDIUM,
-             "Maximum duration in milliseconds that a failed operation will be reattempted.", ERRORS, 1, Width.MEDIUM,
-             "Retry Timeout for Errors")
-    d.define("errors.retry.delay.max.ms", Type.LONG, 60000, None, Importance.MEDIUM,
-             "Maximum duration in milliseconds between consecutive retry attempts.", ERRORS, 2, Width.MEDIUM,
-             "Maximum Delay Between Retries for Errors")
-    d.define("errors.tolerance", Type.STRING, "none", ValidString.of("none", "all", case_insensitive=True),
-             Importance.MEDIUM, "Behavior for tolerating errors during connector operation.", ERRORS, 3,
-             Width.SHORT, "Error Tolerance")
-    d.define("errors.log.enable", Type.BOOLEAN, False, None, Importance.MEDIUM,
-             "If true, write each error and the details of the failed operation to the log.", ERRORS, 4,
-             Width.SHORT, "Log Errors")
-    d.define("errors.log.include.messages", Type.BOOLEAN, False, None, Importance.MEDIUM,
-             "Whether to include in the log the records that resulted in a failure.", ERRORS, 5, Width.SHORT,
-             "Log Error Details")
+    for key in _FRAMEWORK[kind]["keys"]:
+        default = NO_DEFAULT if key["required"] else key["default_value"]
+        d.define_key(ConfigKey(
+            key["name"], Type(key["type"]), default, _VALIDATORS.get(key["name"]), Importance(key["importance"]),
+            key["documentation"], key["group"], key["order"], Width(key["width"]), key["display_name"]))
+    d.groups = list(_FRAMEWORK[kind]["groups"])
     return d
 
 
 def source_definition() -> ConfigDef:
-    d = _common()
-    d.define("topic.creation.groups", Type.LIST, "", None, Importance.LOW,
-             "Groups of configurations for topics created by source connectors", TOPIC_CREATION, 1, Width.LONG,
-             "Topic Creation Groups")
-    d.define("exactly.once.support", Type.STRING, "requested", ValidString.of("requested", "required", case_insensitive=True),
-             Importance.MEDIUM, "Permitted values are requested, required.", EXACTLY_ONCE, 1, Width.SHORT,
-             "Exactly once support")
-    d.define("transaction.boundary", Type.STRING, "poll", ValidString.of("poll", "interval", "connector", case_insensitive=True),
-             Importance.MEDIUM, "Permitted values are: poll, interval, connector.", EXACTLY_ONCE, 2, Width.SHORT,
-             "Transaction Boundary")
-    d.define("transaction.boundary.interval.ms", Type.LONG, None, Range.at_least(0), Importance.LOW,
-             "If 'transaction.boundary' is set to 'interval', determines the interval for producer transaction commits.",
-             EXACTLY_ONCE, 3, Width.SHORT, "Transaction boundary interval ms")
-    d.define("offsets.storage.topic", Type.STRING, None, None, Importance.LOW,
-             "The name of a separate offsets topic to use for this connector.", OFFSETS_TOPIC, 1, Width.LONG,
-             "Offsets topic")
-    return d
+    return _definition("source")
 
 
 def sink_definition() -> ConfigDef:
-    d = _common()
-    d.define("topics", Type.LIST, "", None, Importance.HIGH, "List of topics to consume, separated by commas",
-             COMMON, 4, Width.LONG, "Topics")
-    d.define("topics.regex", Type.STRING, "", None, Importance.HIGH,
-             "Regular expression giving topics to consume.", COMMON, 4, Width.LONG, "Topics regex")
-    d.define("errors.deadletterqueue.topic.name", Type.STRING, "", None, Importance.MEDIUM,
-             "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in an error.",
-             ERRORS, 6, Width.MEDIUM, "Dead Letter Queue Topic Name")
-    d.define("errors.deadletterqueue.topic.replication.factor", Type.SHORT, 3, None, Importance.MEDIUM,
-             "Replication factor used to create the dead letter queue topic when it doesn't already exist.",
-             ERRORS, 7, Width.MEDIUM, "Dead Letter Queue Topic Replication Factor")
-    d.define("errors.deadletterqueue.context.headers.enable", Type.BOOLEAN, False, None, Importance.MEDIUM,
-             "If true, add headers containing error context to the messages written to the dead letter queue.",
-             ERRORS, 8, Width.MEDIUM, "Enable Error Context Headers")
-    return d
+    return _definition("sink")
 
 
 def framework_definition(connector_cls: type) -> ConfigDef:

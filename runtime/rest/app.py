@@ -7,6 +7,7 @@ from typing import Any, Callable, TypeVar
 from urllib.parse import quote
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
@@ -117,6 +118,14 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         reason = HTTP_REASONS.get(exc.status_code, str(exc.detail))
         return error(exc.status_code, f"HTTP {exc.status_code} {reason}")
+
+    @app.exception_handler(RequestValidationError)
+    async def request_validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        # only path parameters are validated by FastAPI (bodies are read by hand): a non-integer task
+        # id is no such resource, as in the reference
+        if any(err.get("loc", ("",))[0] == "path" for err in exc.errors()):
+            return error(404, "HTTP 404 Not Found")
+        return error(400, "; ".join(f"Invalid value at {'.'.join(map(str, e.get('loc', ())))}: {e.get('msg')}" for e in exc.errors()))
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:

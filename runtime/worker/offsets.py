@@ -7,7 +7,8 @@ connector's consumer group, reached through an admin client built with the conne
 from __future__ import annotations
 
 import logging
-from typing import Any
+import time
+from typing import Any, Callable, TypeVar
 
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
@@ -26,6 +27,10 @@ from . import clients
 log = logging.getLogger(__name__)
 
 ADMIN_TIMEOUT_S = 30.0
+ADMIN_ATTEMPTS = 3
+TRANSIENT_CODES = ("_TRANSPORT", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS",
+                   "_TIMED_OUT", "REQUEST_TIMED_OUT")
+T = TypeVar("T")
 
 
 def _call_hook(connector: Connector, name: str, kind: str, config: dict[str, str], offsets: Any) -> bool:
@@ -102,18 +107,17 @@ class OffsetsManager:
                    offsets: dict[TopicPartition, int | None]) -> str:
         definite = _call_hook(connector, name, "sink", config, dict(offsets))
         group = clients.group_id(name, config)
-        admin = self._admin(config)
         try:
             if any(o is None for o in offsets.values()):
                 # The admin API here has no per-partition offset delete: rebuild the group without the
                 # deleted partitions. Safe because offsets only change while the connector is STOPPED.
-                current = self._group_offsets_or_empty(admin, group)
+                current = self._retrying(config, lambda admin: self._group_offsets_or_empty(admin, group))
                 remaining = {tp: o for tp, o in current.items() if tp not in offsets}
                 remaining.update({tp: o for tp, o in offsets.items() if o is not None})
-                self._delete_group(admin, group)
-                self._commit(admin, group, remaining)
+                self._retrying(config, lambda admin: self._delete_group(admin, group))
+                self._retrying(config, lambda admin: self._commit(admin, group, remaining))
             else:
-                self._commit(admin, group, offsets)  # type: ignore[arg-type]
+                self._retrying(config, lambda admin: self._commit(admin, group, offsets))  # type: ignore[arg-type]
         except ServerError:
             raise
         except Exception as exc:  # noqa: BLE001
@@ -127,14 +131,13 @@ class OffsetsManager:
 
     def reset_sink(self, name: str, config: dict[str, str], connector: SinkConnector) -> str:
         group = clients.group_id(name, config)
-        admin = self._admin(config)
         try:
-            current = self._group_offsets_or_empty(admin, group)
+            current = self._retrying(config, lambda admin: self._group_offsets_or_empty(admin, group))
         except Exception as exc:  # noqa: BLE001
             raise ServerError(f"Failed to list offsets prior to resetting offsets for sink connector {name}") from exc
         definite = _call_hook(connector, name, "sink", config, {tp: None for tp in current})
         try:
-            self._delete_group(admin, group)
+            self._retrying(config, lambda admin: self._delete_group(admin, group))
         except Exception as exc:  # noqa: BLE001
             if _is_zombie_error(exc):
                 raise ServerError(
@@ -143,6 +146,19 @@ class OffsetsManager:
                     f"could be successfully completed. {ZOMBIE_TAIL}") from exc
             raise ServerError(f"Failed to reset consumer group offsets for sink connector {name}: {exc}") from exc
         return success_message(definite, reset=True)
+
+    def _retrying(self, config: dict[str, str], operation: Callable[[AdminClient], T]) -> T:
+        """Run an admin operation, again with a fresh client after a transient failure (a dropped
+        connection, a coordinator moving): such requests are idempotent while the connector is STOPPED."""
+        for attempt in range(ADMIN_ATTEMPTS):
+            try:
+                return operation(self._admin(config))
+            except Exception as exc:  # noqa: BLE001
+                if attempt + 1 >= ADMIN_ATTEMPTS or not any(code in str(exc) for code in TRANSIENT_CODES):
+                    raise
+                log.info("Retrying a consumer group operation after a transient error: %s", exc)
+                time.sleep(0.2 * (attempt + 1))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _group_offsets_or_empty(self, admin: AdminClient, group: str) -> dict[TopicPartition, int]:
         try:

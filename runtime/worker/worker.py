@@ -165,8 +165,9 @@ class Worker:
                 "and is disallowed. If necessary, it can be permitted by reconfiguring the connector with "
                 "'tasks.max.enforce' set to false; however, this option will be removed in a future release of Kafka Connect."
             )
-        task_class = instance.connector.task_class()
-        class_name = f"{task_class.__module__}.{task_class.__qualname__}"
+        from ..plugins import class_name as display_name
+
+        class_name = display_name(instance.connector.task_class())
         result = []
         for cfg in configs:
             cfg = {str(k): str(v) for k, v in (cfg or {}).items()}

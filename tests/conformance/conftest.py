@@ -26,9 +26,6 @@ RECORDING = os.environ.get("CONFORMANCE_RECORD", "").lower() in ("1", "true", "y
 # Worker properties both sides get, beyond the defaults of OracleProcess/WorkerProcess.
 WORKER_PROPS = {"offset.flush.interval.ms": 500}
 
-pytestmark = pytest.mark.oracle
-
-
 def _wanted(name: str) -> bool:
     if MODE not in ("both", ORACLE, OURS):
         raise pytest.UsageError(f"CONFORMANCE_TARGETS must be both, oracle or ours; got {MODE!r}")

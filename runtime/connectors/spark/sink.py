@@ -171,9 +171,15 @@ class SparkSinkTask(SinkTask):
 
     def _commit_batch(self, records: list[SinkRecord]) -> None:
         state = self._log.refresh()
-        # Drop what the log already holds (redelivery after a rewind, or another task's commit).
-        fresh = [r for r in records
-                 if r.kafka_offset >= state.offsets.get(TopicPartition(r.topic, r.kafka_partition), -1)]
+        # Drop what the log already holds (another task's commit, a lagging group offset) and
+        # records delivered twice in this batch (the consumer re-fetches them after our seek).
+        fresh, seen = [], set()
+        for r in records:
+            key = (r.topic, r.kafka_partition, r.kafka_offset)
+            if key in seen or r.kafka_offset < state.offsets.get(TopicPartition(r.topic, r.kafka_partition), -1):
+                continue
+            seen.add(key)
+            fresh.append(r)
         next_offsets: dict[TopicPartition, int] = {}
         for r in records:
             tp = TopicPartition(r.topic, r.kafka_partition)

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -45,6 +46,7 @@ class AirflowHome:
         env = dict(self.env)
         for conn_id, url in connections.items():
             env[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps({"conn_type": "kafka_connect", "host": url})
+        started = time.monotonic()
         out = self.root / f"result-{dag_file}-{os.urandom(4).hex()}.json"
         proc = subprocess.run([sys.executable, str(RUNNER), str(self.dags / dag_file), json.dumps(conf), str(out)],
                               env=env, cwd=REPO, capture_output=True, text=True, timeout=timeout)
@@ -52,6 +54,8 @@ class AirflowHome:
             raise AssertionError(f"dag.test() crashed (exit {proc.returncode}):\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}")
         result = json.loads(out.read_text())
         result["log"] = proc.stdout[-20000:] + proc.stderr[-20000:]
+        result["seconds"] = round(time.monotonic() - started, 1)
+        print(f"dag.test({dag_file}) took {result['seconds']}s: {result['state']}")
         return result
 
 

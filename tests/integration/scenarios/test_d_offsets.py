@@ -293,3 +293,25 @@ def test_zombie_sink_task_blocks_offset_changes(api, kafka, name, out_file) -> N
     body = {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 1}}]}
     response = api.patch(f"/connectors/{name}/offsets", body)
     assert_error(response, 500, "zombie sink task")
+
+
+def test_offsets_with_clients_pointing_at_another_cluster(api, fresh_broker, name, out_file) -> None:
+    # 52, 53 variants: producer/consumer/admin overrides send a connector to another Kafka cluster, and
+    # its offsets are read from there
+    other = Kafka(fresh_broker.bootstrap_servers)
+    elsewhere = fresh_broker.bootstrap_servers
+    topic = other.create_topic(unique("other-cluster"), 2)
+    fill(other, topic, 2, 10)
+    sink = sink_config(topic, out_file, **PLAIN_JSON, **{"consumer.override.bootstrap.servers": elsewhere,
+                                                          "admin.override.bootstrap.servers": elsewhere})
+    api.create(name, sink)
+    sink_at(api, name, {(topic, p): 10 for p in range(2)})
+    assert other.group_offsets(f"connect-{name}") == {(topic, p): 10 for p in range(2)}
+
+    source = unique("other-src")
+    src_topic = other.create_topic(unique("other-src-topic"))
+    api.create(source, source_config(src_topic, tasks=2, messages_per_task=10, **{
+        "producer.override.bootstrap.servers": elsewhere, "admin.override.bootstrap.servers": elsewhere}))
+    api.wait_offsets(source, lambda o: source_offsets(o) == {f"{source}-0": 10, f"{source}-1": 10}, what="saved 10")
+    by_key = values_by_key(other.read_all(src_topic))
+    assert {k: len(v) for k, v in by_key.items()} == {f"{source}-0": 10, f"{source}-1": 10}

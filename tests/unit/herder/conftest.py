@@ -24,6 +24,8 @@ from tests.support.broker import unique
 WORKER_ID = "herder-test:8083"
 SOURCE = "SequenceSource"
 SINK = "RecordingSink"
+PLUGIN_FOLDER = Path(__file__).parent / "plugins"
+CUSTOM = "h8_custom_connectors"  # module in PLUGIN_FOLDER, reachable through plugin.path only
 
 
 @dataclass
@@ -41,12 +43,13 @@ def build_herder(bootstrap: str, folder: Path | None, extra: dict[str, str] | No
         "task.shutdown.graceful.timeout.ms": "3000",
         "rest.request.timeout.ms": "60000",
         "consumer.session.timeout.ms": "6000",
+        "plugin.path": str(PLUGIN_FOLDER),
         **(extra or {}),
     }
     if folder is not None:
         props["offset.storage.file.filename"] = str(folder / "connect.offsets")
     config = WorkerConfig(props)
-    plugins = Plugins()
+    plugins = Plugins(config.get_list("plugin.path"))
     statuses = StatusStore()
     offset_store = FileOffsetStore(config.offsets_file()) if folder is not None else MemoryOffsetStore()
     config_store = FileConfigStore(config.configs_file()) if folder is not None else MemoryConfigStore()

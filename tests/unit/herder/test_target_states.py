@@ -200,3 +200,29 @@ def test_created_paused_or_stopped_can_be_deleted(harness):
             h.connector_info(name)
         with pytest.raises(NotFound):
             h.connector_status(name)
+
+
+def test_config_edit_of_paused_connector_keeps_its_paused_tasks(harness):
+    """Reference: PUT config stops only the connector; tasks are regenerated on resume, so a PAUSED connector
+    keeps its (old) tasks, PAUSED (contract 2.1: "existing tasks stay allocated and go PAUSED")."""
+    h = harness.herder
+    name = new_name()
+    h.put_connector_config(name, source_config(name, tasks=2), False)
+    h.pause_connector(name)
+    h.put_connector_config(name, source_config(name, tasks=3), True)
+    assert states(h, name) == ("PAUSED", ["PAUSED", "PAUSED"])
+    assert len(h.connector_info(name)["tasks"]) == 2
+    h.resume_connector(name)
+    assert states(h, name) == ("RUNNING", ["RUNNING"] * 3)
+
+
+def test_identical_config_put_does_not_restart_tasks(harness):
+    """Reference (StandaloneHerder.updateConnectorTasks): tasks are replaced only when their configs change."""
+    h = harness.herder
+    name = new_name()
+    h.put_connector_config(name, source_config(name, tasks=2), False)
+    before = {i: harness.worker.tasks[(name, i)] for i in range(2)}
+    created, info = h.put_connector_config(name, source_config(name, tasks=2), True)
+    assert created is False and len(info["tasks"]) == 2
+    assert states(h, name) == ("RUNNING", ["RUNNING", "RUNNING"])
+    assert {i: harness.worker.tasks[(name, i)] for i in range(2)} == before

@@ -155,3 +155,30 @@ def test_offset_changes_refuse_unless_stopped_or_asked_to_stop(fake, make):
 def test_alter_offsets_validates_input():
     with pytest.raises(ValueError, match="non-empty list"):
         ConnectorAlterOffsetsOperator(task_id="a", connector_name="c", offsets="[]").execute({})
+
+
+def test_config_template_renders_from_json_file_with_params(tmp_path, fake):
+    from airflow.sdk import DAG
+
+    (tmp_path / "connector.json").write_text(
+        '{"connector.class": "SequenceSourceConnector", "topic": "{{ params.topic }}", "tasks.max": 2}')
+    with DAG("render", schedule=None, template_searchpath=[str(tmp_path)], params={"topic": "orders"}):
+        op = ConnectorCreateOperator(task_id="create", connector_name="{{ params.topic }}-src", config="connector.json")
+    op.render_template_fields({"params": {"topic": "orders"}})
+    assert op.connector_name == "orders-src"
+    assert load_config(op.config) == {"connector.class": "SequenceSourceConnector", "topic": "orders", "tasks.max": 2}
+    op.execute({})
+    assert fake.connectors["orders-src"]["config"]["topic"] == "orders"
+
+
+def test_secrets_never_reach_logs(fake, caplog, capsys):
+    secret = "pg-secret-77"
+    fake.fail_next = [httpx.Response(500, json={"error_code": 500, "message": f"cannot connect with {secret}"})] * 2 + [
+        httpx.Response(400, json={"error_code": 400, "message": f"bad password {secret}"})]
+    with caplog.at_level("DEBUG"):
+        with pytest.raises(ConnectApiError) as info:
+            create().execute({})
+    out = capsys.readouterr()
+    assert secret not in str(info.value)
+    assert secret not in caplog.text and secret not in out.out and secret not in out.err
+    assert "HTTP 500" in caplog.text + out.out + out.err  # the retries were logged, just not the secret

@@ -1,0 +1,294 @@
+"""Connector configs, task configs, target states and cluster records in the config topic (contract 3.1).
+
+Record formats and the KIP-915 reading rules come from `config_codec`; this module adds the records a
+distributed worker needs beyond a snapshot (restart requests, task-count records, the session key,
+cluster logger levels), the writes in the reference's order, and a listener the distributed herder
+implements to hear about changes. Listeners are called on the reader thread, only after `start()`
+has replayed the topic (historic records build state, they are not events), and must not block.
+"""
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from .base import ConfigStore
+from .config_codec import (
+    COMMIT_PREFIX, CONNECTOR_PREFIX, LOGGER_CLUSTER_PREFIX, RESTART_PREFIX, SESSION_KEY, TARGET_STATE_PREFIX,
+    TASKS_FENCING_PREFIX, ConfigSnapshot, ConnectorState, apply_record, commit_record, connector_record,
+    parse_target_state, target_state_record, task_record,
+)
+from .kafka_log import KafkaBasedLog, TopicSpec
+from .states import TargetState
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RestartRequest:
+    connector: str
+    only_failed: bool = False
+    include_tasks: bool = False
+
+
+@dataclass(frozen=True)
+class SessionKey:
+    key: str  # base64, as stored
+    algorithm: str
+    creation_timestamp: int
+
+
+@dataclass
+class ClusterConfig:
+    """Everything read from the config topic so far."""
+
+    connectors: dict[str, ConnectorState] = field(default_factory=dict)
+    inconsistent: set[str] = field(default_factory=set)
+    task_count_records: dict[str, int] = field(default_factory=dict)
+    session_key: SessionKey | None = None
+    logger_levels: dict[str, str] = field(default_factory=dict)
+    offset: int = -1  # offset of the last record applied (the reference's "config offset")
+
+
+class ConfigUpdateListener:
+    """What the distributed herder hears from the config topic; every method defaults to doing nothing."""
+
+    def on_connector_config_update(self, connector: str) -> None: ...
+    def on_connector_config_remove(self, connector: str) -> None: ...
+    def on_task_config_update(self, connector: str, task_ids: list[int]) -> None: ...
+    def on_target_state_change(self, connector: str, state: TargetState) -> None: ...
+    def on_restart_request(self, request: RestartRequest) -> None: ...
+    def on_session_key_update(self, key: SessionKey) -> None: ...
+    def on_logger_level(self, namespace: str, level: str) -> None: ...
+
+
+# ---- records the codec does not cover (extend config_codec with these when convenient) ------------
+
+def restart_record(request: RestartRequest) -> tuple[str, dict[str, Any]]:
+    return RESTART_PREFIX + request.connector, {"include-tasks": request.include_tasks, "only-failed": request.only_failed}
+
+
+def task_count_record(connector: str, count: int) -> tuple[str, dict[str, Any]]:
+    return TASKS_FENCING_PREFIX + connector, {"task-count": count}
+
+
+def session_key_record(key: SessionKey) -> tuple[str, dict[str, Any]]:
+    return SESSION_KEY, {"key": key.key, "algorithm": key.algorithm, "creation-timestamp": key.creation_timestamp}
+
+
+def logger_level_record(namespace: str, level: str) -> tuple[str, dict[str, Any]]:
+    return LOGGER_CLUSTER_PREFIX + namespace, {"level": level}
+
+
+def parse_restart(key: str, value: Any) -> RestartRequest | None:
+    if not isinstance(value, dict):
+        log.error("Ignoring restart request record %s with invalid value %r", key, value)
+        return None
+    flags = {}
+    for name in ("include-tasks", "only-failed"):
+        raw = value.get(name)
+        if not isinstance(raw, bool):
+            log.warning("Invalid data for restart request '%s' field should be a Boolean but is %r; defaulting to false",
+                        name, raw)
+            raw = False
+        flags[name] = raw
+    return RestartRequest(key[len(RESTART_PREFIX):], flags["only-failed"], flags["include-tasks"])
+
+
+def parse_session_key(value: Any) -> SessionKey | None:
+    if not isinstance(value, dict):
+        return None
+    key, algorithm, created = value.get("key"), value.get("algorithm"), value.get("creation-timestamp")
+    if not isinstance(key, str) or not isinstance(algorithm, str) or not isinstance(created, int) or isinstance(created, bool):
+        return None
+    return SessionKey(key, algorithm, created)
+
+
+def encode_value(value: Any) -> bytes | None:
+    return None if value is None else orjson.dumps(value)
+
+
+class KafkaConfigStore(ConfigStore):
+    """The config topic (1 partition) as a ConfigStore plus the distributed herder's extra records."""
+
+    def __init__(self, spec: TopicSpec, client_config: dict[str, str], *,
+                 listener: ConfigUpdateListener | None = None, read_strategy: str = "watermark",
+                 read_timeout_s: float = 30.0, **log_options: Any) -> None:
+        self.listener = listener or ConfigUpdateListener()
+        self._lock = threading.RLock()
+        self._snapshot = ConfigSnapshot()
+        self._cluster = ClusterConfig()
+        self._started = False
+        self._read_timeout_s = read_timeout_s
+        spec = TopicSpec(spec.name, 1, spec.replication_factor, spec.setting or "config.storage.topic",
+                         "connector configurations", single_partition=True)
+        self.log = KafkaBasedLog(spec, client_config, self._on_record, read_strategy=read_strategy, **log_options)
+
+    # ---- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.log.start(self._read_timeout_s)
+        with self._lock:
+            self._started = True  # from now on records are events for the listener
+
+    def stop(self) -> None:
+        self.log.stop()
+
+    # ---- ConfigStore ---------------------------------------------------------------------------
+
+    def load(self) -> dict[str, ConnectorState]:
+        return self.snapshot().connectors
+
+    def save(self, name: str, state: ConnectorState | None) -> None:
+        """Write what differs from the stored state, in the reference's order; durable and visible on return."""
+        current = self.snapshot().connectors.get(name)
+        if state is None:
+            if current is not None:
+                self.remove_connector_config(name)
+            return
+        if current is None:
+            initial = None if state.target_state is TargetState.STARTED else state.target_state
+            self.put_connector_config(name, state.config, initial)
+            if state.task_configs:
+                self.put_task_configs(name, state.task_configs)
+            return
+        if state.config != current.config:
+            self.put_connector_config(name, state.config)
+        if state.task_configs != current.task_configs:
+            self.put_task_configs(name, state.task_configs)
+        if state.target_state is not current.target_state:
+            self.put_target_state(name, state.target_state)
+
+    # ---- writes (each returns once acknowledged and read back) ---------------------------------
+
+    def put_connector_config(self, name: str, config: dict[str, str], target_state: TargetState | None = None) -> None:
+        records = [target_state_record(name, target_state)] if target_state is not None else []
+        records.append(connector_record(name, config))
+        self._write(records)
+
+    def remove_connector_config(self, name: str) -> None:
+        self._write([connector_record(name, None), target_state_record(name, None)])
+
+    def put_task_configs(self, name: str, task_configs: list[dict[str, str]]) -> None:
+        self._write([*(task_record(name, i, c) for i, c in enumerate(task_configs)), commit_record(name, len(task_configs))])
+
+    def put_target_state(self, name: str, state: TargetState) -> None:
+        self._write([target_state_record(name, state)])
+
+    def put_restart_request(self, request: RestartRequest) -> None:
+        self._write([restart_record(request)])
+
+    def put_task_count_record(self, name: str, count: int) -> None:
+        self._write([task_count_record(name, count)])
+
+    def put_session_key(self, key: SessionKey) -> None:
+        self._write([session_key_record(key)])
+
+    def put_logger_level(self, namespace: str, level: str) -> None:
+        self._write([logger_level_record(namespace, level)])
+
+    def _write(self, records: list[tuple[str, Any]]) -> None:
+        raw = [(key.encode("utf-8"), encode_value(value)) for key, value in records]
+        positions = self.log.send(raw, self._read_timeout_s)
+        self.log.wait_until_consumed(positions, self._read_timeout_s)
+
+    def refresh(self) -> None:
+        """Read the topic to its end (records other workers wrote)."""
+        self.log.read_to_end(self._read_timeout_s)
+
+    # ---- reads ---------------------------------------------------------------------------------
+
+    def snapshot(self) -> ClusterConfig:
+        with self._lock:
+            cluster = copy.deepcopy(self._cluster)
+            cluster.connectors = copy.deepcopy(self._snapshot.connectors)
+            cluster.inconsistent = set(self._snapshot.inconsistent)
+            return cluster
+
+    def _on_record(self, raw_key: bytes | None, raw_value: bytes | None, partition: int, offset: int) -> None:
+        try:
+            key = raw_key.decode("utf-8") if raw_key is not None else None
+        except UnicodeDecodeError:
+            key = None
+        if key is None:
+            log.error("Discarding config update record with invalid key: %r", raw_key)
+            return
+        value: Any = None
+        if raw_value is not None:
+            try:
+                value = orjson.loads(raw_value)
+            except orjson.JSONDecodeError:
+                log.error("Failed to convert config data to Kafka Connect format for record %s; ignoring it", key)
+                return
+        with self._lock:
+            self._cluster.offset = offset
+            events = self._apply(key, value)
+            started = self._started
+        if started:
+            for event in events:
+                try:
+                    event()
+                except Exception:  # noqa: BLE001 - a failing listener must not stop the reader
+                    log.exception("Config update listener failed on record %s", key)
+
+    def _apply(self, key: str, value: Any) -> list:
+        """Update state from one record; return the listener calls it implies (made after the lock)."""
+        listener = self.listener
+        if key.startswith(TARGET_STATE_PREFIX):
+            name = key[len(TARGET_STATE_PREFIX):]
+            apply_record(self._snapshot, key, value)
+            # a removed target state is announced by the connector's removal, as in the reference; a state
+            # written before its connector (creation with an initial state) is announced too
+            state = parse_target_state(value) if value is not None else None
+            return [lambda: listener.on_target_state_change(name, state)] if state is not None else []
+        if key.startswith(CONNECTOR_PREFIX):
+            name = key[len(CONNECTOR_PREFIX):]
+            existed = name in self._snapshot.connectors
+            apply_record(self._snapshot, key, value)
+            if value is None:
+                self._cluster.task_count_records.pop(name, None)
+                return [lambda: listener.on_connector_config_remove(name)] if existed else []
+            if name in self._snapshot.connectors:
+                return [lambda: listener.on_connector_config_update(name)]
+            return []
+        if key.startswith(COMMIT_PREFIX):
+            name = key[len(COMMIT_PREFIX):]
+            apply_record(self._snapshot, key, value)
+            count = value.get("tasks") if isinstance(value, dict) else None
+            valid = isinstance(count, int) and not isinstance(count, bool) and count >= 0
+            if valid and name in self._snapshot.connectors and name not in self._snapshot.inconsistent:
+                ids = list(range(count))
+                return [lambda: listener.on_task_config_update(name, ids)]
+            return []
+        if key.startswith(RESTART_PREFIX):
+            request = parse_restart(key, value) if value is not None else None
+            return [lambda: listener.on_restart_request(request)] if request is not None else []
+        if key.startswith(TASKS_FENCING_PREFIX):
+            name = key[len(TASKS_FENCING_PREFIX):]
+            count = value.get("task-count") if isinstance(value, dict) else None
+            if isinstance(count, int) and not isinstance(count, bool):
+                self._cluster.task_count_records[name] = count
+            elif value is not None:
+                log.error("Ignoring task count record %s with invalid value %r", key, value)
+            return []
+        if key == SESSION_KEY:
+            session = parse_session_key(value)
+            if session is None:
+                log.error("Ignoring session key record with invalid value %r", value)
+                return []
+            self._cluster.session_key = session
+            return [lambda: listener.on_session_key_update(session)]
+        if key.startswith(LOGGER_CLUSTER_PREFIX):
+            namespace = key[len(LOGGER_CLUSTER_PREFIX):]
+            level = value.get("level") if isinstance(value, dict) else None
+            if not isinstance(level, str):
+                log.error("Ignoring logger level record %s with invalid value %r", key, value)
+                return []
+            self._cluster.logger_levels[namespace] = level
+            return [lambda: listener.on_logger_level(namespace, level)]
+        apply_record(self._snapshot, key, value)  # task- records are buffered; unknown keys are logged
+        return []

@@ -1,0 +1,208 @@
+"""Connector, task and topic statuses in the status topic (contract 3.2), as KafkaStatusBackingStore keeps them.
+
+Writes are asynchronous, as in the reference (a status update must never block a task thread on the
+broker), but this worker's own writes show in its cache at once, so a state change is visible as soon
+as the request that caused it returns. While an own write of a key is in flight, records of that key
+read from the topic are older than it and are not applied; once acknowledged, records before its
+offset are skipped. Reader rules (section 3.2): a tombstone removes the entry (a connector tombstone
+its tasks too); a task UNASSIGNED does not replace a RUNNING status of the same or a newer generation;
+`put_*_safe` (UNASSIGNED/FAILED reports) skip the write when the cache holds another worker's status of
+a newer generation.
+"""
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any
+
+from confluent_kafka import KafkaError
+
+from .base import InstanceStatus, StatusStore
+from .kafka_log import KafkaBasedLog, TopicSpec
+from .states import State
+from .status_codec import (
+    CONNECTOR_STATUS_PREFIX, TASK_STATUS_PREFIX, TOPIC_STATUS_PREFIX, TopicStatus, connector_key, decode_status,
+    decode_topic_status, encode_status, encode_topic_status, parse_task_key, parse_topic_key, task_key, topic_key,
+)
+
+log = logging.getLogger(__name__)
+
+
+class KafkaStatusStore(StatusStore):
+    def __init__(self, spec: TopicSpec, client_config: dict[str, str], *, read_strategy: str = "watermark",
+                 read_timeout_s: float = 30.0, **log_options: Any) -> None:
+        super().__init__()
+        self._topics: dict[str, dict[str, TopicStatus]] = {}  # connector -> topic -> status
+        self._inflight: Counter[str] = Counter()
+        self._acked: dict[str, int] = {}  # key -> offset of this worker's latest acknowledged write
+        self._read_timeout_s = read_timeout_s
+        spec = TopicSpec(spec.name, spec.partitions, spec.replication_factor, spec.setting or "status.storage.topic",
+                         "connector and task statuses")
+        self.log = KafkaBasedLog(spec, client_config, self._on_record, read_strategy=read_strategy, **log_options)
+
+    def start(self) -> None:
+        self.log.start(self._read_timeout_s)
+
+    def stop(self) -> None:
+        self.log.stop()
+
+    def flush(self, timeout_s: float = 30.0) -> None:
+        """Wait until every status written so far is acknowledged."""
+        self.log.flush(timeout_s)
+
+    def refresh(self) -> None:
+        """Read the topic to its end (statuses other workers wrote)."""
+        self.log.read_to_end(self._read_timeout_s)
+
+    # ---- writes --------------------------------------------------------------------------------
+
+    def put_connector(self, name: str, status: InstanceStatus) -> None:
+        self._send(connector_key(name), encode_status(status), lambda: self._set_connector(name, status))
+
+    def put_task(self, name: str, index: int, status: InstanceStatus) -> None:
+        self._send(task_key(name, index), encode_status(status), lambda: self._set_task(name, index, status))
+
+    def put_connector_safe(self, name: str, status: InstanceStatus) -> None:
+        with self._lock:
+            if not _can_write_safely(self._connectors.get(name), status):
+                return
+        self.put_connector(name, status)
+
+    def put_task_safe(self, name: str, index: int, status: InstanceStatus) -> None:
+        with self._lock:
+            if not _can_write_safely(self._tasks.get((name, index)), status):
+                return
+        self.put_task(name, index, status)
+
+    def remove_task(self, name: str, index: int) -> None:
+        self._send(task_key(name, index), None, lambda: self._tasks.pop((name, index), None))
+
+    def remove_connector(self, name: str) -> None:
+        """Tombstones for the connector and each of its tasks (the reference's DESTROYED)."""
+        for index in sorted(self.tasks(name)):
+            self.remove_task(name, index)
+        self._send(connector_key(name), None, lambda: self._drop_connector(name))
+
+    def put_topic(self, status: TopicStatus) -> None:
+        self._send(topic_key(status.connector, status.topic), encode_topic_status(status),
+                   lambda: self._topics.setdefault(status.connector, {}).__setitem__(status.topic, status))
+
+    def delete_topic(self, connector: str, topic: str) -> None:
+        self._send(topic_key(connector, topic), None, lambda: self._topics.get(connector, {}).pop(topic, None))
+
+    def _send(self, key: str, value: bytes | None, update_cache) -> None:
+        with self._lock:
+            update_cache()
+            self._inflight[key] += 1
+
+        def delivered(err: KafkaError | None, partition: int, offset: int) -> None:
+            with self._lock:
+                self._inflight[key] -= 1
+                if self._inflight[key] <= 0:
+                    del self._inflight[key]
+                if err is None:
+                    self._acked[key] = max(offset, self._acked.get(key, -1))
+            if err is not None:
+                log.error("Failed to write status update %s: %s", key, err.str())
+
+        self.log.send_async(key.encode("utf-8"), value, delivered)
+
+    # ---- reads ---------------------------------------------------------------------------------
+
+    def topic(self, connector: str, topic: str) -> TopicStatus | None:
+        with self._lock:
+            return self._topics.get(connector, {}).get(topic)
+
+    def topics(self, connector: str) -> list[TopicStatus]:
+        with self._lock:
+            return list(self._topics.get(connector, {}).values())
+
+    def connectors(self) -> set[str]:
+        with self._lock:
+            return set(self._connectors)
+
+    def _on_record(self, raw_key: bytes | None, raw_value: bytes | None, partition: int, offset: int) -> None:
+        try:
+            key = raw_key.decode("utf-8") if raw_key is not None else ""
+        except UnicodeDecodeError:
+            key = ""
+        with self._lock:
+            if self._inflight.get(key) or offset < self._acked.get(key, -1):
+                return  # this worker has already written a newer value of the key
+            if key.startswith(CONNECTOR_STATUS_PREFIX):
+                self._read_connector(key, raw_value)
+            elif key.startswith(TASK_STATUS_PREFIX):
+                self._read_task(key, raw_value)
+            elif key.startswith(TOPIC_STATUS_PREFIX):
+                self._read_topic(key, raw_value)
+            else:
+                log.warning("Discarding record with invalid key %s", key or raw_key)
+
+    def _read_connector(self, key: str, raw: bytes | None) -> None:
+        name = key[len(CONNECTOR_STATUS_PREFIX):]
+        if not name:
+            log.warning("Discarding record with invalid connector status key %s", key)
+            return
+        if raw is None:
+            self._drop_connector(name)
+            return
+        status = decode_status(key, raw)
+        if status is not None:
+            self._connectors[name] = status
+
+    def _read_task(self, key: str, raw: bytes | None) -> None:
+        parsed = parse_task_key(key)
+        if parsed is None:
+            log.warning("Discarding record with invalid task status key %s", key)
+            return
+        if raw is None:
+            self._tasks.pop(parsed, None)
+            return
+        status = decode_status(key, raw)
+        if status is None:
+            log.warning("Failed to parse task status with key %s", key)
+            return
+        previous = self._tasks.get(parsed)
+        if (status.state is State.UNASSIGNED and previous is not None and previous.state is State.RUNNING
+                and previous.generation >= status.generation):
+            log.debug("Ignoring stale status %s in favour of %s", status, previous)
+            return
+        self._tasks[parsed] = status
+
+    def _read_topic(self, key: str, raw: bytes | None) -> None:
+        parsed = parse_topic_key(key)
+        if parsed is None:
+            log.warning("Discarding record with invalid topic status key %s", key)
+            return
+        topic, connector = parsed
+        if raw is None:
+            self._topics.get(connector, {}).pop(topic, None)
+            return
+        status = decode_topic_status(key, raw)
+        if status is None:
+            log.warning("Failed to parse topic status with key %s", key)
+            return
+        self._topics.setdefault(connector, {})[topic] = status
+
+    # ---- cache updates (lock held) -------------------------------------------------------------
+
+    def _set_connector(self, name: str, status: InstanceStatus) -> None:
+        if status.state is State.DESTROYED:  # written as a tombstone
+            self._drop_connector(name)
+        else:
+            self._connectors[name] = status
+
+    def _set_task(self, name: str, index: int, status: InstanceStatus) -> None:
+        if status.state is State.DESTROYED:
+            self._tasks.pop((name, index), None)
+        else:
+            self._tasks[(name, index)] = status
+
+    def _drop_connector(self, name: str) -> None:
+        self._connectors.pop(name, None)
+        for key in [k for k in self._tasks if k[0] == name]:
+            del self._tasks[key]
+
+
+def _can_write_safely(current: InstanceStatus | None, status: InstanceStatus) -> bool:
+    return current is None or current.worker_id == status.worker_id or current.generation <= status.generation

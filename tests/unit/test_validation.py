@@ -1,0 +1,194 @@
+"""Connector config validation (contract sections 1.4, 1.7, 1.8, 4 scenarios 4/13/14/15/23/24, section 0)."""
+from __future__ import annotations
+
+import pytest
+
+from runtime.connectors.testing import RECORDING_CONFIG_DEF, SEQUENCE_CONFIG_DEF
+from runtime.herder.errors import BadRequest
+from runtime.herder.validation import NULL_VALUE_MESSAGE, error_messages, invalid_config_message, validate_connector_config
+from runtime.plugins import Plugins
+
+SOURCE_FRAMEWORK_KEYS = {
+    "name", "connector.class", "tasks.max", "tasks.max.enforce", "key.converter", "value.converter", "header.converter",
+    "transforms", "predicates", "config.action.reload", "errors.retry.timeout", "errors.retry.delay.max.ms",
+    "errors.tolerance", "errors.log.enable", "errors.log.include.messages", "topic.creation.groups",
+    "exactly.once.support", "transaction.boundary", "transaction.boundary.interval.ms", "offsets.storage.topic",
+}
+SINK_FRAMEWORK_KEYS = {
+    "name", "connector.class", "tasks.max", "tasks.max.enforce", "key.converter", "value.converter", "header.converter",
+    "transforms", "predicates", "config.action.reload", "errors.retry.timeout", "errors.retry.delay.max.ms",
+    "errors.tolerance", "errors.log.enable", "errors.log.include.messages", "topics", "topics.regex",
+    "errors.deadletterqueue.topic.name", "errors.deadletterqueue.topic.replication.factor",
+    "errors.deadletterqueue.context.headers.enable",
+}
+
+
+@pytest.fixture(scope="module")
+def plugins() -> Plugins:
+    return Plugins()
+
+
+def source(**extra):
+    config = {"name": "src", "connector.class": "SequenceSource", "tasks.max": "1", "topic": "t"}
+    config.update(extra)
+    return {k: v for k, v in config.items() if v is not ...}
+
+
+def sink(**extra):
+    config = {"name": "snk", "connector.class": "RecordingSink", "tasks.max": "1", "topics": "t", "output.file": "/tmp/x"}
+    config.update(extra)
+    return {k: v for k, v in config.items() if v is not ...}
+
+
+def errors_by_key(infos) -> dict[str, list[str]]:
+    return {c["value"]["name"]: c["value"]["errors"] for c in infos["configs"] if c["value"] and c["value"]["errors"]}
+
+
+def definition_names(infos) -> set[str]:
+    return {c["definition"]["name"] for c in infos["configs"] if c["definition"]}
+
+
+def test_valid_source_lists_framework_and_own_keys(plugins):
+    infos = validate_connector_config(plugins, source())
+    assert infos["error_count"] == 0
+    assert infos["name"] == "SequenceSource"
+    assert definition_names(infos) == SOURCE_FRAMEWORK_KEYS | set(SEQUENCE_CONFIG_DEF.names())
+    assert "Common" in infos["groups"]
+
+
+def test_valid_sink_lists_framework_and_own_keys(plugins):
+    infos = validate_connector_config(plugins, sink())
+    assert infos["error_count"] == 0
+    assert definition_names(infos) == SINK_FRAMEWORK_KEYS | set(RECORDING_CONFIG_DEF.names())
+
+
+@pytest.mark.parametrize("topics, regex", [(..., ...), ("", ""), ("a,b", "a.*")])
+def test_sink_needs_exactly_one_of_topics_and_regex(plugins, topics, regex):
+    infos = validate_connector_config(plugins, sink(topics=topics, **{"topics.regex": regex}))
+    assert infos["error_count"] == 2
+    by_key = errors_by_key(infos)
+    assert set(by_key) == {"topics", "topics.regex"}
+    assert by_key["topics"] == by_key["topics.regex"]
+
+
+@pytest.mark.parametrize("extra", [{"topics": "a,dlq"}, {"topics": ..., "topics.regex": "d.*"}])
+def test_dlq_topic_may_not_be_consumed(plugins, extra):
+    infos = validate_connector_config(plugins, sink(**{"errors.deadletterqueue.topic.name": "dlq"}, **extra))
+    assert infos["error_count"] == 1
+    assert list(errors_by_key(infos)) == ["errors.deadletterqueue.topic.name"]
+
+
+def test_null_value_is_an_error(plugins):
+    infos = validate_connector_config(plugins, source(extra=None))
+    assert infos["error_count"] == 1
+    assert errors_by_key(infos) == {"extra": [NULL_VALUE_MESSAGE]}
+    assert NULL_VALUE_MESSAGE == "Null value can not be supplied as the configuration value."
+
+
+def test_empty_name_is_a_validation_error(plugins):
+    infos = validate_connector_config(plugins, source(name=""))
+    assert errors_by_key(infos) == {"name": ["Invalid value  for configuration name: String may not be empty"]}
+
+
+def test_name_with_control_characters_is_a_validation_error(plugins):
+    infos = validate_connector_config(plugins, source(name="a\tb\x7f"))
+    (message,) = errors_by_key(infos)["name"]
+    assert message.endswith("String may not contain control sequences but had the following ASCII chars: 9, 127")
+    assert message.startswith("Invalid value a\tb\x7f for configuration name: ")
+
+
+def test_framework_and_own_errors_are_counted(plugins):
+    infos = validate_connector_config(plugins, source(**{"tasks.max": "0", "topic": ..., "errors.tolerance": "some"}))
+    by_key = errors_by_key(infos)
+    assert set(by_key) == {"tasks.max", "topic", "errors.tolerance"}
+    assert infos["error_count"] == 3
+    assert by_key["tasks.max"] == ["Invalid value 0 for configuration tasks.max: Value must be at least 1"]
+    assert by_key["topic"] == ['Missing required configuration "topic" which has no default value.']
+
+
+def test_unknown_converter_class_is_one_error(plugins):
+    infos = validate_connector_config(plugins, source(**{"key.converter": "no.such.Converter"}))
+    assert infos["error_count"] == 1
+    assert list(errors_by_key(infos)) == ["key.converter"]
+
+
+def test_java_converter_names_are_accepted(plugins):
+    infos = validate_connector_config(plugins, source(**{
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter"}))
+    assert infos["error_count"] == 0
+
+
+def test_invalid_config_message_format(plugins):
+    infos = validate_connector_config(plugins, source(**{"tasks.max": "0", "topic": ...}))
+    assert invalid_config_message(infos) == (
+        "Connector configuration is invalid and contains the following 2 error(s):\n"
+        "Invalid value 0 for configuration tasks.max: Value must be at least 1\n"
+        'Missing required configuration "topic" which has no default value.\n'
+        "You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`")
+    assert error_messages(infos) == invalid_config_message(infos).split("\n")[1:-1]
+
+
+@pytest.mark.parametrize("cls", [..., None, "", "  "])
+def test_missing_connector_class_is_a_bad_request(plugins, cls):
+    with pytest.raises(BadRequest) as info:
+        validate_connector_config(plugins, source(**{"connector.class": cls}))
+    assert info.value.status == 400
+    assert "contains no connector type" in info.value.message
+
+
+def test_unknown_connector_class_names_the_available_connectors(plugins):
+    with pytest.raises(BadRequest) as info:
+        validate_connector_config(plugins, source(**{"connector.class": "com.example.Nope"}))
+    message = info.value.message
+    assert "com.example.Nope" in message
+    for available in ("runtime.connectors.testing.SequenceSourceConnector",
+                      "runtime.connectors.testing.RecordingSinkConnector",
+                      "runtime.connectors.file.FileStreamSourceConnector"):
+        assert available in message
+
+
+# ---- through the herder: a config that does not validate creates nothing ------------------------------------
+
+@pytest.fixture
+def herder(plugins):
+    """A herder on memory stores: validation fails before any Kafka client is made, so no broker is needed."""
+    from runtime.herder.standalone import StandaloneHerder
+    from runtime.storage.base import StatusStore
+    from runtime.storage.files import MemoryConfigStore, MemoryOffsetStore
+    from runtime.worker.offsets import OffsetsManager
+    from runtime.worker.worker import Worker
+    from runtime.worker_config import WorkerConfig
+
+    config = WorkerConfig({"bootstrap.servers": "127.0.0.1:9"})
+    offsets, statuses = MemoryOffsetStore(), StatusStore()
+    worker = Worker(config, plugins, offsets, statuses, "w:1")
+    h = StandaloneHerder(config, plugins, worker, MemoryConfigStore(), statuses, OffsetsManager(config, offsets),
+                         "w:1", None)
+    h.start()
+    yield h
+    h.stop()
+
+
+@pytest.mark.parametrize("config, fragment", [
+    (source(extra=None), "contains the following 1 error(s):\n" + NULL_VALUE_MESSAGE),
+    (source(**{"connector.class": "com.example.Nope"}), "available connectors are:"),
+    (source(name=""), "Invalid value  for configuration name: String may not be empty"),
+    (sink(topics=...), "contains the following 2 error(s):"),
+])
+def test_invalid_create_is_a_bad_request_and_creates_nothing(herder, config, fragment):
+    with pytest.raises(BadRequest) as info:
+        herder.put_connector_config(config["name"], config, False)
+    assert fragment in info.value.message
+    assert herder.connector_names() == []
+
+
+def test_invalid_update_keeps_the_old_config(herder):
+    herder.put_connector_config("src", source(), False, "STOPPED")
+    with pytest.raises(BadRequest):
+        herder.put_connector_config("src", source(**{"connector.class": "Nope"}), True)
+    with pytest.raises(BadRequest):
+        herder.patch_connector_config("src", {"tasks.max": "0"})
+    assert herder.connector_config("src") == source()
+    assert herder.connector_status("src")["connector"]["state"] == "STOPPED"
