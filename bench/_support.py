@@ -65,12 +65,14 @@ def _produce(producer: Producer, topic: str, value: bytes | None, key: bytes | N
             producer.poll(0.05)  # queue full: let deliveries drain
 
 
-def raw_sequence_producer(bootstrap: str, topic: str, n: int, task_key: str, schemas_enable: bool) -> float:
+def raw_sequence_producer(bootstrap: str, topic: str, n: int, task_key: str, schemas_enable: bool) -> tuple[float, float]:
     """Produce what SequenceSource task 0 would (same dicts, same converter, same producer settings),
-    converting each record as the worker must; return seconds from the first produce to the end of flush."""
+    converting each record as the worker must. Returns (seconds from the first produce to the end of
+    flush, CPU seconds this process spent meanwhile, librdkafka's threads included)."""
     key_conv, value_conv = json_converters(schemas_enable)
     producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_DEFAULTS})
     key_from, value_from, produce, poll = key_conv.from_connect_data, value_conv.from_connect_data, producer.produce, producer.poll
+    cpu0 = cpu_seconds()
     started = time.perf_counter()
     for n0 in range(0, n, 1000):  # polls once per 1000 records, as the worker does once per batch
         for seqno in range(n0, min(n0 + 1000, n)):
@@ -83,9 +85,10 @@ def raw_sequence_producer(bootstrap: str, topic: str, n: int, task_key: str, sch
         poll(0)
     remaining = producer.flush(120)
     elapsed = time.perf_counter() - started
+    cpu = cpu_seconds() - cpu0
     if remaining:
         raise RuntimeError(f"raw producer: {remaining} records not delivered")
-    return elapsed
+    return elapsed, cpu
 
 
 def prefill(bootstrap: str, topic: str, n: int, schemas_enable: bool, key: str = "prefill-0") -> None:
@@ -118,10 +121,10 @@ def prefill_lines(bootstrap: str, topic: str, path: Path) -> int:
 
 
 def raw_recording_consumer(bootstrap: str, topic: str, n: int, out_path: Path, schemas_enable: bool,
-                           group: str, session_timeout_ms: int) -> tuple[float, float]:
+                           group: str, session_timeout_ms: int) -> tuple[float, float, float]:
     """A consumer loop that does RecordingSink's job: convert with JsonConverter, write the same JSON lines.
     Same client settings and batch size as the worker. Returns (seconds from subscribe to the N-th line
-    written, seconds from the first record received to the N-th line written)."""
+    written, seconds from the first record received to the N-th line written, CPU seconds spent)."""
     key_conv, value_conv = json_converters(schemas_enable)
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, **CONSUMER_DEFAULTS,
                          "session.timeout.ms": str(session_timeout_ms)})
@@ -129,6 +132,7 @@ def raw_recording_consumer(bootstrap: str, topic: str, n: int, out_path: Path, s
     fd = os.open(out_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     seen = 0
     first: float | None = None
+    cpu0 = cpu_seconds()
     started = time.perf_counter()
     try:
         consumer.subscribe([topic])
@@ -151,11 +155,12 @@ def raw_recording_consumer(bootstrap: str, topic: str, n: int, out_path: Path, s
             os.write(fd, b"".join(lines))
             seen += len(lines)
         done = time.perf_counter()
+        cpu = cpu_seconds() - cpu0
     finally:
         os.close(fd)
         consumer.close()
     assert first is not None
-    return done - started, done - first
+    return done - started, done - first, cpu
 
 
 def record_timestamps_ms(bootstrap: str, topic: str, offsets: list[int], partition: int = 0) -> list[int]:
@@ -257,3 +262,13 @@ def rss_mb(pid: int) -> float:
 
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def cpu_seconds(pid: int | None = None) -> float:
+    """User + system CPU time of a process (all its threads; not its children)."""
+    times = psutil.Process(pid).cpu_times()
+    return times.user + times.system
+
+
+def load_average() -> float:
+    return os.getloadavg()[0]

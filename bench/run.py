@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import shutil
 import sys
@@ -22,7 +23,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -96,80 +97,129 @@ def running(url: str, name: str) -> bool:
         t["state"] == "RUNNING" for t in tasks)
 
 
+# ---- one side of a comparison, run several times ------------------------------------------------
+
+Metrics = dict[str, float]  # "total" and "stream" in records/s, "cpu" in records per CPU-second
+
+
+def best_of(runs: list[Metrics]) -> Metrics:
+    """Best of the repetitions, per metric: the run least disturbed by other load on the machine."""
+    return {k: max(r[k] for r in runs) for k in runs[0]}
+
+
+def compare(repeat: int, ours: Callable[[int], Metrics], baseline: Callable[[int], Metrics]) -> tuple[Metrics, Metrics]:
+    """Alternate the two sides (baseline first on even rounds, ours first on odd) so that drift in the
+    machine's load or the broker's state does not favour one."""
+    our_runs: list[Metrics] = []
+    base_runs: list[Metrics] = []
+    for i in range(repeat):
+        order = [(baseline, base_runs), (ours, our_runs)]
+        for fn, runs in (order if i % 2 == 0 else order[::-1]):
+            runs.append(fn(i))
+    return best_of(our_runs), best_of(base_runs)
+
+
+def rows_for(label: str, unit: str, ours: Metrics, base: Metrics | None, base_name: str, target: float,
+             spans: tuple[str, str], notes: tuple[str, str] = ("", "")) -> list[Row]:
+    b = base or {}
+    return [
+        Row(f"{label}, {spans[0]}", unit, ours["total"], b.get("total"), base_name, target, notes[0]),
+        Row(f"{label}, {spans[1]}", unit, ours["stream"], b.get("stream"), base_name, target, notes[1]),
+        Row(f"{label}, per CPU-second", f"{unit.split('/')[0]}/cpu-s", ours["cpu"], b.get("cpu"), base_name, target,
+            "CPU time of the worker process vs the baseline's; steadier than wall-clock on a busy machine"),
+    ]
+
+
 # ---- (a) source --------------------------------------------------------------------------------
 
-def bench_sequence_source(bootstrap: str, worker: WorkerProcess, n: int, schemas_enable: bool) -> list[Row]:
-    name = s.unique("seq")
-    raw_topic, our_topic = f"{name}-raw", f"{name}-ours"
-    s.create_topic(bootstrap, raw_topic)
-    s.create_topic(bootstrap, our_topic)
-    task_key = f"{name}-0"  # SequenceSource keys records with its task id
-
-    log(f"(a) raw producer loop: {n} records")
-    raw_s = s.raw_sequence_producer(bootstrap, raw_topic, n, task_key, schemas_enable)
-    raw_first, raw_last = s.record_timestamps_ms(bootstrap, raw_topic, [0, n - 1])
-
-    log(f"(a) SequenceSource: {n} records")
-    config = {
-        "connector.class": "SequenceSource", "tasks.max": "1", "topic": our_topic, "messages.per.task": str(n),
+def bench_sequence_source(bootstrap: str, worker: WorkerProcess, n: int, schemas_enable: bool, repeat: int) -> list[Row]:
+    converters = {
         "key.converter": JSON_CONVERTER, "value.converter": JSON_CONVERTER,
         "key.converter.schemas.enable": str(schemas_enable).lower(),
         "value.converter.schemas.enable": str(schemas_enable).lower(),
     }
-    created = create_connector(worker.url, name, config)
-    wait_source_offset(worker.url, name, "saved", n, timeout_s=max(120, n / 2000))
-    first_ms, last_ms = s.record_timestamps_ms(bootstrap, our_topic, [0, n - 1])
-    delete_connector(worker.url, name)
+    names = [s.unique("seq") for _ in range(repeat)]
 
-    # Both wrote the same bytes, or the comparison means nothing.
-    sample = min(n, 1000)
-    if s.read_records(bootstrap, raw_topic, sample) != s.read_records(bootstrap, our_topic, sample):
-        raise RuntimeError("(a) the worker and the raw loop did not send the same key/value bytes")
+    def raw(i: int) -> Metrics:
+        topic = f"{names[i]}-raw"
+        s.create_topic(bootstrap, topic)
+        log(f"(a) raw producer loop: {n} records")
+        # SequenceSource keys each record with its task id, "<connector>-0"
+        seconds, cpu = s.raw_sequence_producer(bootstrap, topic, n, f"{names[i]}-0", schemas_enable)
+        first_ms, last_ms = s.record_timestamps_ms(bootstrap, topic, [0, n - 1])
+        return {"total": n / seconds, "stream": n / max((last_ms - first_ms) / 1000, 1e-3), "cpu": n / cpu}
 
-    ours_total = last_ms / 1000 - created
-    return [
-        Row("(a) SequenceSource -> Kafka, create to last record sent", "records/s", n / ours_total, n / raw_s,
-            "raw producer loop (first produce to flushed)", 0.8,
-            "ours includes connector+task start and producer creation"),
-        Row("(a) SequenceSource -> Kafka, first to last record sent", "records/s",
-            n / max((last_ms - first_ms) / 1000, 1e-3), n / max((raw_last - raw_first) / 1000, 1e-3),
-            "raw producer loop (first to last record sent)", 0.8, "record CreateTime span on both sides"),
-    ]
+    def ours(i: int) -> Metrics:
+        name, topic = names[i], f"{names[i]}-ours"
+        s.create_topic(bootstrap, topic)
+        log(f"(a) SequenceSource: {n} records")
+        config = {"connector.class": "SequenceSource", "tasks.max": "1", "topic": topic, "messages.per.task": str(n),
+                  **converters}
+        cpu0 = s.cpu_seconds(worker.process.pid)
+        created = create_connector(worker.url, name, config)
+        wait_source_offset(worker.url, name, "saved", n, timeout_s=max(120, n / 2000))
+        cpu = s.cpu_seconds(worker.process.pid) - cpu0
+        first_ms, last_ms = s.record_timestamps_ms(bootstrap, topic, [0, n - 1])
+        delete_connector(worker.url, name)
+        if i == 0:
+            # Both wrote the same bytes, or the comparison means nothing.
+            sample = min(n, 1000)
+            if s.read_records(bootstrap, f"{name}-raw", sample) != s.read_records(bootstrap, topic, sample):
+                raise RuntimeError("(a) the worker and the raw loop did not send the same key/value bytes")
+        return {"total": n / (last_ms / 1000 - created), "stream": n / max((last_ms - first_ms) / 1000, 1e-3),
+                "cpu": n / cpu}
+
+    # raw first on round 0, so its topic exists for the byte comparison
+    ours_m, raw_m = compare(repeat, ours, raw)
+    return rows_for("(a) SequenceSource -> Kafka", "records/s", ours_m, raw_m, "raw confluent-kafka producer loop",
+                    0.8, ("create to last record sent", "first to last record sent"),
+                    ("ours includes connector/task start; raw: first produce to flush done",
+                     "CreateTime of the first and last record, both sides"))
 
 
 # ---- (b) sink ----------------------------------------------------------------------------------
 
-def bench_recording_sink(bootstrap: str, worker: WorkerProcess, n: int, schemas_enable: bool, workdir: Path) -> list[Row]:
+def bench_recording_sink(bootstrap: str, worker: WorkerProcess, n: int, schemas_enable: bool, workdir: Path,
+                         repeat: int) -> list[Row]:
     name = s.unique("rec")
     topic = f"{name}-in"
     s.create_topic(bootstrap, topic)
     log(f"(b) prefilling {topic} with {n} records")
     s.prefill(bootstrap, topic, n, schemas_enable)
+    outputs: dict[str, Path] = {}
 
-    log(f"(b) raw consumer loop: {n} records")
-    raw_out = workdir / f"{name}-raw.jsonl"
-    raw_total, raw_stream = s.raw_recording_consumer(bootstrap, topic, n, raw_out, schemas_enable,
-                                                     group=f"{name}-raw", session_timeout_ms=SESSION_TIMEOUT_MS)
+    def raw(i: int) -> Metrics:
+        log(f"(b) raw consumer loop: {n} records")
+        out = outputs.setdefault("raw", workdir / f"{name}-raw-{i}.jsonl")
+        out.unlink(missing_ok=True)
+        total, stream, cpu = s.raw_recording_consumer(bootstrap, topic, n, out, schemas_enable,
+                                                      group=s.unique(f"{name}-raw"), session_timeout_ms=SESSION_TIMEOUT_MS)
+        return {"total": n / total, "stream": n / stream, "cpu": n / cpu}
 
-    log(f"(b) RecordingSink: {n} records")
-    our_out = workdir / f"{name}-ours.jsonl"
-    config = {
-        "connector.class": "RecordingSink", "tasks.max": "1", "topics": topic, "output.file": str(our_out),
-        "key.converter": JSON_CONVERTER, "value.converter": JSON_CONVERTER,
-        "key.converter.schemas.enable": str(schemas_enable).lower(),
-        "value.converter.schemas.enable": str(schemas_enable).lower(),
-    }
-    created = time.perf_counter()
-    create_connector(worker.url, name, config)
-    first, last = s.watch_lines(our_out, n, timeout_s=max(120, n / 2000))
-    delete_connector(worker.url, name)
-    _check_same_lines(raw_out, our_out)
-    return [
-        Row("(b) Kafka -> RecordingSink, create to last line written", "records/s", n / (last - created), n / raw_total,
-            "raw consumer loop (subscribe to last line)", 0.8, "both include the consumer group join"),
-        Row("(b) Kafka -> RecordingSink, first to last line written", "records/s", n / (last - first), n / raw_stream,
-            "raw consumer loop (first to last line)", 0.8, ""),
-    ]
+    def ours(i: int) -> Metrics:
+        log(f"(b) RecordingSink: {n} records")
+        connector = f"{name}-{i}"
+        out = outputs.setdefault("ours", workdir / f"{name}-ours.jsonl")
+        out.unlink(missing_ok=True)
+        config = {
+            "connector.class": "RecordingSink", "tasks.max": "1", "topics": topic, "output.file": str(out),
+            "key.converter": JSON_CONVERTER, "value.converter": JSON_CONVERTER,
+            "key.converter.schemas.enable": str(schemas_enable).lower(),
+            "value.converter.schemas.enable": str(schemas_enable).lower(),
+        }
+        cpu0 = s.cpu_seconds(worker.process.pid)
+        created = time.perf_counter()
+        create_connector(worker.url, connector, config)
+        first, last = s.watch_lines(out, n, timeout_s=max(120, n / 2000))
+        cpu = s.cpu_seconds(worker.process.pid) - cpu0
+        delete_connector(worker.url, connector)
+        return {"total": n / (last - created), "stream": n / (last - first), "cpu": n / cpu}
+
+    ours_m, raw_m = compare(repeat, ours, raw)
+    _check_same_lines(outputs["raw"], outputs["ours"])
+    return rows_for("(b) Kafka -> RecordingSink", "records/s", ours_m, raw_m, "raw confluent-kafka consumer loop",
+                    0.8, ("create to last line written", "first to last line written"),
+                    ("both include the consumer group join (~session.timeout.ms/2 on Tansu)", ""))
 
 
 def _check_same_lines(raw: Path, ours: Path, sample: int = 1000) -> None:
@@ -181,7 +231,7 @@ def _check_same_lines(raw: Path, ours: Path, sample: int = 1000) -> None:
 
 # ---- (c) FileStream vs the oracle --------------------------------------------------------------
 
-def bench_file_source(bootstrap: str, url: str, runtime: str, path: Path, size: int, lines: int) -> dict[str, float]:
+def bench_file_source(bootstrap: str, url: str, pid: int, runtime: str, path: Path, size: int, lines: int) -> Metrics:
     name = s.unique(f"fsrc-{runtime}")
     topic = f"{name}-out"
     s.create_topic(bootstrap, topic)
@@ -189,42 +239,76 @@ def bench_file_source(bootstrap: str, url: str, runtime: str, path: Path, size: 
               "file": str(path), "topic": topic, "batch.size": "2000",
               "key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
     log(f"(c) FileStreamSource on {runtime}: {lines} lines")
+    cpu0 = s.cpu_seconds(pid)
     created = create_connector(url, name, config)
     wait_source_offset(url, name, "position", size, timeout_s=max(180, lines / 2000))
+    cpu = s.cpu_seconds(pid) - cpu0
     first_ms, last_ms = s.record_timestamps_ms(bootstrap, topic, [0, lines - 1])
     delete_connector(url, name)
-    return {"total": lines / (last_ms / 1000 - created), "stream": lines / max((last_ms - first_ms) / 1000, 1e-3)}
+    return {"total": lines / (last_ms / 1000 - created), "stream": lines / max((last_ms - first_ms) / 1000, 1e-3),
+            "cpu": lines / cpu}
 
 
-def bench_file_sink(url: str, runtime: str, topic: str, lines: int, workdir: Path) -> dict[str, float]:
+def bench_file_sink(url: str, pid: int, runtime: str, topic: str, lines: int, workdir: Path) -> Metrics:
     name = s.unique(f"fsink-{runtime}")
     out = workdir / f"{name}.txt"
     config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "tasks.max": "1",
               "file": str(out), "topics": topic,
               "key.converter": STRING_CONVERTER, "value.converter": STRING_CONVERTER}
     log(f"(c) FileStreamSink on {runtime}: {lines} lines")
+    cpu0 = s.cpu_seconds(pid)
     created = time.perf_counter()
     create_connector(url, name, config)
     first, last = s.watch_lines(out, lines, timeout_s=max(180, lines / 2000))
+    cpu = s.cpu_seconds(pid) - cpu0
     delete_connector(url, name)
-    return {"total": lines / (last - created), "stream": lines / (last - first)}
+    out.unlink(missing_ok=True)
+    return {"total": lines / (last - created), "stream": lines / (last - first), "cpu": lines / cpu}
 
 
-def file_rows(ours_src: dict[str, float], oracle_src: dict[str, float] | None, ours_sink: dict[str, float],
-              oracle_sink: dict[str, float] | None) -> list[Row]:
-    def get(d: dict[str, float] | None, k: str) -> float | None:
-        return d[k] if d else None
+def bench_filestream(bootstrap: str, worker: WorkerProcess, lines: int, workdir: Path, use_oracle: bool,
+                     repeat: int) -> list[Row]:
+    path = workdir / "input.txt"
+    size = s.write_lines_file(path, lines)
+    topic = s.unique("fsink-in")
+    s.create_topic(bootstrap, topic)
+    log(f"(c) prefilling {topic} with {lines} lines")
+    s.prefill_lines(bootstrap, topic, path)
+    ours_pid = worker.process.pid
+    oracle: OracleProcess | None = None
+    if use_oracle:
+        # Started once and kept idle while ours runs; the JVM warms up on its first round like any deployment.
+        oracle = OracleProcess(workdir / "oracle", bootstrap, props=oracle_props(bootstrap)).start()
+    try:
+        def ours_src(i: int) -> Metrics:
+            return bench_file_source(bootstrap, worker.url, ours_pid, "ours", path, size, lines)
+
+        def oracle_src(i: int) -> Metrics:
+            assert oracle is not None and oracle.process is not None
+            return bench_file_source(bootstrap, oracle.url, oracle.process.pid, "oracle", path, size, lines)
+
+        def ours_sink(i: int) -> Metrics:
+            return bench_file_sink(worker.url, ours_pid, "ours", topic, lines, workdir)
+
+        def oracle_sink(i: int) -> Metrics:
+            assert oracle is not None and oracle.process is not None
+            return bench_file_sink(oracle.url, oracle.process.pid, "oracle", topic, lines, workdir)
+
+        if oracle is not None:
+            src = compare(repeat, ours_src, oracle_src)
+            sink = compare(repeat, ours_sink, oracle_sink)
+        else:
+            src = (best_of([ours_src(i) for i in range(repeat)]), None)
+            sink = (best_of([ours_sink(i) for i in range(repeat)]), None)
+    finally:
+        if oracle is not None:
+            oracle.stop()
     base = "Kafka Connect 3.9 (oracle)"
-    return [
-        Row("(c) FileStreamSource, create to last record sent", "lines/s", ours_src["total"], get(oracle_src, "total"),
-            base, 1.0),
-        Row("(c) FileStreamSource, first to last record sent", "lines/s", ours_src["stream"], get(oracle_src, "stream"),
-            base, 1.0),
-        Row("(c) FileStreamSink, create to last line in file", "lines/s", ours_sink["total"], get(oracle_sink, "total"),
-            base, 1.0, "both include the consumer group join"),
-        Row("(c) FileStreamSink, first to last line in file", "lines/s", ours_sink["stream"], get(oracle_sink, "stream"),
-            base, 1.0),
-    ]
+    return (rows_for("(c) FileStreamSource", "lines/s", src[0], src[1], base, 1.0,
+                     ("create to last record sent", "first to last record sent"))
+            + rows_for("(c) FileStreamSink", "lines/s", sink[0], sink[1], base, 1.0,
+                       ("create to last line in file", "first to last line in file"),
+                       ("both include the consumer group join", "")))
 
 
 # ---- (d) memory --------------------------------------------------------------------------------
@@ -315,14 +399,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--schemas-enable", choices=["true", "false"], default="true",
                         help="JsonConverter schemas.enable on both sides of (a) and (b)")
     parser.add_argument("--only", default="abcd", help="which measures to run, e.g. 'ab'")
+    parser.add_argument("--repeat", type=int, help="rounds per comparison, best of each side kept "
+                        "(default 1 quick, 2 full)")
     parser.add_argument("--no-oracle", action="store_true", help="skip the Java oracle")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "latest.json")
     args = parser.parse_args(argv)
     n = args.records or (100_000 if args.quick else 1_000_000)
     lines = args.lines or (100_000 if args.quick else 1_000_000)
     schemas_enable = args.schemas_enable == "true"
+    repeat = max(1, args.repeat or (1 if args.quick else 2))
     use_oracle = not args.no_oracle and oracle_tool() is not None and shutil.which("java") is not None
 
+    load_before = s.load_average()
+    if load_before > (os.cpu_count() or 1):
+        log(f"warning: load average {load_before:.1f} on {os.cpu_count()} CPUs; wall-clock numbers will be noisy "
+            "(the per-CPU-second rows are steadier)")
     workdir = Path(tempfile.mkdtemp(prefix="connect-bench-"))
     rows: list[Row] = []
     broker = EmbeddedBroker().start()
@@ -332,21 +423,24 @@ def main(argv: list[str] | None = None) -> int:
         if set(args.only) & set("abc"):
             with WorkerProcess(workdir / "worker", bootstrap, props=worker_props(bootstrap)) as worker:
                 if "a" in args.only:
-                    rows += bench_sequence_source(bootstrap, worker, n, schemas_enable)
+                    rows += bench_sequence_source(bootstrap, worker, n, schemas_enable, repeat)
                 if "b" in args.only:
-                    rows += bench_recording_sink(bootstrap, worker, n, schemas_enable, workdir)
+                    rows += bench_recording_sink(bootstrap, worker, n, schemas_enable, workdir, repeat)
                 if "c" in args.only:
-                    rows += bench_filestream(bootstrap, worker, lines, workdir, use_oracle)
+                    rows += bench_filestream(bootstrap, worker, lines, workdir, use_oracle, repeat)
         if "d" in args.only:
             rows += bench_memory(bootstrap, args.connectors, workdir, use_oracle)
     finally:
         broker.stop()
 
     print_table(rows)
+    load_after = s.load_average()
+    print(f"load average {load_before:.1f} before, {load_after:.1f} after, on {os.cpu_count()} CPUs; "
+          f"best of {repeat} round(s) per side")
     result = {
         "mode": "quick" if args.quick else "full", "records": n, "lines": lines, "schemas_enable": schemas_enable,
-        "connectors": args.connectors, "python": platform.python_version(), "machine": platform.machine(),
-        "cpus": __import__("os").cpu_count(), "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "connectors": args.connectors, "repeat": repeat, "python": platform.python_version(),
+        "machine": platform.machine(), "cpus": os.cpu_count(), "load_average": [load_before, load_after], "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "rows": [{**asdict(r), "ratio": r.ratio} for r in rows],
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -354,24 +448,6 @@ def main(argv: list[str] | None = None) -> int:
     log(f"wrote {args.out}")
     shutil.rmtree(workdir, ignore_errors=True)
     return 0
-
-
-def bench_filestream(bootstrap: str, worker: WorkerProcess, lines: int, workdir: Path, use_oracle: bool) -> list[Row]:
-    path = workdir / "input.txt"
-    size = s.write_lines_file(path, lines)
-    topic = s.unique("fsink-in")
-    s.create_topic(bootstrap, topic)
-    log(f"(c) prefilling {topic} with {lines} lines")
-    s.prefill_lines(bootstrap, topic, path)
-    ours_src = bench_file_source(bootstrap, worker.url, "ours", path, size, lines)
-    ours_sink = bench_file_sink(worker.url, "ours", topic, lines, workdir)
-    oracle_src = oracle_sink = None
-    if use_oracle:
-        oracle = OracleProcess(workdir / "oracle", bootstrap, props=oracle_props(bootstrap))
-        with oracle:
-            oracle_src = bench_file_source(bootstrap, oracle.url, "oracle", path, size, lines)
-            oracle_sink = bench_file_sink(oracle.url, "oracle", topic, lines, workdir)
-    return file_rows(ours_src, oracle_src, ours_sink, oracle_sink)
 
 
 def oracle_props(bootstrap: str) -> dict[str, Any]:

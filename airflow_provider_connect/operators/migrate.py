@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 from airflow.sdk import BaseOperator, Context
 
 from airflow_provider_connect.errors import ConnectorConflictError, ConnectorStateError
-from airflow_provider_connect.hooks.base import DEFAULT_CONN_ID, normalise_config
+from airflow_provider_connect.hooks.base import normalise_config
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.operators.base import load_config
 from airflow_provider_connect.redaction import secret_values

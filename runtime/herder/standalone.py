@@ -48,6 +48,8 @@ class StandaloneHerder:
         self._lock = threading.RLock()
         self._connectors: dict[str, ConnectorState] = {}
         self._active_topics: dict[str, list[str]] = {}
+        # connector config each connector's running tasks were generated from
+        self._applied_configs: dict[str, dict[str, str]] = {}
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="herder")
         self._request_timeout_s = config.get_int("rest.request.timeout.ms") / 1000
         self._stopped = False
@@ -163,10 +165,11 @@ class StandaloneHerder:
                 self._start_tasks(name, state)
             return
         if ok:
-            self._reconfigure_tasks(name, force_start=True)
+            self._reconfigure_tasks(name)
 
-    def _reconfigure_tasks(self, name: str, force_start: bool = False) -> None:
-        """Ask the connector for task configs; replace the tasks when they changed (or none run)."""
+    def _reconfigure_tasks(self, name: str) -> None:
+        """Ask the connector for task configs and replace the tasks when those changed, when the
+        connector config changed since the tasks were made (the reference's rule), or when none run."""
         with self._lock:
             state = self._connectors.get(name)
         if state is None or state.target_state is not TargetState.STARTED or not self.worker.is_running(name):
@@ -178,18 +181,14 @@ class StandaloneHerder:
         except Exception as exc:  # noqa: BLE001 - the connector's fault: it goes FAILED
             self.worker.fail_connector(name, exc)
             return
-        running = self.worker.task_indices(name)
-        if new_configs == state.task_configs and len(running) == len(new_configs):
-            return
-        if new_configs == state.task_configs and not force_start and running:
+        changed = new_configs != state.task_configs or self._applied_configs.get(name) != state.config
+        if not changed and len(self.worker.task_indices(name)) == len(new_configs):
             return
         self._stop_tasks(name, remove_statuses=True)
         updated = ConnectorState(state.config, state.target_state, new_configs)
         if new_configs != state.task_configs:
             self._persist(name, updated)
-        else:
-            with self._lock:
-                self._connectors[name] = updated
+        self._applied_configs[name] = dict(state.config)
         self._start_tasks(name, updated)
 
     # ---- reads (any thread) ---------------------------------------------------------------------
@@ -291,9 +290,10 @@ class StandaloneHerder:
             if existing is not None and not allow_replace:
                 raise HerderError(f"Connector {name} already exists", 409)
             if existing is not None:
-                self._stop_tasks(name, remove_statuses=True)
-                self.worker.stop_connector(name)
-                state = ConnectorState(clean, existing.target_state, [])
+                # only the connector restarts; its tasks are replaced if the new config changes them
+                with self.stages.stage("stopping the connector"):
+                    self.worker.stop_connector(name)
+                state = ConnectorState(clean, existing.target_state, existing.task_configs)
             else:
                 state = ConnectorState(clean, target or TargetState.STARTED, [])
             self._persist(name, state)
@@ -322,6 +322,7 @@ class StandaloneHerder:
             with self.stages.stage("stopping the connector"):
                 self.worker.stop_connector(name)
             self._persist(name, None)
+            self._applied_configs.pop(name, None)
             self.statuses.remove_connector(name)
             # active topics outlive the connector, as in the reference (until PUT .../topics/reset)
 
@@ -353,7 +354,7 @@ class StandaloneHerder:
                 ok = self.worker.transition_connector(name, TargetState.STARTED)
             self.worker.transition_tasks(name, TargetState.STARTED)
             if ok:
-                self._reconfigure_tasks(name, force_start=True)
+                self._reconfigure_tasks(name)
 
         self._submit(apply, f"changing the target state of connector {name} to {target.value}")
 

@@ -90,6 +90,36 @@ def _check_class(plugins: Plugins, name: str, value: ConfigValue, header: bool) 
         value.add_error(f"Invalid value {value.value} for configuration {value.name}: {exc}")
 
 
+def _converter_configs(plugins: Plugins, config: dict[str, Any], prefix: str, header: bool) -> list[dict[str, Any]]:
+    """ConfigInfos of a converter the connector names itself (`key.converter.*` etc.), as the reference
+    validates them; nothing when the connector relies on the worker's converter."""
+    class_name = config.get(prefix)
+    if not class_name:
+        return []
+    try:
+        converter = plugins.converter_class(str(class_name), header=header)()
+        definition = converter.config()
+    except Exception:  # noqa: BLE001 - the class itself is reported on the framework key
+        return []
+    if definition is None:
+        return []
+    dot = prefix + "."
+    settings: dict[str, Any] = {k[len(dot):]: v for k, v in config.items() if k.startswith(dot) and v is not None}
+    if not header:
+        settings.setdefault("converter.type", "key" if prefix == "key.converter" else "value")
+    result = []
+    for value in definition.validate(settings):
+        key = definition.keys[value.name]
+        if value.name not in settings and not value.errors:
+            continue
+        info = _value_info(key, value)
+        info["name"] = dot + value.name
+        definition_info = key.to_info()
+        definition_info["name"] = dot + key.name
+        result.append({"definition": definition_info, "value": info})
+    return result
+
+
 def _sink_checks(values: dict[str, ConfigValue], config: dict[str, Any]) -> None:
     topics = [t.strip() for t in str(config.get("topics") or "").split(",") if t.strip()]
     regex = str(config.get("topics.regex") or "").strip()
@@ -141,11 +171,13 @@ def validate_connector_config(plugins: Plugins, config: dict[str, Any]) -> dict[
         _sink_checks(framework_values, present)
     try:
         own_def = connector.config()
+        if own_def is None:
+            raise BadRequest(f"{desc.class_name}.config() must return a ConfigDef that is not null.")
         own_values = connector.validate({k: str(v) for k, v in present.items()})
+    except BadRequest:
+        raise
     except Exception as exc:  # noqa: BLE001 - a broken plugin is the request's problem, not the worker's
         raise BadRequest(f"{type(exc).__name__}: {exc}") from None
-    if own_def is None:
-        raise BadRequest(f"{desc.class_name}.config() must return a ConfigDef that is not null.")
     if own_values is None:
         raise BadRequest(f"{desc.class_name}.validate() must return a Config that is not null.")
     configs: list[dict[str, Any]] = []
@@ -164,6 +196,9 @@ def validate_connector_config(plugins: Plugins, config: dict[str, Any]) -> dict[
     for name, value in own_values_by_name.items():
         if name not in framework.keys:
             configs.append({"definition": None, "value": _value_info(None, value)})
+    for prefix, header in (("key.converter", False), ("value.converter", False), ("header.converter", True)):
+        if not framework_values[prefix].errors:
+            configs.extend(_converter_configs(plugins, present, prefix, header))
     for name, raw in config.items():
         if raw is None:
             configs.append({"definition": None, "value": {"name": name, "value": None, "recommended_values": [],

@@ -108,10 +108,14 @@ class TaskRunner(ABC):
                 self.task = self.task_class()
                 self.initialize(self.task)
                 self.task.start(dict(self.config))
+            except BaseException as exc:  # noqa: BLE001
+                self._fail(exc)
+                return
             finally:
+                # the status is final before the herder (waiting on this) answers the request
+                if not self.failed and not self._stopping.is_set():
+                    self._report(State.PAUSED if self.paused else State.RUNNING)
                 self._started.set()
-            if not self._stopping.is_set():
-                self._report(State.PAUSED if self.paused else State.RUNNING)
             self.execute()
         except BaseException as exc:  # noqa: BLE001 - a task failure must never take the worker down
             self._fail(exc)

@@ -199,7 +199,8 @@ def test_reference_reads_what_the_stores_wrote(bootstrap_servers, tmp_path):
 def read_values(bootstrap: str, topic: str, timeout_s: float = 15.0) -> list[bytes]:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("compat-read"),
                          "auto.offset.reset": "earliest", "enable.auto.commit": False})
-    consumer.assign([TopicPartition(topic, 0, 0)])
+    partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+    consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
     values: list[bytes] = []
     deadline = time.monotonic() + timeout_s
     try:

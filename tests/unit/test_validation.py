@@ -143,10 +143,11 @@ def test_unknown_connector_class_names_the_available_connectors(plugins):
         validate_connector_config(plugins, source(**{"connector.class": "com.example.Nope"}))
     message = info.value.message
     assert "com.example.Nope" in message
-    for available in ("runtime.connectors.testing.SequenceSourceConnector",
-                      "runtime.connectors.testing.RecordingSinkConnector",
-                      "runtime.connectors.file.FileStreamSourceConnector"):
-        assert available in message
+    available = [d.class_name for d in plugins.connectors()]
+    assert "runtime.connectors.testing.SequenceSourceConnector" in available
+    assert any(n.endswith("FileStreamSourceConnector") for n in available)
+    for class_name in available:
+        assert class_name in message
 
 
 # ---- through the herder: a config that does not validate creates nothing ------------------------------------
@@ -192,3 +193,33 @@ def test_invalid_update_keeps_the_old_config(herder):
         herder.patch_connector_config("src", {"tasks.max": "0"})
     assert herder.connector_config("src") == source()
     assert herder.connector_status("src")["connector"]["state"] == "STOPPED"
+
+
+# ---- scenario 23: transforms, predicates and topic creation groups each report their own error -----------------
+
+@pytest.mark.parametrize("extra, key_prefix", [
+    ({"transforms": "a,a", "transforms.a.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+      "transforms.a.static.field": "f", "transforms.a.static.value": "v"}, "transforms"),
+    ({"transforms": "a"}, "transforms.a."),  # no transforms.a.type
+    ({"transforms": "a", "transforms.a.type": "no.such.Transform"}, "transforms.a."),
+    ({"predicates": "p"}, "predicates.p."),  # no predicates.p.type
+    ({"predicates": "p", "predicates.p.type": "no.such.Predicate"}, "predicates.p."),
+    ({"topic.creation.groups": "g,g"}, "topic.creation.groups"),
+])
+def test_transform_predicate_and_topic_group_errors(plugins, extra, key_prefix):
+    infos = validate_connector_config(plugins, source(**extra))
+    assert infos["error_count"] == 1, error_messages(infos)
+    (key,) = errors_by_key(infos)
+    assert key.startswith(key_prefix)
+
+
+def test_value_entries_show_given_default_and_unset_values(plugins):
+    infos = validate_connector_config(plugins, source(**{"tasks.max": 2}))
+    values = {c["value"]["name"]: c["value"] for c in infos["configs"] if c["value"]}
+    assert values["tasks.max"] == {"name": "tasks.max", "value": "2", "recommended_values": [], "errors": [],
+                                   "visible": True}
+    assert values["errors.tolerance"]["value"] == "none"  # defaults are shown
+    assert values["tasks.max.enforce"]["value"] == "true"
+    assert values["key.converter"]["value"] is None  # optional, unset
+    assert values["topic"]["value"] == "t"  # the connector's own key
+    assert all(c["definition"]["name"] == c["value"]["name"] for c in infos["configs"] if c["definition"] and c["value"])

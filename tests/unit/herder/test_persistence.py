@@ -26,6 +26,8 @@ def test_reloaded_herder_restores_target_states_and_offsets(make_herder, tmp_pat
     # the files are the reference's records, readable as the config topic would be
     records = json.loads((tmp_path / "connect.configs").read_text())["records"]
     assert {"key": f"target-state-{stopped}", "value": {"state": "PAUSED", "state.v2": "STOPPED"}} in records
+    assert {"key": f"commit-{stopped}", "value": {"tasks": 0}} in records  # STOPPED commits an empty task set
+    assert {"key": f"commit-{paused}", "value": {"tasks": 2}} in records
 
     second = make_herder(folder=tmp_path)
     h2 = second.herder
@@ -79,3 +81,25 @@ def test_memory_herder_keeps_nothing(make_herder):
     first.herder.put_connector_config(name, source_config(name), False)
     first.herder.stop()
     assert make_herder(persistent=False).herder.connector_names() == []
+
+
+def test_stored_connector_whose_plugin_is_gone_comes_back_failed(make_herder, tmp_path):
+    """A connector file naming a class this worker cannot load must not stop the worker from starting."""
+    from runtime.storage.config_codec import ConnectorState, connector_records
+    from runtime.storage.states import TargetState
+
+    good = new_name("good")
+    records = connector_records("gone", ConnectorState({"name": "gone", "connector.class": "com.example.Removed",
+                                                        "tasks.max": "1"}, TargetState.STARTED, [{"task.class": "x.Y"}]))
+    records += connector_records(good, ConnectorState(source_config(good, tasks=1), TargetState.STARTED, []))
+    (tmp_path / "connect.configs").write_text(json.dumps(
+        {"format": 1, "records": [{"key": k, "value": v} for k, v in records]}))
+    harness = make_herder(folder=tmp_path)
+    h = harness.herder
+    assert h.connector_names() == sorted(["gone", good])
+    body = h.connector_status("gone")
+    assert body["connector"]["state"] == "FAILED" and body["type"] == "unknown"
+    assert "com.example.Removed" in body["connector"]["trace"]
+    assert states(h, good) == ("RUNNING", ["RUNNING"])
+    h.delete_connector("gone")
+    assert h.connector_names() == [good]

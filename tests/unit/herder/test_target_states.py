@@ -226,3 +226,31 @@ def test_identical_config_put_does_not_restart_tasks(harness):
     assert created is False and len(info["tasks"]) == 2
     assert states(h, name) == ("RUNNING", ["RUNNING", "RUNNING"])
     assert {i: harness.worker.tasks[(name, i)] for i in range(2)} == before
+
+
+def test_unknown_connector_reads_and_edits_are_not_found(harness):
+    h = harness.herder
+    for call in (lambda: h.connector_info("ghost"), lambda: h.connector_config("ghost"), lambda: h.task_infos("ghost"),
+                 lambda: h.connector_status("ghost"), lambda: h.task_status("ghost", 0),
+                 lambda: h.patch_connector_config("ghost", {"tasks.max": "2"}), lambda: h.delete_connector("ghost")):
+        with pytest.raises(NotFound):
+            call()
+    assert "ghost" not in h.connector_names()
+
+
+def test_fixing_a_failed_connector_with_put_runs_it(harness):
+    h = harness.herder
+    name = new_name()
+    h.put_connector_config(name, source_config(name, tasks=2, **{"connector.start.fail": "true"}), False)
+    assert states(h, name) == ("FAILED", [])
+    h.put_connector_config(name, source_config(name, tasks=2), True)
+    assert states(h, name) == ("RUNNING", ["RUNNING", "RUNNING"])
+
+
+def test_task_restart_of_paused_connector_keeps_it_paused(harness):
+    h = harness.herder
+    name = new_name()
+    h.put_connector_config(name, source_config(name, tasks=2), False)
+    h.pause_connector(name)
+    h.restart_task(name, 0)
+    assert states(h, name) == ("PAUSED", ["PAUSED", "PAUSED"])

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import airflow
 import jsonschema
-import pytest
 
 from airflow_provider_connect.get_provider_info import get_provider_info
 from tests.support.env import require
@@ -50,10 +49,11 @@ def test_registered_with_airflow_providers_manager():
     except importlib.metadata.PackageNotFoundError:
         require(False, "airflow-provider-connect installed (pip install -e . --no-deps)")
     from airflow.providers_manager import ProvidersManager
+    from airflow.sdk.providers_manager_runtime import ProvidersManagerTaskRuntime
 
     manager = ProvidersManager()
     assert "airflow-provider-connect" in manager.providers
-    hook = manager.hooks["kafka_connect"]
+    hook = ProvidersManagerTaskRuntime().hooks["kafka_connect"]
     assert hook is not None and hook.hook_class_name.endswith("ConnectHook")
     assert "extra__kafka_connect__verify_ssl" in manager.connection_form_widgets
     assert manager.field_behaviours["kafka_connect"]["relabeling"]["host"] == "REST URL"

@@ -1,0 +1,46 @@
+"""TimestampRouter: rename the topic from the original topic and the record timestamp."""
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+from ..api.config import ConfigDef, Importance, Type
+from ..api.errors import DataError
+from ..api.records import ConnectRecord
+from ..api.transforms import Transformation
+from ._util import parse_config
+from .java_date_format import DateFormat
+
+OVERVIEW_DOC = ("Update the record's topic field as a function of the original topic value and the record timestamp."
+                "<p/>This is mainly useful for sink connectors, since the topic field is often used to determine the "
+                "equivalent entity name in the destination system(e.g. database table or search index name).")
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def config_def() -> ConfigDef:
+    return (ConfigDef()
+            .define("topic.format", Type.STRING, "${topic}-${timestamp}", importance=Importance.HIGH,
+                    documentation="Format string which can contain <code>${topic}</code> and <code>${timestamp}</code> "
+                                  "as placeholders for the topic and timestamp, respectively.")
+            .define("timestamp.format", Type.STRING, "yyyyMMdd", importance=Importance.HIGH,
+                    documentation="Format string for the timestamp that is compatible with "
+                                  "<code>java.text.SimpleDateFormat</code>."))
+
+
+class TimestampRouter(Transformation):
+    __doc__ = OVERVIEW_DOC
+
+    def configure(self, configs: dict[str, Any]) -> None:
+        values = parse_config(config_def(), configs)
+        self.topic_format = values["topic.format"]
+        self.timestamp_format = DateFormat(values["timestamp.format"])
+
+    def config(self) -> ConfigDef:
+        return config_def()
+
+    def apply(self, record: ConnectRecord) -> ConnectRecord:
+        if record.timestamp is None:
+            raise DataError(f"Timestamp missing on record: {record}")
+        formatted = self.timestamp_format.format(_EPOCH + _dt.timedelta(milliseconds=record.timestamp))
+        topic = self.topic_format.replace("${topic}", record.topic).replace("${timestamp}", formatted)
+        return record.new_record(topic=topic)
