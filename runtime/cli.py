@@ -235,7 +235,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if exc.code else 0
     try:
         if args.mode == "distributed":
-            raise StartupError("Distributed mode is not available in this version yet; use standalone", 2)
+            if args.connectors:
+                raise StartupError("Distributed workers take no connector files: create connectors over REST", 1)
+            from .distributed.runtime import run_distributed
+
+            return run_distributed(args.worker_properties)
         return run_standalone(args.worker_properties, args.connectors)
     except StartupError as exc:
         logging.getLogger("runtime.cli").error("%s", exc)

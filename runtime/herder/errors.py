@@ -36,3 +36,23 @@ class RequestTimeout(HerderError):
     """The herder did not answer within the request timeout (reference: 500 with a stage summary)."""
 
     status = 500
+
+
+class NotLeader(HerderError):
+    """A leader-only operation reached another worker: the REST layer forwards it (contract 1.9)."""
+
+    status = 409
+
+    def __init__(self, leader_url: str | None) -> None:
+        super().__init__(
+            "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
+            if leader_url is None else f"This worker is not the leader; the leader is {leader_url}")
+        self.leader_url = leader_url
+
+
+class RebalanceNeeded(HerderError):
+    status = 409
+
+    def __init__(self) -> None:
+        super().__init__("Cannot complete request momentarily due to stale configuration (typically caused by a "
+                         "concurrent config change)")

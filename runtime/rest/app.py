@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..herder.errors import BadRequest, HerderError, NotFound
+from ..herder.errors import BadRequest, HerderError, NotFound, NotLeader
 from ..herder.offset_requests import OFFSETS_REQUIRED_MESSAGE
 from ..herder.restart import RestartRequest
 from ..version import KAFKA_COMPAT_VERSION, __version__
@@ -77,6 +77,13 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
     async def call(fn: Callable[..., T], *args: Any) -> T:
         return await run_in_threadpool(fn, *args)
 
+    async def leader_call(request: Request, fn: Callable[..., Any], *args: Any) -> Any:
+        """A leader-only operation: run here, or forward to the leader (contract 1.9)."""
+        try:
+            return await run_in_threadpool(fn, *args)
+        except NotLeader as exc:
+            raise _Forward(await forward_request(request, exc.leader_url)) from None
+
     async def read_json(request: Request) -> Any:
         content_type = request.headers.get("content-type", "")
         if content_type and "json" not in content_type.lower():
@@ -109,6 +116,10 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
         if bad:
             raise BadRequest(f"Cannot deserialize value of config key {bad[0]!r}: config values must be strings, numbers or booleans")
         return config_map(data)
+
+    @app.exception_handler(_Forward)
+    async def forwarded(_: Request, exc: "_Forward") -> Response:
+        return exc.response
 
     @app.exception_handler(HerderError)
     async def herder_error(_: Request, exc: HerderError) -> JSONResponse:
@@ -176,7 +187,7 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
         if "name" in config and config["name"] != name:
             raise BadRequest(f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({name})")
         config["name"] = name
-        _, info = await call(herder.put_connector_config, name, config, False, body.initial_state)
+        _, info = await leader_call(request, herder.put_connector_config, name, config, False, body.initial_state)
         return JSONResponse(info, status_code=201, headers={"Location": _location(request, name)})
 
     @app.get("/connectors/{connector}", summary="Get the details for the specified connector")
@@ -194,7 +205,7 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
         if "name" in config and config["name"] != connector:
             raise BadRequest(f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({connector})")
         config["name"] = connector
-        created, info = await call(herder.put_connector_config, connector, config, True, None)
+        created, info = await leader_call(request, herder.put_connector_config, connector, config, True, None)
         if created:
             return JSONResponse(info, status_code=201, headers={"Location": _location(request, connector)})
         return JSONResponse(info, status_code=200)
@@ -202,11 +213,11 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
     @app.patch("/connectors/{connector}/config", openapi_extra=_body_schema(CONFIG_MAP_SCHEMA))
     async def patch_config(connector: str, request: Request) -> Any:
         patch = await read_config(request)
-        return await call(herder.patch_connector_config, connector, patch)
+        return await leader_call(request, herder.patch_connector_config, connector, patch)
 
     @app.delete("/connectors/{connector}", status_code=204, summary="Delete the specified connector")
-    async def delete_connector(connector: str) -> Response:
-        await call(herder.delete_connector, connector)
+    async def delete_connector(connector: str, request: Request) -> Response:
+        await leader_call(request, herder.delete_connector, connector)
         return Response(status_code=204)
 
     @app.get("/connectors/{connector}/status", summary="Get the status for the specified connector")
@@ -227,17 +238,17 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
         return herder.task_status(connector, task)
 
     @app.post("/connectors/{connector}/tasks/{task}/restart", status_code=204, summary="Restart the specified task for the specified connector")
-    async def restart_task(connector: str, task: int) -> Response:
-        await call(herder.restart_task, connector, task)
+    async def restart_task(connector: str, task: int, request: Request) -> Response:
+        await leader_call(request, herder.restart_task, connector, task)
         return Response(status_code=204)
 
     @app.post("/connectors/{connector}/restart", summary="Restart the specified connector")
     async def restart_connector(connector: str, request: Request) -> Response:
         restart = RestartRequest(connector, flag(request, "onlyFailed"), flag(request, "includeTasks"))
         if restart.legacy:
-            await call(herder.restart_connector, connector)
+            await leader_call(request, herder.restart_connector, connector)
             return Response(status_code=204)
-        body = await call(herder.restart_connector_and_tasks, restart)
+        body = await leader_call(request, herder.restart_connector_and_tasks, restart)
         return JSONResponse(body, status_code=202)
 
     @app.put("/connectors/{connector}/pause", status_code=202, summary="Pause the specified connector")
@@ -251,8 +262,8 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
         return Response(status_code=202)
 
     @app.put("/connectors/{connector}/stop", status_code=204, summary="Stop the specified connector")
-    async def stop(connector: str) -> Response:
-        await call(herder.stop_connector, connector)
+    async def stop(connector: str, request: Request) -> Response:
+        await leader_call(request, herder.stop_connector, connector)
         return Response(status_code=204)
 
     @app.get("/connectors/{connector}/topics", summary="Get the list of topics actively used by the specified connector")
@@ -281,12 +292,12 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
         if not body.offsets:
             raise BadRequest(OFFSETS_REQUIRED_MESSAGE)
         entries = [entry.model_dump() for entry in body.offsets]
-        message = await call(herder.alter_offsets, connector, entries)
+        message = await leader_call(request, herder.alter_offsets, connector, entries)
         return {"message": message}
 
     @app.delete("/connectors/{connector}/offsets", summary="Reset the offsets for the specified connector")
-    async def reset_offsets(connector: str) -> Any:
-        message = await call(herder.reset_offsets, connector)
+    async def reset_offsets(connector: str, request: Request) -> Any:
+        message = await leader_call(request, herder.reset_offsets, connector)
         return {"message": message}
 
     # ---- internal (reference: standalone answers 500) ------------------------------------------
@@ -349,6 +360,43 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
             return affected
 
     return app
+
+
+class _Forward(Exception):
+    """Carries the leader's answer back out of a route."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__("forwarded")
+        self.response = response
+
+
+FORWARD_CONFLICT = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
+FORWARD_TIMEOUT_S = 90.0
+
+
+async def forward_request(request: Request, leader_url: str | None) -> Response:
+    """Send the request on to the leader: `forward=true` on the first hop, `forward=false` on the
+    second, and a 409 when a request that was already forwarded twice still is not at its target."""
+    if leader_url is None:
+        return error(409, "Cannot complete request momentarily due to no known leader URL, likely because a "
+                          "rebalance was underway.")
+    hop = request.query_params.get("forward")
+    if hop is not None and hop.strip().lower() == "false":
+        return error(409, FORWARD_CONFLICT)
+    import httpx
+
+    params = [(k, v) for k, v in request.query_params.multi_items() if k != "forward"]
+    params.append(("forward", "false" if hop is not None else "true"))
+    headers = {k: v for k, v in request.headers.items() if k.lower() in ("content-type", "authorization", "accept")}
+    url = leader_url.rstrip("/") + request.url.path
+    try:
+        async with httpx.AsyncClient(timeout=FORWARD_TIMEOUT_S) as client:
+            answer = await client.request(request.method, url, params=params, headers=headers,
+                                          content=await request.body())
+    except httpx.HTTPError as exc:
+        return error(409, f"{FORWARD_CONFLICT}: could not reach the leader at {leader_url}: {exc}")
+    passthrough = {k: v for k, v in answer.headers.items() if k.lower() in ("content-type", "location")}
+    return Response(answer.content, status_code=answer.status_code, headers=passthrough)
 
 
 def _location(request: Request, name: str) -> str:
