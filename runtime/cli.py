@@ -93,6 +93,7 @@ class StandaloneRuntime:
         self._server_thread: threading.Thread | None = None
 
     def start(self) -> None:
+        from .config_providers import ConfigResolver
         from .herder.standalone import StandaloneHerder
         from .plugins import Plugins
         from .storage.base import StatusStore
@@ -126,7 +127,11 @@ class StandaloneRuntime:
                         "and offsets stay in memory and will not survive a restart")
         plugins = Plugins(config.get_list("plugin.path"))
         statuses = StatusStore()
-        worker = Worker(config, plugins, offset_store, statuses, worker_id)
+        try:
+            resolver = ConfigResolver.from_worker_config(config.originals)
+        except Exception as exc:  # noqa: BLE001
+            raise StartupError(f"Invalid config.providers settings: {exc}", 2) from None
+        worker = Worker(config, plugins, offset_store, statuses, worker_id, resolver=resolver)
         herder = StandaloneHerder(config, plugins, worker, config_store, statuses, OffsetsManager(config, offset_store),
                                   worker_id, cluster_id)
         self.herder = herder

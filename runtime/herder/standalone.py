@@ -258,9 +258,21 @@ class StandaloneHerder:
 
     # ---- validation and plugins -----------------------------------------------------------------
 
+    def _validate(self, config: dict[str, Any]) -> dict[str, Any]:
+        """Validate the resolved config, but show references, never the secrets they resolve to."""
+        resolver = self.worker.resolver
+        if not resolver.has_references({k: v for k, v in config.items() if isinstance(v, str)}):
+            return validate_connector_config(self.plugins, config)
+        resolved = resolver.resolve({k: v for k, v in config.items() if v is not None})
+        infos = validate_connector_config(self.plugins, {**config, **resolved})
+        for entry in infos["configs"]:
+            value = entry["value"]
+            if value and value["name"] in config and config[value["name"]] != resolved.get(value["name"]):
+                value["value"] = config[value["name"]]
+        return infos
+
     def validate(self, config: dict[str, Any]) -> dict[str, Any]:
-        return self._submit(lambda: validate_connector_config(self.plugins, config),
-                            "performing multi-property validation for the connector")
+        return self._submit(lambda: self._validate(config), "performing multi-property validation for the connector")
 
     def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
         desc = self.plugins.find(plugin)
@@ -281,7 +293,7 @@ class StandaloneHerder:
 
         def apply() -> tuple[bool, dict[str, Any]]:
             with self.stages.stage("performing multi-property validation for the connector"):
-                infos = validate_connector_config(self.plugins, config)
+                infos = self._validate(config)
             if infos["error_count"]:
                 raise BadRequest(invalid_config_message(infos))
             clean = {k: str(v) for k, v in config.items()}

@@ -52,9 +52,14 @@ REFERENCE_ALIASES: dict[str, str] = {
 }
 
 
+# Kafka also accepts a plugin's simple class name when it is unambiguous (`Filter`, `TopicNameMatches`).
+_SIMPLE_NAMES = {name.rpartition(".")[2]: path for name, path in REFERENCE_ALIASES.items() if "$" not in name}
+
+
 def load(path: str) -> type:
-    """The class at `module:Class` or `module.Class` (Kafka names accepted)."""
-    path = REFERENCE_ALIASES.get(path.strip(), path.strip())
+    """The class at `module:Class` or `module.Class` (Kafka's full or simple names accepted)."""
+    path = path.strip()
+    path = REFERENCE_ALIASES.get(path) or _SIMPLE_NAMES.get(path) or path
     module, sep, attr = path.partition(":") if ":" in path else path.rpartition(".")
     if not sep or not module:
         raise ImportError(f"{path} is not a dotted path")

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from ..api.connector import Connector, ConnectorContext, SinkConnector, SourceConnector, SourceConnectorContext
 from ..api.task import OffsetStorageReader
+from ..config_providers import ConfigResolver
 from ..plugins import Plugins
 from ..storage.base import InstanceStatus, OffsetStore, StatusStore
 from ..storage.states import State, TargetState
@@ -66,7 +67,8 @@ class _ConnectorContext(SourceConnectorContext):
 class ConnectorInstance:
     name: str
     connector: Connector
-    config: dict[str, str]
+    config: dict[str, str]  # as stored: config provider references unresolved
+    resolved: dict[str, str]  # what the connector sees
     state: State
     started: bool = False
 
@@ -74,8 +76,10 @@ class ConnectorInstance:
 class Worker:
     def __init__(self, config: WorkerConfig, plugins: Plugins, offset_store: OffsetStore, statuses: StatusStore,
                  worker_id: str, on_reconfiguration_request: Callable[[str], None] | None = None,
-                 on_topic: Callable[[str, int, str], None] | None = None) -> None:
+                 on_topic: Callable[[str, int, str], None] | None = None,
+                 resolver: ConfigResolver | None = None) -> None:
         self.config = config
+        self.resolver = resolver or ConfigResolver({})
         self.plugins = plugins
         self.offset_store = offset_store
         self.statuses = statuses
@@ -109,7 +113,12 @@ class Worker:
         except Exception as exc:  # noqa: BLE001
             self.fail_connector(name, exc)
             return False
-        instance = ConnectorInstance(name, connector, dict(config), State.UNASSIGNED)
+        try:
+            resolved = self.resolver.resolve(config)
+        except Exception as exc:  # noqa: BLE001 - e.g. an unreadable secrets file
+            self.fail_connector(name, exc)
+            return False
+        instance = ConnectorInstance(name, connector, dict(config), resolved, State.UNASSIGNED)
         self.connectors[name] = instance
         try:
             connector.initialize(_ConnectorContext(self, name))
@@ -128,7 +137,7 @@ class Worker:
         if target is TargetState.STARTED:
             if not instance.started:
                 try:
-                    instance.connector.start(dict(instance.config))
+                    instance.connector.start(dict(instance.resolved))
                     instance.started = True
                 except Exception as exc:  # noqa: BLE001
                     self.fail_connector(name, exc)
@@ -173,7 +182,7 @@ class Worker:
             cfg = {str(k): str(v) for k, v in (cfg or {}).items()}
             cfg["task.class"] = class_name
             result.append(cfg)
-        return result
+        return self.resolver.restore_references(instance.config, instance.resolved, result)
 
     def connector_type(self, config: dict[str, str]) -> str:
         try:
@@ -188,6 +197,8 @@ class Worker:
         """Start one task thread; failures become a FAILED status with the trace."""
         key = (name, index)
         try:
+            task_config = self.resolver.resolve(task_config)
+            connector_config = self.resolver.resolve(connector_config)
             desc = self.plugins.connector_desc(connector_config.get("connector.class", ""))
             task_class_name = task_config.get("task.class")
             from ..plugins import import_object
