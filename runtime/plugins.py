@@ -18,7 +18,9 @@ from typing import Any, Iterable
 
 from .api.connector import Connector, SinkConnector, SourceConnector
 from .api.errors import ConnectError
+from .api.transforms import Predicate, Transformation
 from .converters.base import Converter, HeaderConverter
+from .transforms import BUILTIN_PREDICATES, BUILTIN_TRANSFORMS, REFERENCE_ALIASES as TRANSFORM_ALIASES
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +28,8 @@ ENTRY_POINT_GROUPS = {
     "connector": "kafka_connect_runtime.connectors",
     "converter": "kafka_connect_runtime.converters",
     "header_converter": "kafka_connect_runtime.header_converters",
+    "transformation": "kafka_connect_runtime.transforms",
+    "predicate": "kafka_connect_runtime.predicates",
 }
 
 BUILTIN_CONVERTERS = (
@@ -45,6 +49,7 @@ JAVA_ALIASES = {
     "org.apache.kafka.connect.storage.StringConverter": "runtime.converters.string.StringConverter",
     "org.apache.kafka.connect.converters.ByteArrayConverter": "runtime.converters.bytearray.ByteArrayConverter",
     "org.apache.kafka.connect.storage.SimpleHeaderConverter": "runtime.converters.headers.SimpleHeaderConverter",
+    **TRANSFORM_ALIASES,
 }
 
 # Ports of the reference's plugins are shown under the reference's names (in /connector-plugins and
@@ -96,6 +101,10 @@ def plugin_type(cls: type) -> str | None:
         return "sink"
     if issubclass(cls, SourceConnector):
         return "source"
+    if issubclass(cls, Transformation):
+        return "transformation"
+    if issubclass(cls, Predicate):
+        return "predicate"
     if issubclass(cls, HeaderConverter):
         return "header_converter"
     if issubclass(cls, Converter):
@@ -139,7 +148,7 @@ class Plugins:
         self._descs[desc.class_name] = desc
 
     def _discover(self) -> None:
-        for path in BUILTIN_CONVERTERS + BUILTIN_HEADER_CONVERTERS:
+        for path in (*BUILTIN_CONVERTERS, *BUILTIN_HEADER_CONVERTERS, *BUILTIN_TRANSFORMS, *BUILTIN_PREDICATES):
             try:
                 self._add(import_object(path), path)
             except Exception as exc:  # noqa: BLE001 - one broken plugin must not stop the worker
@@ -169,7 +178,7 @@ class Plugins:
         for desc in candidates:
             if desc.class_name == name:
                 return desc
-        for matcher in (lambda d: d.simple_name == name,
+        for matcher in (lambda d: d.simple_name == name or d.class_name.rsplit(".", 1)[-1] == name,
                         lambda d: d.simple_name.endswith("Connector") and d.simple_name[: -len("Connector")] == name):
             hits = [d for d in candidates if matcher(d)]
             if len(hits) == 1:
@@ -203,6 +212,11 @@ class Plugins:
 
     def new_connector(self, name: str) -> Connector:
         return self.connector_desc(name).cls()
+
+    def resolve(self, name: str, kind: str) -> type | None:
+        """A transformation or predicate class by name (for transform chains); None when unknown."""
+        desc = self._lookup(name.strip(), (kind,))
+        return desc.cls if desc else None
 
     def converter_class(self, name: str, header: bool = False) -> type:
         kinds = ("header_converter", "converter") if header else ("converter",)

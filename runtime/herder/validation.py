@@ -17,6 +17,7 @@ from ..api.config import (
 from ..api.connector import Connector, SinkConnector
 from ..api.errors import ConnectError
 from ..plugins import Plugins
+from ..worker.transform_chain import validate_transforms
 from .errors import BadRequest
 
 NULL_VALUE_MESSAGE = "Null value can not be supplied as the configuration value."
@@ -169,6 +170,10 @@ def validate_connector_config(plugins: Plugins, config: dict[str, Any]) -> dict[
         _check_class(plugins, name, framework_values[name], header)
     if issubclass(desc.cls, SinkConnector):
         _sink_checks(framework_values, present)
+    transforms = validate_transforms(present, plugins.resolve)
+    for key, messages in transforms.alias_errors.items():
+        if key in framework_values:
+            framework_values[key].errors.extend(messages)
     try:
         own_def = connector.config()
         if own_def is None:
@@ -184,7 +189,9 @@ def validate_connector_config(plugins: Plugins, config: dict[str, Any]) -> dict[
     groups: list[str] = []
     for key_name, key in framework.keys.items():
         configs.append({"definition": key.to_info(), "value": _value_info(key, framework_values[key_name])})
-    for group in framework.groups + own_def.groups:
+    for key, value in transforms.entries:
+        configs.append({"definition": key.to_info(), "value": _value_info(key, value)})
+    for group in framework.groups + transforms.groups + own_def.groups:
         if group not in groups:
             groups.append(group)
     own_values_by_name = {v.name: v for v in own_values}

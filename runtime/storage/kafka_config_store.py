@@ -124,9 +124,20 @@ class KafkaConfigStore(ConfigStore):
         self._cluster = ClusterConfig()
         self._started = False
         self._read_timeout_s = read_timeout_s
+        self._extra: dict[str, Any] = {}  # key prefix -> handler(key, value, started), for records of our own
         spec = TopicSpec(spec.name, 1, spec.replication_factor, spec.setting or "config.storage.topic",
                          "connector configurations", single_partition=True)
         self.log = KafkaBasedLog(spec, client_config, self._on_record, read_strategy=read_strategy, **log_options)
+
+    def register_prefix(self, prefix: str, handler: Any) -> None:
+        """Send records whose key starts with `prefix` to `handler(key, decoded_value, started)` (on the
+        reader thread, replay included) instead of the reference's rules. For records this project adds
+        to the topic (e.g. the distributed herder's assignments); the Java reference skips them with a log line."""
+        self._extra[prefix] = handler
+
+    def write_raw(self, key: str, value: Any) -> None:
+        """Write one record of a registered prefix; durable and read back on return."""
+        self._write([(key, value)])
 
     # ---- lifecycle -----------------------------------------------------------------------------
 
@@ -223,6 +234,13 @@ class KafkaConfigStore(ConfigStore):
                 value = orjson.loads(raw_value)
             except orjson.JSONDecodeError:
                 log.error("Failed to convert config data to Kafka Connect format for record %s; ignoring it", key)
+                return
+        for prefix, handler in self._extra.items():
+            if key.startswith(prefix):
+                try:
+                    handler(key, value, self._started)
+                except Exception:  # noqa: BLE001
+                    log.exception("Handler of config record %s failed", key)
                 return
         with self._lock:
             self._cluster.offset = offset

@@ -36,9 +36,20 @@ class KafkaStatusStore(StatusStore):
         self._inflight: Counter[str] = Counter()
         self._acked: dict[str, int] = {}  # key -> offset of this worker's latest acknowledged write
         self._read_timeout_s = read_timeout_s
+        self._extra: dict[str, Any] = {}  # key prefix -> handler(key, raw_value), for records of our own
         spec = TopicSpec(spec.name, spec.partitions, spec.replication_factor, spec.setting or "status.storage.topic",
                          "connector and task statuses")
         self.log = KafkaBasedLog(spec, client_config, self._on_record, read_strategy=read_strategy, **log_options)
+
+    def register_prefix(self, prefix: str, handler: Any) -> None:
+        """Send records whose key starts with `prefix` to `handler(key, raw_value)` on the reader thread
+        (replay included), e.g. the distributed herder's worker heartbeats. The Java reference logs and
+        skips such keys, which KIP-915 allows."""
+        self._extra[prefix] = handler
+
+    def send_raw(self, key: str, value: bytes | None) -> None:
+        """Write one record of a registered prefix without waiting."""
+        self.log.send_async(key.encode("utf-8"), value)
 
     def start(self) -> None:
         self.log.start(self._read_timeout_s)
@@ -126,6 +137,13 @@ class KafkaStatusStore(StatusStore):
             key = raw_key.decode("utf-8") if raw_key is not None else ""
         except UnicodeDecodeError:
             key = ""
+        for prefix, handler in self._extra.items():
+            if key.startswith(prefix):
+                try:
+                    handler(key, raw_value)
+                except Exception:  # noqa: BLE001
+                    log.exception("Handler of status record %s failed", key)
+                return
         with self._lock:
             if self._inflight.get(key) or offset < self._acked.get(key, -1):
                 return  # this worker has already written a newer value of the key

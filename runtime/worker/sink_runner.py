@@ -93,6 +93,17 @@ class SinkTaskRunner(TaskRunner):
         self.assignment.update(added)
         if self.task is not None:
             self.task.open(added)  # type: ignore[attr-defined]
+        # Offsets the task asked for in open() (or before) are where consumption starts: set them in
+        # the assignment itself so no record from the committed position is delivered first.
+        with self.lock:
+            seeks = {tp: self.pending_seeks.pop(tp) for tp in added if tp in self.pending_seeks}
+        if seeks:
+            for p in partitions:
+                offset = seeks.get(TopicPartition(p.topic, p.partition))
+                if offset is not None:
+                    p.offset = offset
+                    self.current[TopicPartition(p.topic, p.partition)] = offset
+            consumer.assign(partitions)
         if self.paused or self.task_paused:
             self.apply_pauses()
 
@@ -142,6 +153,8 @@ class SinkTaskRunner(TaskRunner):
             messages = consumer.consume(self.batch_size, 0.2 if not was_paused else 0.5)
             if messages:
                 records = []
+                positions: dict[TopicPartition, int] = {}
+                transforms = self.transforms
                 for m in messages:
                     err = m.error()
                     if err is not None:
@@ -151,23 +164,32 @@ class SinkTaskRunner(TaskRunner):
                             log.warning("Task %s: consumer error %s", self.id, err)
                         continue
                     topic = m.topic()
+                    partition = m.partition()
+                    offset = m.offset()
+                    # every record seen counts as processed once the batch is put, even if skipped or filtered
+                    positions[TopicPartition(topic, partition)] = offset + 1
                     if topic not in self._topics_seen:
                         self._topic_seen(topic)
                     try:
                         key_schema, key = key_conv(topic, m.key())
                         value_schema, value = value_conv(topic, m.value())
+                        raw_headers = m.headers()
+                        headers = self._headers(topic, raw_headers) if raw_headers else None
+                        ts_type, ts = m.timestamp()
+                        record: SinkRecord | None = SinkRecord(
+                            topic, partition, key, value, offset, key_schema, value_schema, ts if ts_type else None,
+                            _TIMESTAMP_TYPES.get(ts_type, "CreateTime"), headers)
+                        if not transforms.empty:
+                            record = transforms.apply(record)  # type: ignore[assignment]
                     except Exception as exc:  # noqa: BLE001
                         if not self.tolerate_errors:
                             raise
-                        self._skip(m, exc)
+                        self._skip(topic, partition, offset, exc)
                         continue
-                    raw_headers = m.headers()
-                    headers = self._headers(topic, raw_headers) if raw_headers else None
-                    ts_type, ts = m.timestamp()
-                    records.append(SinkRecord(topic, m.partition(), key, value, m.offset(), key_schema, value_schema,
-                                              ts if ts_type else None, _TIMESTAMP_TYPES.get(ts_type, "CreateTime"), headers))
-                if records:
-                    self._deliver(task, records)
+                    if record is not None:
+                        records.append(record)
+                if self._deliver(task, records):
+                    self.current.update(positions)
             if self.commit_requested or time.monotonic() >= next_commit:
                 self.commit_requested = False
                 self.commit()
@@ -178,27 +200,25 @@ class SinkTaskRunner(TaskRunner):
         if self.on_topic is not None:
             self.on_topic(self.connector, self.index, topic)
 
-    def _skip(self, message: Any, exc: BaseException) -> None:
-        """errors.tolerance=all: a record that cannot be converted is skipped (and logged when asked)."""
-        tp = TopicPartition(message.topic(), message.partition())
-        self.current[tp] = message.offset() + 1
+    def _skip(self, topic: str, partition: int, offset: int, exc: BaseException) -> None:
+        """errors.tolerance=all: a record that cannot be converted or transformed is skipped."""
         if self.log_errors:
-            log.error("Task %s: skipping record %s-%s@%s that failed conversion: %s", self.id, tp.topic, tp.partition,
-                      message.offset(), exc)
+            log.error("Task %s: skipping record %s-%s@%s that failed conversion: %s", self.id, topic, partition,
+                      offset, exc)
 
-    def _deliver(self, task: SinkTask, records: list[SinkRecord]) -> None:
+    def _deliver(self, task: SinkTask, records: list[SinkRecord]) -> bool:
+        """put() the batch, redelivering after a RetriableError; False if stopped before it went in."""
+        if not records:
+            return True
         while True:
             try:
                 task.put(records)
-                break
+                return True
             except RetriableError as exc:
                 log.warning("Task %s: retriable error from put(), redelivering: %s", self.id, exc)
                 time.sleep(self.retry_backoff_s or 0.5)
                 if self.stopping:
-                    return
-        current = self.current
-        for record in records:
-            current[TopicPartition(record.topic, record.kafka_partition)] = record.kafka_offset + 1
+                    return False
 
     def _headers(self, topic: str, raw: list[tuple[str, bytes | None]]) -> list[Header]:
         convert = self.header_converter.to_connect_header

@@ -115,7 +115,21 @@ class SourceTaskRunner(TaskRunner):
         last_key_bytes: bytes | None = None
         last_partition: Any = _UNSET
         last_partition_key = b""
-        for record in records:
+        transforms = self.transforms
+        for original in records:
+            record = original
+            if not transforms.empty:
+                try:
+                    record = transforms.apply(original)
+                except Exception as exc:  # noqa: BLE001
+                    if not self.tolerate_errors:
+                        raise
+                    if self.log_errors:
+                        log.error("Task %s: skipping a record that failed a transformation: %s", self.id, exc)
+                    record = None
+                if record is None:  # filtered out: its offset still counts as processed
+                    self._track_offset(original)
+                    continue
             topic = record.topic
             key = record.key
             try:
@@ -149,16 +163,20 @@ class SourceTaskRunner(TaskRunner):
                     if topic not in self._topics_seen:
                         self._topic_seen(topic)
                 batch.append(message)
-            source_partition = record.source_partition
+            source_partition = original.source_partition
             if source_partition is not None:
                 if source_partition is not last_partition:
                     last_partition = source_partition
                     last_partition_key = encode_key(connector, source_partition)
-                pending[last_partition_key] = record.source_offset
+                pending[last_partition_key] = original.source_offset
         self._flush_batches(by_topic)
         producer.poll(0)
         if self._send_error is not None:
             raise ConnectError(f"Unrecoverable exception from producer send callback: {self._send_error}")
+
+    def _track_offset(self, record: Any) -> None:
+        if record.source_partition is not None:
+            self._pending[encode_key(self.connector, record.source_partition)] = record.source_offset
 
     def _flush_batches(self, by_topic: dict[str, list[dict[str, Any]]]) -> None:
         producer = self.producer

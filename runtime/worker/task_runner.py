@@ -10,6 +10,7 @@ from typing import Callable
 from ..api.task import Task
 from ..storage.base import InstanceStatus, StatusStore
 from ..storage.states import State, TargetState
+from .transform_chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ class TaskRunner(ABC):
         statuses: StatusStore,
         worker_id: str,
         on_topic: Callable[[str, int, str], None] | None = None,
+        transforms: TransformationChain | None = None,
     ) -> None:
         self.connector = connector
         self.index = index
@@ -42,6 +44,7 @@ class TaskRunner(ABC):
         self.statuses = statuses
         self.worker_id = worker_id
         self.on_topic = on_topic
+        self.transforms = transforms or TransformationChain({}, lambda name, kind: None)
         self._target = target_state
         self._stopping = threading.Event()
         self._cancelled = False
@@ -131,6 +134,10 @@ class TaskRunner(ABC):
                 self.task.stop()
         except Exception as exc:  # noqa: BLE001
             log.warning("Task %s threw while stopping: %s", self.id, exc)
+        try:
+            self.transforms.close()
+        except Exception as exc:  # noqa: BLE001
+            log.warning("Task %s: closing its transformations threw: %s", self.id, exc)
 
     def finish(self) -> None:
         """After the loop: stop the task, then commit what is safe and close clients."""

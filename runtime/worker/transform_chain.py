@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Mapping
 
 from ..api.config import NO_DEFAULT, ConfigDef, ConfigKey, ConfigValue, Importance, Type, Width, parse_type
 from ..api.errors import ConfigError, ConnectError
@@ -145,7 +145,7 @@ def _configure(plugin: Any, settings: dict[str, Any], prefix: str) -> None:
     try:
         plugin.configure(settings)
     except Exception as exc:
-        raise ConnectError(f"Failed to configure {prefix}type {type(plugin).__name__}: {exc}") from exc
+        raise ConnectError(f"Invalid configuration of {prefix.rstrip('.')} ({type(plugin).__name__}): {exc}") from exc
 
 
 def _check_class(name: str, kind: str, resolve: Resolve, key: str) -> tuple[type | None, str | None]:

@@ -19,6 +19,7 @@ from .converter_setup import build_converter, build_header_converter
 from .sink_runner import SinkTaskRunner
 from .source_runner import SourceTaskRunner, StoreOffsetReader
 from .task_runner import TaskRunner, format_trace
+from .transform_chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
@@ -208,10 +209,11 @@ class Worker:
             key_conv = build_converter(self.plugins, "key.converter", self.config, connector_config)
             value_conv = build_converter(self.plugins, "value.converter", self.config, connector_config)
             header_conv = build_header_converter(self.plugins, self.config, connector_config)
+            transforms = TransformationChain(connector_config, self.plugins.resolve)
             common: dict[str, Any] = dict(
                 connector=name, index=index, task_class=task_class, config=task_config,
                 connector_config=connector_config, target_state=target, statuses=self.statuses,
-                worker_id=self.worker_id, on_topic=self._on_topic, key_converter=key_conv,
+                worker_id=self.worker_id, on_topic=self._on_topic, transforms=transforms, key_converter=key_conv,
                 value_converter=value_conv, header_converter=header_conv,
                 flush_interval_ms=self.config.get_int("offset.flush.interval.ms"),
             )

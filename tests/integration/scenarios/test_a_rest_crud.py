@@ -9,7 +9,7 @@ from tests.support.broker import unique
 from tests.support.worker import wait_for
 
 from .helpers import (
-    FILE_SINK, FILE_SOURCE, INFO_KEYS, SINK, SOURCE, STATUS_KEYS, assert_error, sink_config, source_config,
+    FILE_SINK, FILE_SOURCE, INFO_KEYS, SINK, SOURCE, STATUS_KEYS, assert_error, source_config,
 )
 
 pytestmark = pytest.mark.integration
@@ -343,7 +343,7 @@ def test_tasks_config_endpoint(api, worker, name) -> None:
 
 
 # --- 23-24: validation counts ---------------------------------------------------------------------------------
-SINK_BASE = {"connector.class": FILE_SINK, "name": "val-sink", "file": "/tmp/x.txt"}
+SINK_BASE = {"connector.class": FILE_SINK, "name": "val-sink"}
 VALIDATION_CASES = [
     ("no-topics", {}, 2),
     ("both-topics", {"topics": "a", "topics.regex": "a.*"}, 2),
@@ -361,7 +361,8 @@ VALIDATION_CASES = [
 
 
 @pytest.mark.parametrize("config, errors", [c[1:] for c in VALIDATION_CASES], ids=[c[0] for c in VALIDATION_CASES])
-def test_validation_error_counts_and_create_rejects(api, config, errors) -> None:
+def test_validation_error_counts_and_create_rejects(api, tmp_path, config, errors) -> None:
+    config = {**config, "file": str(tmp_path / "out.txt")}
     response = api.put("/connector-plugins/FileStreamSinkConnector/config/validate", {**SINK_BASE, **config})
     assert response.status_code == 200, response.text
     body = response.json()

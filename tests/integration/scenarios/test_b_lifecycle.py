@@ -41,6 +41,7 @@ def test_pause_stop_resume_cycle(api, name) -> None:
     for _ in range(2):
         response = api.put(f"/connectors/{name}/resume")
         assert response.status_code == 202 and response.content == b""
+        assert states(api, name)[0] == "RUNNING"  # visible as soon as the request returns
     api.wait_state(name, "RUNNING", 4)
 
     # 28: pause twice -> 202, PAUSED with 4 PAUSED tasks, visible at once

@@ -6,7 +6,7 @@ import pytest
 from tests.support.broker import unique
 from tests.support.worker import WorkerProcess, connector_json, wait_for
 
-from .helpers import Api, Kafka, assert_error, read_jsonl, sink_config, sink_offsets, source_config, values_by_key
+from .helpers import Api, assert_error, read_jsonl, sink_config, sink_offsets, source_config, values_by_key
 
 pytestmark = pytest.mark.integration
 

@@ -5,7 +5,7 @@ import datetime as dt
 
 import pytest
 
-from runtime.api.data import (BOOLEAN_SCHEMA, BYTES_SCHEMA, FLOAT32_SCHEMA, INT8_SCHEMA, INT32_SCHEMA, INT64_SCHEMA,
+from runtime.api.data import (BOOLEAN_SCHEMA, BYTES_SCHEMA, FLOAT32_SCHEMA, INT32_SCHEMA, INT64_SCHEMA,
                               OPTIONAL_INT64_SCHEMA, STRING_SCHEMA, Schema)
 from runtime.api.errors import ConfigError, DataError
 from runtime.transforms.cast import CastKey, CastValue

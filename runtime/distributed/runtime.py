@@ -1,0 +1,115 @@
+"""`connect-runtime distributed WORKER.properties`: a worker of a Connect cluster sharing the internal topics."""
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+import threading
+from pathlib import Path
+
+from ..worker_config import WorkerConfig
+
+log = logging.getLogger("runtime.distributed")
+
+
+class DistributedRuntime:
+    """Everything a distributed worker is made of, started and stopped in order (as StandaloneRuntime)."""
+
+    def __init__(self, config: WorkerConfig) -> None:
+        self.config = config
+        self.server = None
+        self.herder = None
+        self._server_thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        from ..api.errors import ConfigError
+        from ..cli import StartupError, bind_rest_socket, kafka_cluster_id
+        from ..plugins import Plugins
+        from ..storage.kafka_log import KafkaStoreError
+        from ..storage.kafka_stores import KafkaStoreSettings
+        from ..worker.offsets import OffsetsManager
+        from ..worker.worker import Worker
+        from .herder import DistributedHerder, Timing
+
+        config = self.config
+        if not config.bootstrap_servers:
+            raise StartupError('Missing required configuration "bootstrap.servers" which has no default value.', 2)
+        try:
+            settings = KafkaStoreSettings.from_worker(config)
+            timing = Timing.from_worker(config)
+        except (ConfigError, ValueError) as exc:
+            raise StartupError(f"Invalid worker properties: {exc}", 2) from None
+        cluster_id = kafka_cluster_id(config)
+        sock = bind_rest_socket(config)
+        worker_id = config.worker_id(sock.getsockname()[1])
+        scheme = "https" if (config.get_list("listeners") or ["http://"])[0].startswith("https") else "http"
+        url = f"{scheme}://{worker_id}"
+
+        plugins = Plugins(config.get_list("plugin.path"))
+        status_store = settings.status_store()
+        config_store = settings.config_store()
+        offset_store = settings.offset_store()
+        offsets = OffsetsManager(config, offset_store)
+        group_id = settings.client_config["group.id"]
+        herder = DistributedHerder(config, plugins, config_store, status_store, offsets, worker_id, url, cluster_id,
+                                   group_id, timing)
+        worker = Worker(config, plugins, offset_store, herder.statuses, worker_id)
+        herder.attach_worker(worker)
+        self.herder = herder
+        try:
+            herder.start()
+        except (KafkaStoreError, ValueError) as exc:
+            sock.close()
+            raise StartupError(f"Could not start the worker's internal topics: {exc}", 2) from None
+        self._start_server(sock)
+        log.info("Kafka Connect distributed worker %s started in group %s (Kafka cluster %s)", worker_id, group_id,
+                 cluster_id)
+
+    def _start_server(self, sock: socket.socket) -> None:
+        import uvicorn
+
+        from ..rest.app import create_app
+
+        admin_listeners = self.config.get("admin.listeners")
+        app = create_app(self.herder, admin_enabled=admin_listeners is None or admin_listeners != [])
+        server_config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                       timeout_graceful_shutdown=5)
+        self.server = uvicorn.Server(server_config)
+        self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        self._server_thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
+                                               name="rest-server", daemon=True)
+        self._server_thread.start()
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.should_exit = True
+        if self.herder is not None:
+            self.herder.stop()
+        if self._server_thread is not None:
+            self._server_thread.join(5)
+
+
+def run_distributed(worker_file: Path) -> int:
+    """The `distributed` mode of the CLI: run until SIGTERM/SIGINT; StartupError (exit code 2) if it cannot start."""
+    from ..cli import load_worker_config, tune_gc
+
+    config = load_worker_config(worker_file)
+    runtime = DistributedRuntime(config)
+    stop_event = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        log.info("Received signal %s; shutting down", signal.Signals(signum).name)
+        stop_event.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        runtime.start()
+        tune_gc()
+        assert runtime.herder is not None
+        runtime.herder.mark_ready()
+        log.info("Worker is ready")
+        stop_event.wait()
+    finally:
+        runtime.stop()
+    return 0

@@ -1,0 +1,162 @@
+"""Three distributed workers on one broker: membership, leader routing and a balanced assignment
+(contract 1.9, 2.1-2.3 distributed parts, section 4 B-D run across workers)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.scenarios.helpers import Kafka, POSSIBLE_ALTERED, SINK, SOURCE, source_offsets
+from tests.support.broker import unique
+from tests.support.worker import wait_for
+
+from .conftest import Cluster
+
+pytestmark = pytest.mark.integration
+
+
+def owners(status: dict) -> set[str]:
+    return {status["connector"]["worker_id"], *(t["worker_id"] for t in status["tasks"])}
+
+
+def test_create_via_idle_worker_spreads_work_and_every_worker_agrees(cluster: Cluster, bootstrap_servers: str) -> None:
+    topic = Kafka(bootstrap_servers).create_topic(unique("dist-seq"), partitions=3)
+    first = unique("first")
+    created = cluster.api(0).post("/connectors", json={"name": first, "config": {
+        "connector.class": SOURCE, "topic": topic, "tasks.max": "1", "throughput": "20"}})
+    assert created.status_code == 201, created.text
+    busy = owners(cluster.wait_state(first, "RUNNING", 1))
+    idle = next(i for i in range(3) if cluster.worker_id(i) not in busy)
+
+    # a worker that runs nothing takes the request (forwarding it to the leader when it is not the leader)
+    name = unique("spread")
+    response = cluster.api(idle).post("/connectors", json={"name": name, "config": {
+        "connector.class": SOURCE, "topic": topic, "tasks.max": "3", "throughput": "20"}})
+    assert response.status_code == 201, response.text
+    assert response.json()["name"] == name
+    assert response.headers["location"].endswith(f"/connectors/{name}")
+    status = cluster.wait_state(name, "RUNNING", 3, via=idle)
+    # three tasks over three workers: one each
+    assert sorted(t["worker_id"] for t in status["tasks"]) == sorted(cluster.worker_id(i) for i in range(3)), status
+
+    for i in range(3):  # every worker answers reads the same way
+        assert sorted(cluster.api(i).get("/connectors").json()) == sorted([first, name])
+        cluster.wait_state(name, "RUNNING", 3, via=i)
+        tasks = cluster.api(i).get(f"/connectors/{name}/tasks").json()
+        assert [t["id"] for t in tasks] == [{"connector": name, "task": j} for j in range(3)]
+
+    # a name that exists is a 409 whichever worker is asked
+    again = cluster.api((idle + 1) % 3).post("/connectors", json={"name": name, "config": {
+        "connector.class": SOURCE, "topic": topic, "tasks.max": "3"}})
+    assert again.status_code == 409, again.text
+    assert again.json()["message"] == f"Connector {name} already exists"
+
+    # a config change through another worker reaches the tasks: 3 -> 2 tasks
+    update = cluster.api((idle + 2) % 3).put(f"/connectors/{name}/config", json={
+        "connector.class": SOURCE, "topic": topic, "tasks.max": "2", "throughput": "20"})
+    assert update.status_code == 200, update.text
+    cluster.wait_state(name, "RUNNING", 2, via=idle)
+
+    # delete through a follower: gone everywhere
+    assert cluster.api(2).delete(f"/connectors/{name}").status_code == 204
+    for i in range(3):
+        wait_for(lambda i=i: cluster.api(i).get(f"/connectors/{name}/status").status_code == 404, 15, 0.1,
+                 f"status of {name} gone on worker {i}")
+        assert name not in cluster.api(i).get("/connectors").json()
+
+
+def test_pause_resume_stop_offsets_and_restart_through_any_worker(cluster: Cluster, bootstrap_servers: str) -> None:
+    topic = Kafka(bootstrap_servers).create_topic(unique("dist-life"), partitions=1)
+    name = unique("life")
+    config = {"connector.class": SOURCE, "topic": topic, "tasks.max": "2", "messages.per.task": "50"}
+    assert cluster.api(1).post("/connectors", json={"name": name, "config": config}).status_code == 201
+    cluster.wait_state(name, "RUNNING", 2, via=2)
+
+    # pause and resume are written by whichever worker receives them
+    assert cluster.api(2).put(f"/connectors/{name}/pause").status_code == 202
+    cluster.wait_state(name, "PAUSED", 2, "PAUSED", via=0)
+    assert cluster.api(1).put(f"/connectors/{name}/resume").status_code == 202
+    cluster.wait_state(name, "RUNNING", 2, via=0)
+
+    # offsets of a running connector can be read anywhere but not changed
+    wait_for(lambda: source_offsets(cluster.api(0).get(f"/connectors/{name}/offsets").json()["offsets"])
+             == {f"{name}-0": 50, f"{name}-1": 50}, 30, 0.2, "all 50 records of each task committed")
+    running = cluster.api(2).patch(f"/connectors/{name}/offsets", json={"offsets": [
+        {"partition": {"task.id": f"{name}-0"}, "offset": {"saved": 10}}]})
+    assert running.status_code == 400, running.text
+    assert "must be in the STOPPED state" in running.json()["message"]
+
+    # stop from every worker (leader-only: followers forward); idempotent
+    for i in (2, 0):
+        assert cluster.api(i).put(f"/connectors/{name}/stop").status_code == 204
+    for i in range(3):
+        body = cluster.wait_state(name, "STOPPED", 0, via=i)
+        assert body["tasks"] == []
+        assert cluster.api(i).get(f"/connectors/{name}").json()["tasks"] == []
+
+    altered = cluster.api(1).patch(f"/connectors/{name}/offsets", json={"offsets": [
+        {"partition": {"task.id": f"{name}-0"}, "offset": {"saved": 40}}]})
+    assert altered.status_code == 200, altered.text
+    assert altered.json()["message"] == POSSIBLE_ALTERED
+    for i in range(3):
+        assert source_offsets(cluster.api(i).get(f"/connectors/{name}/offsets").json()["offsets"])[f"{name}-0"] == 40
+
+    # resume: tasks come back on the cluster and task 0 continues from the altered offset
+    assert cluster.api(0).put(f"/connectors/{name}/resume").status_code == 202
+    cluster.wait_state(name, "RUNNING", 2, via=1)
+    wait_for(lambda: source_offsets(cluster.api(2).get(f"/connectors/{name}/offsets").json()["offsets"])
+             == {f"{name}-0": 50, f"{name}-1": 50}, 30, 0.2, "task 0 back at 50")
+    records = Kafka(bootstrap_servers).consume_all(topic) if hasattr(Kafka, "consume_all") else None
+    if records is not None:
+        seqnos_task0 = [r for r in records if isinstance(r, dict) and r.get("task") == 0]
+        assert len(seqnos_task0) == 60
+
+    # restarts reach the owning workers wherever they are sent
+    restart = cluster.api(1).post(f"/connectors/{name}/restart", params={"includeTasks": "true"})
+    assert restart.status_code == 202, restart.text
+    body = restart.json()
+    assert body["connector"]["state"] == "RESTARTING"
+    assert [t["state"] for t in body["tasks"]] == ["RESTARTING", "RESTARTING"]
+    cluster.wait_state(name, "RUNNING", 2, via=0)
+    status = cluster.status(name)
+    owner_of_task1 = status["tasks"][1]["worker_id"]
+    elsewhere = next(i for i in range(3) if cluster.worker_id(i) != owner_of_task1)
+    assert cluster.api(elsewhere).post(f"/connectors/{name}/tasks/1/restart").status_code == 204
+    assert cluster.api(elsewhere).post(f"/connectors/{name}/restart").status_code == 204
+    cluster.wait_state(name, "RUNNING", 2, via=elsewhere)
+    assert cluster.api(elsewhere).post(f"/connectors/{name}/tasks/7/restart").status_code == 404
+
+    # unknown connectors are 404 on every route and worker
+    missing = unique("missing")
+    for i in range(3):
+        assert cluster.api(i).put(f"/connectors/{missing}/pause").status_code == 404
+        assert cluster.api(i).put(f"/connectors/{missing}/stop").status_code == 404
+        assert cluster.api(i).delete(f"/connectors/{missing}").status_code == 404
+
+
+def test_sink_offsets_reset_through_a_follower(cluster: Cluster, bootstrap_servers: str, tmp_path: Path) -> None:
+    kafka = Kafka(bootstrap_servers)
+    topic = kafka.create_topic(unique("dist-sink"), partitions=2)
+    source, sink = unique("feed"), unique("sink")
+    out = tmp_path / "sink.jsonl"
+    assert cluster.api(0).post("/connectors", json={"name": source, "config": {
+        "connector.class": SOURCE, "topic": topic, "tasks.max": "1", "messages.per.task": "10"}}).status_code == 201
+    assert cluster.api(1).post("/connectors", json={"name": sink, "config": {
+        "connector.class": SINK, "topics": topic, "tasks.max": "2", "output.file": str(out)}}).status_code == 201
+    cluster.wait_state(sink, "RUNNING", 2)
+
+    def committed() -> int:
+        offsets = cluster.api(2).get(f"/connectors/{sink}/offsets").json()["offsets"]
+        return sum(o["offset"]["kafka_offset"] for o in offsets)
+
+    wait_for(lambda: committed() == 10, 60, 0.5, "sink offsets committed for all 10 records")
+    assert cluster.api(2).put(f"/connectors/{sink}/stop").status_code == 204
+    deadline = time.monotonic() + 30
+    while True:  # the group's members may take a moment to leave (scenario 56)
+        reset = cluster.api(2).delete(f"/connectors/{sink}/offsets")
+        if reset.status_code != 500 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert reset.status_code == 200, reset.text
+    assert cluster.api(0).get(f"/connectors/{sink}/offsets").json() == {"offsets": []}
