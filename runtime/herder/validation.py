@@ -15,7 +15,7 @@ from ..api.config import (
     format_value,
 )
 from ..api.connector import Connector, SinkConnector
-from ..api.errors import ConnectError
+from ..api.errors import ConfigError, ConnectError
 from ..plugins import Plugins
 from ..worker.transform_chain import validate_transforms
 from .errors import BadRequest
@@ -25,7 +25,14 @@ NULL_VALUE_MESSAGE = "Null value can not be supplied as the configuration value.
 # The reference's framework keys (names, types, defaults, documentation, groups, order) as its validate
 # endpoint shows them, so that clients see the same definitions; validators are ours.
 _FRAMEWORK = json.loads((Path(__file__).with_name("framework_keys.json")).read_text(encoding="utf-8"))
+def _unique_aliases(name: str, value: Any) -> None:
+    aliases = list(value or [])
+    if len(aliases) > len(set(aliases)):
+        raise ConfigError(f"Invalid value [{', '.join(map(str, aliases))}] for configuration {name}: Duplicate alias provided.")
+
+
 _VALIDATORS = {
+    "topic.creation.groups": _unique_aliases,
     "name": NonEmptyString(),
     "tasks.max": Range.at_least(1),
     "config.action.reload": ValidString.of("none", "restart", case_insensitive=True),

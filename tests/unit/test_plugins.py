@@ -80,7 +80,8 @@ def test_connector_is_not_a_converter(plugins):
 def test_listing_order_and_info(plugins):
     descs = plugins.all()
     types = [d.type for d in descs]
-    assert types == sorted(types, key=["sink", "source", "converter", "header_converter"].index)
+    order = ["sink", "source", "transformation", "predicate", "converter", "header_converter"]
+    assert types == sorted(types, key=order.index)
     names = [d.class_name for d in plugins.connectors()]
     assert "runtime.connectors.testing.SequenceSourceConnector" in names
     assert all(d.type in ("sink", "source") for d in plugins.connectors())

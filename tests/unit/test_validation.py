@@ -206,8 +206,6 @@ def test_invalid_update_keeps_the_old_config(herder):
     ({"predicates": "p", "predicates.p.type": "no.such.Predicate"}, "predicates.p."),
     ({"topic.creation.groups": "g,g"}, "topic.creation.groups"),
 ])
-@pytest.mark.xfail(reason="bug: validation ignores transforms/predicates/topic.creation.groups (h8-5 in /tmp/herder_bugs.md)",
-                   strict=True)
 def test_transform_predicate_and_topic_group_errors(plugins, extra, key_prefix):
     infos = validate_connector_config(plugins, source(**extra))
     assert infos["error_count"] == 1, error_messages(infos)

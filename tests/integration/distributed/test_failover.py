@@ -1,0 +1,79 @@
+"""Failover: kill -9 a worker that runs a SequenceSource task and a RecordingSink task; within one session
+timeout plus one rebalance both run on other workers, and every seqno reaches the sink (duplicates only
+from what one offset-flush interval can replay)."""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.integration.scenarios.helpers import SINK, SOURCE, Kafka, source_offsets
+from tests.integration.test_crash_safety import parse_output, seqnos_by_task
+from tests.support.broker import unique
+from tests.support.worker import wait_for
+
+from .conftest import SESSION_TIMEOUT_MS, Cluster
+
+pytestmark = pytest.mark.integration
+
+TASKS = 3
+THROUGHPUT = 200  # records per second per source task
+FLUSH_MS = 1000
+MAX_DUPLICATES_PER_TASK = int(THROUGHPUT * FLUSH_MS / 1000 * 2 * 2)
+# detection (one session timeout) + the leader's tick + revocation-free reassignment + task start
+FAILOVER_BUDGET_S = SESSION_TIMEOUT_MS / 1000 + 6
+
+
+def test_kill_minus_nine_moves_tasks_and_loses_nothing(cluster: Cluster, bootstrap_servers: str, tmp_path: Path) -> None:
+    topic = Kafka(bootstrap_servers).create_topic(unique("failover"), partitions=TASKS)
+    out = tmp_path / "sink.jsonl"
+    source, sink = unique("fo-src"), unique("fo-sink")
+    assert cluster.api(0).post("/connectors", json={"name": sink, "config": {
+        "connector.class": SINK, "topics": topic, "tasks.max": str(TASKS), "output.file": str(out)}}).status_code == 201
+    assert cluster.api(1).post("/connectors", json={"name": source, "config": {
+        "connector.class": SOURCE, "topic": topic, "tasks.max": str(TASKS),
+        "throughput": str(THROUGHPUT)}}).status_code == 201
+    source_status = cluster.wait_state(source, "RUNNING", TASKS)
+    sink_status = cluster.wait_state(sink, "RUNNING", TASKS)
+    wait_for(lambda: out.exists() and len(parse_output(out)) > THROUGHPUT * TASKS, 60, 0.5, "sink output")
+    time.sleep(1.5)  # a few offset flushes
+
+    victim_id = source_status["tasks"][0]["worker_id"]
+    assert victim_id in {t["worker_id"] for t in sink_status["tasks"]}, (source_status, sink_status)
+    victim = cluster.index_of(victim_id)
+    survivor = (victim + 1) % 3
+    killed_at = time.monotonic()
+    cluster.workers[victim].kill()
+
+    moved_source = cluster.wait_state(source, "RUNNING", TASKS, via=survivor, timeout_s=60, exclude_worker=victim_id)
+    moved_sink = cluster.wait_state(sink, "RUNNING", TASKS, via=survivor, timeout_s=60, exclude_worker=victim_id)
+    failover_s = time.monotonic() - killed_at
+    print(f"failover: kill -9 of {victim_id} to every task RUNNING elsewhere took {failover_s:.1f}s "
+          f"(session.timeout.ms={SESSION_TIMEOUT_MS})")
+    assert failover_s < FAILOVER_BUDGET_S, failover_s
+    survivors = {cluster.worker_id(i) for i in range(3) if i != victim}
+    assert {t["worker_id"] for t in moved_source["tasks"] + moved_sink["tasks"]} <= survivors
+
+    # the stream goes on: then stop the source and check the sink has every seqno
+    written = len(parse_output(out))
+    wait_for(lambda: len(parse_output(out)) > written + THROUGHPUT * TASKS, 60, 0.5, "output after failover")
+    assert cluster.api(survivor).put(f"/connectors/{source}/stop").status_code == 204
+    final = source_offsets(cluster.api(survivor).get(f"/connectors/{source}/offsets").json()["offsets"])
+    assert set(final) == {f"{source}-{i}" for i in range(TASKS)}, final
+    last = {i: final[f"{source}-{i}"] for i in range(TASKS)}
+
+    def sink_has_everything() -> bool:
+        seen = seqnos_by_task(parse_output(out))
+        return all(max(seen.get(i, [-1])) >= last[i] - 1 for i in range(TASKS))
+
+    wait_for(sink_has_everything, 60, 0.5, f"sink to reach seqnos {last}")
+    seen = seqnos_by_task(parse_output(out))
+    for i in range(TASKS):
+        counts = Counter(seen[i])
+        missing = sorted(set(range(last[i])) - set(counts))
+        assert not missing, f"task {i}: {len(missing)} seqnos lost, first {missing[:10]}"
+        duplicates = sum(c - 1 for c in counts.values())
+        print(f"task {i}: {last[i]} records, {duplicates} duplicates")
+        assert duplicates <= MAX_DUPLICATES_PER_TASK, f"task {i}: {duplicates} duplicates > {MAX_DUPLICATES_PER_TASK}"
