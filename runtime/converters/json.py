@@ -444,6 +444,67 @@ def _contains_decimal(schema: Schema) -> bool:
     return any(_contains_decimal(child) for child in children)
 
 
+def _fast_check(schema: Schema) -> Callable[[Any], bool] | None:
+    """For a flat struct of strings, integers and booleans: whether a decoded payload already is the
+    value the general decoder would build (same keys in schema order, exact types, in range)."""
+    if schema.type != "struct":
+        return None
+    return _generate_fast_path(schema, replace_null_with_default=True, check_only=True)
+
+
+def _fast_encoder(schema: Schema, replace_null_with_default: bool) -> Callable[[Any], bytes | None] | None:
+    """For the common shapes (a string or integer, or a flat struct of strings, integers and booleans),
+    a function that checks the value's exact types and returns orjson's bytes directly, or None to fall
+    back to the general encoder. orjson then writes exactly what the general path writes, so the bytes
+    are identical; it only skips building an intermediate copy of the value."""
+    return _generate_fast_path(schema, replace_null_with_default, check_only=False)
+
+
+def _generate_fast_path(schema: Schema, replace_null_with_default: bool, check_only: bool) -> Any:
+    ok, fail = ("True", "False") if check_only else ("_dumps(value)", "None")
+
+    def check(var: str, field_schema: Schema) -> str | None:
+        if field_schema.name is not None or (field_schema.default is not None and replace_null_with_default):
+            return None  # logical types and defaults take the general path
+        nullable = f"{var} is None or " if field_schema.optional else ""
+        if field_schema.type == "string":
+            return f"({nullable}type({var}) is str)"
+        if field_schema.type == "boolean":
+            return f"({nullable}type({var}) is bool)"
+        if field_schema.type in _INT_BOUNDS:
+            bound = _INT_BOUNDS[field_schema.type]
+            return f"({nullable}(type({var}) is int and {-bound} <= {var} < {bound}))"
+        return None
+
+    scope: dict[str, Any] = {"_dumps": orjson.dumps, "_MISSING": _MISSING}
+    if schema.type == "struct":
+        if not schema.fields or (schema.name or "").startswith("org.apache.kafka.connect.data."):
+            return None
+        names = tuple(f.name for f in schema.fields)
+        scope["_NAMES"] = names
+        lines = ["def fast(value):", f"    if type(value) is not dict or len(value) != {len(names)}:", f"        return {fail}"]
+        conditions = []
+        for i, f in enumerate(schema.fields):
+            condition = check(f"v{i}", f.schema)
+            if condition is None:
+                return None
+            lines.append(f"    v{i} = value.get({f.name!r}, _MISSING)")
+            conditions.append(condition)
+        lines.append(f"    if not ({' and '.join(conditions)}) or tuple(value) != _NAMES:")
+        lines.append(f"        return {fail}")
+        lines.append(f"    return {ok}")
+    else:
+        condition = check("value", schema)
+        if condition is None or schema.optional:
+            return None
+        lines = ["def fast(value):", f"    return {ok} if {condition} else {fail}"]
+    exec("\n".join(lines), scope)  # noqa: S102 - generated from field names via repr() only
+    return scope["fast"]
+
+
+_INT_BOUNDS = {"int8": 2**7, "int16": 2**15, "int32": 2**31, "int64": 2**63}
+
+
 class _BoundedCache:
     """Insertion-ordered cache that forgets its oldest entry beyond `size` (Kafka uses an LRU)."""
 
@@ -485,6 +546,7 @@ class JsonConverter(Converter):
         self._encoders_by_value = _BoundedCache(self.cache_size)
         self._decoders = _BoundedCache(self.cache_size)  # schema JSON bytes -> (schema, decoder, exact decimals)
         self._last_decoder: tuple[Any, tuple[Schema, Callable[[Any], Any], bool]] | None = None
+        self._last_entry: tuple[Any, ...] | None = None
 
     # ---- serialization -------------------------------------------------------------------------
 
@@ -497,7 +559,14 @@ class JsonConverter(Converter):
             except orjson.JSONEncodeError as exc:
                 raise DataError(_TO_BYTES_FAILED) from exc
             return b'{"schema":null,"payload":' + body + b"}" if self.schemas_enabled else body
-        entry = self._encoder_entry(schema)
+        last = self._last_entry
+        entry = last if last is not None and last[0] is schema else self._encoder_entry(schema)
+        self._last_entry = entry
+        fast = entry[4]
+        if fast is not None:
+            body = fast(value)
+            if body is not None:
+                return entry[2] + body + b"}" if self.schemas_enabled else body
         try:
             body = orjson.dumps(entry[1](value))
         except orjson.JSONEncodeError as exc:
@@ -510,7 +579,7 @@ class JsonConverter(Converter):
             return None
         return orjson.loads(self._encoder_entry(schema)[3])
 
-    def _encoder_entry(self, schema: Schema) -> tuple[Schema, Callable[[Any], Any], bytes, bytes]:
+    def _encoder_entry(self, schema: Schema) -> tuple[Schema, Callable[[Any], Any], bytes, bytes, Any]:
         entry = self._encoders_by_id.get(id(schema))
         if entry is not None and entry[0] is schema:
             return entry
@@ -521,7 +590,8 @@ class JsonConverter(Converter):
         if entry is None:
             encoder = self._compile_encoder(schema)
             schema_json = orjson.dumps(self._schema_json(schema))
-            entry = (schema, encoder, b'{"schema":' + schema_json + b',"payload":', schema_json)
+            entry = (schema, encoder, b'{"schema":' + schema_json + b',"payload":', schema_json,
+                     _fast_encoder(schema, self.replace_null_with_default))
             try:
                 self._encoders_by_value.put(schema, entry)
             except TypeError:
@@ -687,8 +757,10 @@ class JsonConverter(Converter):
         schema_node = node["schema"]
         if schema_node is None:
             return None, node["payload"]
-        schema, decoder, exact_decimals = self._decoder_entry(schema_node)
+        schema, decoder, exact_decimals, fast_check = self._decoder_entry(schema_node)
         payload = node["payload"]
+        if fast_check is not None and fast_check(payload):
+            return schema, payload  # already exactly what the general decoder would build
         if exact_decimals:
             payload = _stdjson.loads(value, parse_float=decimal.Decimal)["payload"]
         return schema, decoder(payload)
@@ -708,7 +780,7 @@ class JsonConverter(Converter):
         entry = self._decoders.get(key)
         if entry is None:
             schema = self._parse_schema(schema_node)
-            entry = (schema, self._compile_decoder(schema), _contains_decimal(schema))
+            entry = (schema, self._compile_decoder(schema), _contains_decimal(schema), _fast_check(schema))
             self._decoders.put(key, entry)
         self._last_decoder = (schema_node, entry)
         return entry

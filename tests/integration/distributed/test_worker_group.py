@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,42 @@ def test_sink_offsets_reset_through_a_follower(cluster: Cluster, bootstrap_serve
         time.sleep(0.5)
     assert reset.status_code == 200, reset.text
     assert cluster.api(0).get(f"/connectors/{sink}/offsets").json() == {"offsets": []}
+
+
+def test_join_is_sticky_and_a_leaving_leader_hands_over(cluster: Cluster, bootstrap_servers: str) -> None:
+    topic = Kafka(bootstrap_servers).create_topic(unique("dist-join"), partitions=1)
+    name = unique("six")
+    config = {"connector.class": SOURCE, "topic": topic, "tasks.max": "6", "throughput": "5"}
+    assert cluster.api(0).post("/connectors", json={"name": name, "config": config}).status_code == 201
+    before = {t["id"]: t["worker_id"] for t in cluster.wait_state(name, "RUNNING", 6)["tasks"]}
+    assert sorted(Counter(before.values()).values()) == [2, 2, 2], before
+
+    # a fourth worker joins: it gets a fair share, taken from the others; nothing else moves
+    cluster.workers.append(cluster.new_worker(3))
+    cluster.workers[3].start()
+    newcomer = cluster.worker_id(3)
+
+    def rebalanced() -> dict[int, str] | None:
+        body = cluster.status(name, via=3)
+        if body is None or len(body["tasks"]) != 6 or any(t["state"] != "RUNNING" for t in body["tasks"]):
+            return None
+        placed = {t["id"]: t["worker_id"] for t in body["tasks"]}
+        return placed if newcomer in placed.values() and max(Counter(placed.values()).values()) == 2 else None
+
+    after = wait_for(rebalanced, 30, 0.2, "six tasks over four workers")
+    assert sorted(Counter(after.values()).values()) == [1, 1, 2, 2], after
+    moved = [i for i in before if before[i] != after[i]]
+    assert all(after[i] == newcomer for i in moved), (before, after)
+
+    # the leader (the longest-running worker, worker 0) leaves gracefully: its work moves at once,
+    # without waiting for a session timeout, and a follower becomes the leader
+    left_at = time.monotonic()
+    cluster.workers[0].stop()
+    leaver = cluster.worker_id(0)
+    cluster.wait_state(name, "RUNNING", 6, via=1, exclude_worker=leaver, timeout_s=30)
+    assert time.monotonic() - left_at < 10
+    other = unique("after-leader")
+    response = cluster.api(2).post("/connectors", json={"name": other, "config": {
+        "connector.class": SOURCE, "topic": topic, "tasks.max": "1", "throughput": "5"}})
+    assert response.status_code == 201, response.text
+    cluster.wait_state(other, "RUNNING", 1, via=3)
