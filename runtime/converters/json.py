@@ -547,6 +547,7 @@ class JsonConverter(Converter):
         self._decoders = _BoundedCache(self.cache_size)  # schema JSON bytes -> (schema, decoder, exact decimals)
         self._last_decoder: tuple[Any, tuple[Schema, Callable[[Any], Any], bool]] | None = None
         self._last_entry: tuple[Any, ...] | None = None
+        self._last_envelope: tuple[bytes, tuple[Any, ...]] | None = None
 
     # ---- serialization -------------------------------------------------------------------------
 
@@ -743,6 +744,19 @@ class JsonConverter(Converter):
     def to_connect_data(self, topic: str, value: bytes | None) -> tuple[Schema | None, Any]:
         if value is None:
             return None, None
+        envelope = self._last_envelope
+        if envelope is not None and value.startswith(envelope[0]) and value.endswith(b"}"):
+            # Same compact schema as the previous record (the usual case on a topic): parse only the
+            # payload. Anything else after it (an extra field, spacing) fails here and takes the full path.
+            try:
+                payload = orjson.loads(value[len(envelope[0]):-1])
+            except orjson.JSONDecodeError:
+                payload = _MISSING
+            if payload is not _MISSING:
+                schema, decoder, _, fast_check = envelope[1]
+                if fast_check is not None and fast_check(payload):
+                    return schema, payload
+                return schema, decoder(payload)
         try:
             node = orjson.loads(value)
         except orjson.JSONDecodeError as exc:
@@ -757,8 +771,12 @@ class JsonConverter(Converter):
         schema_node = node["schema"]
         if schema_node is None:
             return None, node["payload"]
-        schema, decoder, exact_decimals, fast_check = self._decoder_entry(schema_node)
+        entry = self._decoder_entry(schema_node)
+        schema, decoder, exact_decimals, fast_check = entry
         payload = node["payload"]
+        if not exact_decimals:
+            prefix = b'{"schema":' + orjson.dumps(schema_node) + b',"payload":'
+            self._last_envelope = (prefix, entry) if value.startswith(prefix) else None
         if fast_check is not None and fast_check(payload):
             return schema, payload  # already exactly what the general decoder would build
         if exact_decimals:

@@ -20,6 +20,8 @@ from .task_runner import TaskRunner
 log = logging.getLogger(__name__)
 
 _TIMESTAMP_TYPES = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
+_UNSET = object()
+_IMMUTABLE = (str, bytes, int, float, bool, type(None))
 
 
 class _Context(SinkTaskContext):
@@ -153,8 +155,10 @@ class SinkTaskRunner(TaskRunner):
             messages = consumer.consume(self.batch_size, 0.2 if not was_paused else 0.5)
             if messages:
                 records = []
-                positions: dict[TopicPartition, int] = {}
+                positions: dict[tuple[str, int], int] = {}
                 transforms = self.transforms
+                last_raw_key: Any = _UNSET
+                last_key: tuple[Any, Any] = (None, None)
                 for m in messages:
                     err = m.error()
                     if err is not None:
@@ -167,11 +171,15 @@ class SinkTaskRunner(TaskRunner):
                     partition = m.partition()
                     offset = m.offset()
                     # every record seen counts as processed once the batch is put, even if skipped or filtered
-                    positions[TopicPartition(topic, partition)] = offset + 1
+                    positions[(topic, partition)] = offset + 1
                     if topic not in self._topics_seen:
                         self._topic_seen(topic)
                     try:
-                        key_schema, key = key_conv(topic, m.key())
+                        raw_key = (topic, m.key())
+                        if raw_key != last_raw_key:  # keys repeat: decode each distinct one once per batch
+                            last_key = key_conv(topic, raw_key[1])
+                            last_raw_key = raw_key if type(last_key[1]) in _IMMUTABLE else _UNSET
+                        key_schema, key = last_key
                         value_schema, value = value_conv(topic, m.value())
                         raw_headers = m.headers()
                         headers = self._headers(topic, raw_headers) if raw_headers else None
@@ -189,7 +197,7 @@ class SinkTaskRunner(TaskRunner):
                     if record is not None:
                         records.append(record)
                 if self._deliver(task, records):
-                    self.current.update(positions)
+                    self.current.update({TopicPartition(t, p): o for (t, p), o in positions.items()})
             if self.commit_requested or time.monotonic() >= next_commit:
                 self.commit_requested = False
                 self.commit()

@@ -70,3 +70,16 @@ def test_decoding_flat_structs_matches_the_general_decoder() -> None:
         entry = c._decoder_entry(__import__("orjson").loads(data)["schema"])
         assert decoded == entry[1](__import__("orjson").loads(data)["payload"]) == value
         assert schema is not None and [f.name for f in schema.fields] == ["task", "seqno", "label", "ok"]
+
+
+def test_repeated_schema_prefix_shortcut_never_changes_what_is_read() -> None:
+    c = converter()
+    first = c.from_connect_data("t", FLAT, {"task": 1, "seqno": 2, "label": None, "ok": True})
+    assert c.to_connect_data("t", first)[1]["seqno"] == 2  # primes the shortcut
+    prefix = first[: first.index(b'"payload":') + len(b'"payload":')]
+    assert c.to_connect_data("t", prefix + b'{"task":3,"seqno":4,"label":"x","ok":false}}')[1] == {
+        "task": 3, "seqno": 4, "label": "x", "ok": False}
+    with pytest.raises(DataError):  # an extra top-level field is still rejected
+        c.to_connect_data("t", prefix + b'{"task":3,"seqno":4,"label":"x","ok":false},"extra":1}')
+    spaced = prefix + b' {"task":5,"seqno":6,"label":null,"ok":true} }'
+    assert c.to_connect_data("t", spaced)[1]["seqno"] == 6
