@@ -41,7 +41,7 @@ from airflow_provider_connect.operators.connector import ConnectorCreateOperator
 from airflow_provider_connect.operators.offsets import ConnectorAlterOffsetsOperator
 from airflow_provider_connect.sensors.connector import SinkOffsetsSensor
 
-JOB = str(Path(__file__).parent / "jobs" / "aggregate_dataset.py")
+JOB = str(Path(__file__).resolve().parent / "jobs" / "aggregate_dataset.py")  # resolve: DAG folders symlink it
 SINK_CLASS = "runtime.connectors.spark.sink.SparkSinkConnector"
 CONN = "{{ params.conn_id }}"
 NAME = "{{ params.connector }}"

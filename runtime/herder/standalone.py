@@ -59,18 +59,36 @@ class StandaloneHerder:
     # ---- lifecycle ------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Load stored connectors and bring each back in its target state."""
+        """Load stored connectors and queue each to come back in its target state.
+
+        The starts run on the herder thread in order, after this returns, so the REST API answers
+        (and /health says "starting") even while a connector's start() takes long."""
         self.config_store.start()
         self.offsets.offset_store.start()
         loaded = self.config_store.load()
         with self._lock:
             self._connectors = loaded
         for name in sorted(loaded):
-            self._submit(lambda name=name: self._start_connector_and_tasks(name, use_stored_tasks=True), f"starting connector {name}")
+            self._executor.submit(self._restore_connector, name)
+
+    def _restore_connector(self, name: str) -> None:
+        try:
+            with self.stages.stage(f"starting connector {name}"):
+                self._start_connector_and_tasks(name, use_stored_tasks=True)
+        except Exception as exc:  # noqa: BLE001 - one broken connector must not stop the others
+            log.error("Could not restore connector %s: %s", name, exc, exc_info=exc)
+
+    def wait_until_ready(self, timeout_s: float | None = None) -> bool:
+        """Block until everything queued before mark_ready() has been applied."""
+        return self._ready_event.wait(timeout_s)
 
     def mark_ready(self) -> None:
-        self.ready = True
-        self._ready_event.set()
+        """Ready once everything queued so far (restored connectors, CLI connectors) has been applied."""
+        def ready() -> None:
+            self.ready = True
+            self._ready_event.set()
+
+        self._executor.submit(ready)
 
     def stop(self) -> None:
         if self._stopped:

@@ -171,15 +171,11 @@ class SparkSinkTask(SinkTask):
 
     def _commit_batch(self, records: list[SinkRecord]) -> None:
         state = self._log.refresh()
-        # Drop what the log already holds (another task's commit, a lagging group offset) and
-        # records delivered twice in this batch (the consumer re-fetches them after our seek).
-        fresh, seen = [], set()
-        for r in records:
-            key = (r.topic, r.kafka_partition, r.kafka_offset)
-            if key in seen or r.kafka_offset < state.offsets.get(TopicPartition(r.topic, r.kafka_partition), -1):
-                continue
-            seen.add(key)
-            fresh.append(r)
+        # Drop what the log already holds: a zombie's late batch after the new owner committed, or an
+        # alter_offsets that moved the log past a buffered batch. (The runtime starts each assignment
+        # at the offsets open() asked for, so records from before them are never delivered.)
+        fresh = [r for r in records
+                 if r.kafka_offset >= state.offsets.get(TopicPartition(r.topic, r.kafka_partition), -1)]
         next_offsets: dict[TopicPartition, int] = {}
         for r in records:
             tp = TopicPartition(r.topic, r.kafka_partition)

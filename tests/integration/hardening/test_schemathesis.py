@@ -25,7 +25,7 @@ pytestmark = pytest.mark.integration
 
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 MAX_EXAMPLES = 12
-RUN_BUDGET_S = 40
+RUN_BUDGET_S = 25
 
 
 def _schemathesis_available() -> bool:

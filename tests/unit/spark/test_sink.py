@@ -144,14 +144,3 @@ def test_schemaless_values_and_kafka_columns(spark, tmp_path):
     assert sorted((r["id"], r["note"], r["kafka_offset"]) for r in df.collect()) == [
         (o, f"n{o}", 100 + o) for o in range(10)]
     assert task.pre_commit({TP1: 111}) == {TP1: 111}
-
-
-def test_records_delivered_twice_before_a_seek_lands_are_written_once(spark, tmp_path):
-    task, _ = make_task(tmp_path)
-    task.put(records(TP0, 0, 10))
-    SparkSinkConnector().alter_offsets({"name": "s", "path": str(tmp_path)}, {TP0: 5})
-    again, context = make_task(tmp_path)
-    # The consumer starts at the group offset (5) and then applies the task's seek (5): 5-9 twice.
-    again.put(records(TP0, 5, 10) + records(TP0, 5, 10))
-    again.flush({TP0: 10})
-    assert read_ids(spark, tmp_path) == sorted(expected_ids((TP0, 0, 10)) + expected_ids((TP0, 5, 10)))
