@@ -144,15 +144,21 @@ def raw_recording_consumer(bootstrap: str, topic: str, n: int, out_path: Path, s
             if first is None:
                 first = time.perf_counter()
             lines = []
+            last_raw_key: Any = None
+            key: Any = None
             for m in messages:
                 if m.error() is not None:
                     if m.error().code() != KafkaError._PARTITION_EOF:
                         raise RuntimeError(f"raw consumer: {m.error()}")
                     continue
                 t = m.topic()
+                raw_key = m.key()
+                if raw_key != last_raw_key or raw_key is None:  # keys repeat: decode each distinct one once, as the worker does
+                    key = key_to(t, raw_key)[1]
+                    last_raw_key = raw_key
                 lines.append(orjson.dumps(
                     {"topic": t, "partition": m.partition(), "offset": m.offset(),
-                     "key": key_to(t, m.key())[1], "value": value_to(t, m.value())[1]}, option=_JSON_LINE))
+                     "key": key, "value": value_to(t, m.value())[1]}, option=_JSON_LINE))
             os.write(fd, b"".join(lines))
             seen += len(lines)
         done = time.perf_counter()

@@ -90,6 +90,9 @@ class StandaloneRuntime:
         self.broker: EmbeddedBroker | None = None
         self.server = None
         self.herder = None
+        self.credentials = None
+        self.ssl_context = None
+        self.forward_kwargs: dict = {}
         self._server_thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -113,6 +116,17 @@ class StandaloneRuntime:
             log.info("No bootstrap.servers configured: using the embedded Kafka-protocol broker on %s "
                      "(in-memory storage; for demos and tests, not for data that must be kept)",
                      self.broker.bootstrap_servers)
+        from .rest.security import (
+            SecurityConfigError, basic_auth_from_worker_config, forwarding_client_kwargs,
+            ssl_context_from_worker_config,
+        )
+
+        try:
+            self.credentials = basic_auth_from_worker_config(config.originals)
+            self.ssl_context = ssl_context_from_worker_config(config.originals)
+            self.forward_kwargs = forwarding_client_kwargs(config.originals)
+        except SecurityConfigError as exc:
+            raise StartupError(f"Invalid REST security settings: {exc}", 2) from None
         cluster_id = kafka_cluster_id(config)
         sock = bind_rest_socket(config)
         bound_port = sock.getsockname()[1]
@@ -148,9 +162,12 @@ class StandaloneRuntime:
         from .rest.app import create_app
 
         admin_listeners = self.config.get("admin.listeners")
-        app = create_app(self.herder, admin_enabled=admin_listeners is None or admin_listeners != [])
+        from .rest.security import uvicorn_ssl_kwargs
+
+        app = create_app(self.herder, admin_enabled=admin_listeners is None or admin_listeners != [],
+                         credentials=self.credentials, forward_client_kwargs=self.forward_kwargs)
         server_config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                                       timeout_graceful_shutdown=5)
+                                       timeout_graceful_shutdown=5, **uvicorn_ssl_kwargs(self.ssl_context))
         self.server = uvicorn.Server(server_config)
         self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self._server_thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},

@@ -19,7 +19,7 @@ SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverte
 # unchanged, and logged once so nobody believes they took effect.
 JAVA_ONLY_PROPERTIES = (
     "plugin.discovery", "metric.reporters", "metrics.num.samples", "metrics.recording.level",
-    "metrics.sample.window.ms", "auto.include.jmx.reporter", "rest.extension.classes",
+    "metrics.sample.window.ms", "auto.include.jmx.reporter",
     "response.http.headers.config", "access.control.allow.origin", "access.control.allow.methods",
     "client.dns.lookup", "ssl.engine.factory.class", "sasl.login.class", "sasl.client.callback.handler.class",
     "connector.client.config.override.policy",
@@ -52,6 +52,10 @@ WORKER_CONFIG_DEF = (
             documentation="Folders added to the Python path so that plugins in them can be imported.")
     .define("rest.request.timeout.ms", Type.LONG, 90000, Range.at_least(1), Importance.LOW,
             documentation="How long a REST request waits for the herder (the reference's fixed 90 s).")
+    .define("rest.basic.auth.credentials.file", Type.STRING, None, importance=Importance.LOW,
+            documentation="Java properties file of `user: password` lines; turns on HTTP basic auth for the REST API.")
+    .define("rest.basic.auth.jaas.config", Type.STRING, None, importance=Importance.LOW,
+            documentation="JAAS file (or text) whose KafkaConnect entry's file=\"...\" names the credentials file.")
     .define("log.level", Type.STRING, "INFO", ValidString.of("TRACE", "DEBUG", "INFO", "WARN", "ERROR", case_insensitive=True),
             Importance.LOW)
 )

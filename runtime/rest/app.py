@@ -19,6 +19,7 @@ from ..herder.offset_requests import OFFSETS_REQUIRED_MESSAGE
 from ..herder.restart import RestartRequest
 from ..version import KAFKA_COMPAT_VERSION, __version__
 from .loggers import LoggerAdmin
+from .security import BasicAuthMiddleware, Credentials
 from .models import (
     CONFIG_MAP_SCHEMA, ConnectorOffsets, CreateConnectorRequest, LoggerLevel, config_map, describe,
 )
@@ -67,12 +68,16 @@ def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
-def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: bool = True) -> FastAPI:
+def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: bool = True,
+               credentials: Credentials | None = None, forward_client_kwargs: dict[str, Any] | None = None) -> FastAPI:
     loggers = loggers or LoggerAdmin()
     app = FastAPI(title="Kafka Connect REST API", version=KAFKA_COMPAT_VERSION,
                   description=f"Kafka Connect worker runtime {__version__} (Python)", redirect_slashes=False,
                   docs_url=None, redoc_url=None)
     app.add_middleware(_TrailingSlash)
+    if credentials is not None:
+        app.add_middleware(BasicAuthMiddleware, credentials=credentials)  # added last: outermost
+    client_kwargs = forward_client_kwargs or {}
 
     async def call(fn: Callable[..., T], *args: Any) -> T:
         return await run_in_threadpool(fn, *args)
@@ -82,7 +87,7 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
         try:
             return await run_in_threadpool(fn, *args)
         except NotLeader as exc:
-            raise _Forward(await forward_request(request, exc.leader_url)) from None
+            raise _Forward(await forward_request(request, exc.leader_url, client_kwargs)) from None
 
     async def read_json(request: Request) -> Any:
         content_type = request.headers.get("content-type", "")
@@ -303,12 +308,21 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
     # ---- internal (reference: standalone answers 500) ------------------------------------------
 
     @app.post("/connectors/{connector}/tasks", include_in_schema=False)
-    async def put_task_configs(connector: str) -> JSONResponse:
-        return error(500, "Standalone mode does not accept task configs over REST (internal endpoint of distributed mode)")
+    async def put_task_configs(connector: str, request: Request) -> Any:
+        handler = getattr(herder, "put_task_configs", None)
+        if handler is None:  # the reference answers 500 here; a request we cannot serve is a 4xx (section 0)
+            return error(405, "Standalone mode does not accept task configs over REST (internal endpoint of distributed mode)")
+        data = await read_json(request)
+        await leader_call(request, handler, connector, data, dict(request.headers))
+        return Response(status_code=204)
 
     @app.put("/connectors/{connector}/fence", include_in_schema=False)
-    async def fence(connector: str) -> JSONResponse:
-        return error(500, "Zombie fencing is not supported in standalone mode")
+    async def fence(connector: str, request: Request) -> Any:
+        handler = getattr(herder, "fence_zombies", None)
+        if handler is None:
+            return error(405, "Zombie fencing is not supported in standalone mode")
+        await leader_call(request, handler, connector)
+        return Response(status_code=204)
 
     # ---- plugins -------------------------------------------------------------------------------
 
@@ -374,7 +388,8 @@ FORWARD_CONFLICT = "Cannot complete request because of a conflicting operation (
 FORWARD_TIMEOUT_S = 90.0
 
 
-async def forward_request(request: Request, leader_url: str | None) -> Response:
+async def forward_request(request: Request, leader_url: str | None,
+                          client_kwargs: dict[str, Any] | None = None) -> Response:
     """Send the request on to the leader: `forward=true` on the first hop, `forward=false` on the
     second, and a 409 when a request that was already forwarded twice still is not at its target."""
     if leader_url is None:
@@ -390,7 +405,7 @@ async def forward_request(request: Request, leader_url: str | None) -> Response:
     headers = {k: v for k, v in request.headers.items() if k.lower() in ("content-type", "authorization", "accept")}
     url = leader_url.rstrip("/") + request.url.path
     try:
-        async with httpx.AsyncClient(timeout=FORWARD_TIMEOUT_S) as client:
+        async with httpx.AsyncClient(timeout=FORWARD_TIMEOUT_S, **(client_kwargs or {})) as client:
             answer = await client.request(request.method, url, params=params, headers=headers,
                                           content=await request.body())
     except httpx.HTTPError as exc:
