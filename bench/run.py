@@ -89,14 +89,6 @@ def wait_source_offset(url: str, name: str, field: str, value: int, timeout_s: f
     s.wait_until(reached, timeout_s, interval_s=0.2, what=f"{name} offset {field}={value}")
 
 
-def running(url: str, name: str) -> bool:
-    response = httpx.get(f"{url}/connectors/{name}/status", timeout=30)
-    body = response.json() if response.status_code == 200 else {}
-    tasks = body.get("tasks", [])
-    return body.get("connector", {}).get("state") == "RUNNING" and bool(tasks) and all(
-        t["state"] == "RUNNING" for t in tasks)
-
-
 # ---- one side of a comparison, run several times ------------------------------------------------
 
 Metrics = dict[str, float]  # "total" and "stream" in records/s, "cpu" in records per CPU-second
@@ -337,7 +329,7 @@ def all_running(url: str, count: int) -> bool:
         and all(t["state"] == "RUNNING" for t in v["status"]["tasks"]) for v in body.values())
 
 
-def rss_idle_and_loaded(bootstrap: str, proc: Any, count: int, workdir: Path) -> tuple[float, float]:
+def rss_idle_and_loaded(bootstrap: str, proc: Any, count: int, workdir: Path, settle_s: float) -> tuple[float, float]:
     """RSS of a freshly started worker, then with `count` connectors running (tasks settled)."""
     time.sleep(3)  # let start-up allocations settle
     idle = s.rss_mb(proc.process.pid)
@@ -345,26 +337,26 @@ def rss_idle_and_loaded(bootstrap: str, proc: Any, count: int, workdir: Path) ->
     s.create_topic(bootstrap, topic)
     create_many(proc.url, count, topic, workdir)
     s.wait_until(lambda: all_running(proc.url, count), 300, interval_s=0.5, what=f"{count} connectors RUNNING")
-    time.sleep(10)  # consumers join their groups, sources read their files
+    time.sleep(settle_s)  # consumers join their groups, sources read their files
     return idle, s.rss_mb(proc.process.pid)
 
 
-def bench_memory(bootstrap: str, count: int, workdir: Path, use_oracle: bool) -> list[Row]:
+def bench_memory(bootstrap: str, count: int, workdir: Path, use_oracle: bool, settle_s: float) -> list[Row]:
     log(f"(d) RSS of our worker: idle, then {count} connectors")
     ours_dir = workdir / "rss-ours"
     with WorkerProcess(ours_dir, bootstrap, props=worker_props(bootstrap)) as worker:
-        ours = rss_idle_and_loaded(bootstrap, worker, count, ours_dir)
+        ours = rss_idle_and_loaded(bootstrap, worker, count, ours_dir, settle_s)
     oracle: tuple[float, float] | tuple[None, None] = (None, None)
     if use_oracle:
         log(f"(d) RSS of the oracle: idle, then {count} connectors")
         oracle_dir = workdir / "rss-oracle"
         with OracleProcess(oracle_dir, bootstrap, props=oracle_props(bootstrap)) as proc:
-            oracle = rss_idle_and_loaded(bootstrap, proc, count, oracle_dir)
+            oracle = rss_idle_and_loaded(bootstrap, proc, count, oracle_dir, settle_s)
     base = "Kafka Connect 3.9 (oracle, -Xms256m -Xmx1g)"
     note = "lower is better; ratio = ours / oracle"
     return [
         Row("(d) worker RSS, idle", "MiB", ours[0], oracle[0], base, None, note),
-        Row(f"(d) worker RSS, {count} connectors ({count // 2} FileStreamSource + {count - count // 2} FileStreamSink)",
+        Row(f"(d) worker RSS, {count} connectors ({count // 2} src + {count - count // 2} sink, FileStream)",
             "MiB", ours[1], oracle[1], base, None, note),
     ]
 
@@ -379,14 +371,14 @@ def worker_props(bootstrap: str) -> dict[str, Any]:
 def print_table(rows: list[Row]) -> None:
     def fmt(v: float | None) -> str:
         return "-" if v is None else f"{v:,.0f}" if v >= 100 else f"{v:,.1f}"
-    header = f"{'measure':58} {'unit':10} {'ours':>12} {'baseline':>12} {'ratio':>6} {'target':>7}  baseline"
+    header = f"{'measure':62} {'unit':13} {'ours':>12} {'baseline':>12} {'ratio':>6} {'target':>7}  baseline"
     print(header)
     print("-" * len(header))
     for r in rows:
         ratio = "-" if r.ratio is None else f"{r.ratio:.2f}"
         target = "-" if r.target is None else f">={r.target:.1f}"
         flag = "" if r.ratio is None or r.target is None or r.ratio >= r.target else " BELOW"
-        print(f"{r.measure:58} {r.unit:10} {fmt(r.ours):>12} {fmt(r.baseline):>12} {ratio:>6} {target:>7}  "
+        print(f"{r.measure:62} {r.unit:13} {fmt(r.ours):>12} {fmt(r.baseline):>12} {ratio:>6} {target:>7}  "
               f"{r.baseline_name}{flag}")
 
 
@@ -419,17 +411,25 @@ def main(argv: list[str] | None = None) -> int:
     broker = EmbeddedBroker().start()
     bootstrap = broker.bootstrap_servers
     log(f"broker {bootstrap}, workdir {workdir}")
+    errors: dict[str, str] = {}
+
+    def section(key: str, run: Callable[[], list[Row]]) -> None:
+        # One failing measure (say, the oracle not starting) must not cost the others' numbers.
+        if key not in args.only:
+            return
+        try:
+            rows.extend(run())
+        except Exception as exc:  # noqa: BLE001
+            errors[key] = f"{type(exc).__name__}: {exc}"
+            log(f"({key}) failed: {errors[key]}")
+
     try:
         if set(args.only) & set("abc"):
             with WorkerProcess(workdir / "worker", bootstrap, props=worker_props(bootstrap)) as worker:
-                if "a" in args.only:
-                    rows += bench_sequence_source(bootstrap, worker, n, schemas_enable, repeat)
-                if "b" in args.only:
-                    rows += bench_recording_sink(bootstrap, worker, n, schemas_enable, workdir, repeat)
-                if "c" in args.only:
-                    rows += bench_filestream(bootstrap, worker, lines, workdir, use_oracle, repeat)
-        if "d" in args.only:
-            rows += bench_memory(bootstrap, args.connectors, workdir, use_oracle)
+                section("a", lambda: bench_sequence_source(bootstrap, worker, n, schemas_enable, repeat))
+                section("b", lambda: bench_recording_sink(bootstrap, worker, n, schemas_enable, workdir, repeat))
+                section("c", lambda: bench_filestream(bootstrap, worker, lines, workdir, use_oracle, repeat))
+        section("d", lambda: bench_memory(bootstrap, args.connectors, workdir, use_oracle, 5 if args.quick else 10))
     finally:
         broker.stop()
 
@@ -441,13 +441,15 @@ def main(argv: list[str] | None = None) -> int:
         "mode": "quick" if args.quick else "full", "records": n, "lines": lines, "schemas_enable": schemas_enable,
         "connectors": args.connectors, "repeat": repeat, "python": platform.python_version(),
         "machine": platform.machine(), "cpus": os.cpu_count(), "load_average": [load_before, load_after], "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "rows": [{**asdict(r), "ratio": r.ratio} for r in rows],
+        "rows": [{**asdict(r), "ratio": r.ratio} for r in rows], "errors": errors,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     log(f"wrote {args.out}")
     shutil.rmtree(workdir, ignore_errors=True)
-    return 0
+    for key, message in errors.items():
+        print(f"({key}) FAILED: {message}")
+    return 1 if errors else 0
 
 
 def oracle_props(bootstrap: str) -> dict[str, Any]:

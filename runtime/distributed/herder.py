@@ -41,6 +41,14 @@ T = TypeVar("T")
 HEALTH_TIMEOUT_S = 10.0
 TICK_S = 0.2  # the tick thread also wakes on every relevant record
 SETTLE_WAIT_S = 10.0  # how long offset requests wait for a pending rebalance before answering 409
+# How long a create or target-state change waits for the owners to report the new state, so that it is
+# usually visible as soon as the request returns (the reference answers at once and statuses follow);
+# best effort: the request succeeds either way.
+STATUS_WAIT_S = 5.0
+_SETTLED = {
+    TargetState.PAUSED: (State.PAUSED, State.FAILED),
+    TargetState.STARTED: (State.RUNNING, State.FAILED),
+}
 
 
 class NotAssigned(NotLeader):
@@ -96,6 +104,8 @@ class DistributedHerder(ConfigUpdateListener):
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._heartbeat_thread: threading.Thread | None = None
+        self._heartbeat_now = threading.Event()
         self._tick_ident: int | None = None
         self._calls: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future]] = queue.Queue()
         self._restarts: dict[str, RestartRequest] = {}
@@ -104,7 +114,6 @@ class DistributedHerder(ConfigUpdateListener):
         self._running_tasks: dict[TaskId, tuple[dict[str, str], dict[str, str]]] = {}
         self._task_targets: dict[TaskId, TargetState] = {}
         self._departed: dict[str, float] = {}
-        self._next_heartbeat = 0.0
         self._own_heartbeat_seen: float | None = None
         self._replaying_statuses = True
         self._request_timeout_s = config.get_int("rest.request.timeout.ms") / 1000
@@ -127,6 +136,9 @@ class DistributedHerder(ConfigUpdateListener):
         self._replaying_statuses = False
         self.offsets.offset_store.start()
         self.config_store.start()
+        # heartbeats have their own thread: a tick blocked on a slow connector must not look like a dead worker
+        self._heartbeat_thread = threading.Thread(target=self._heartbeats, name="herder-heartbeat", daemon=True)
+        self._heartbeat_thread.start()
         self._thread = threading.Thread(target=self._run, name="herder-tick", daemon=True)
         self._thread.start()
         # joined once our own heartbeat has come back through the topic
@@ -146,8 +158,11 @@ class DistributedHerder(ConfigUpdateListener):
             return
         self._stopping.set()
         self._wake.set()
+        self._heartbeat_now.set()
         if self._thread is not None:
             self._thread.join(self.timing.session_timeout_s + 30)
+        if self._heartbeat_thread is not None:
+            self._heartbeat_thread.join(5)
         try:
             if self.worker is not None:
                 self.worker.stop_all()
@@ -179,7 +194,7 @@ class DistributedHerder(ConfigUpdateListener):
             log.error("Another worker started with this worker's id %s (rest.advertised.host.name/port must be unique)",
                       worker_id)
         if raw is None and worker_id == self.worker_id and not self._stopping.is_set() and not self._replaying_statuses:
-            self._next_heartbeat = 0.0  # someone removed us (a previous incarnation leaving): announce again
+            self._heartbeat_now.set()  # someone removed us (a previous incarnation leaving): announce again
         self.membership.observe(worker_id, heartbeat, replay=self._replaying_statuses)
         self._wake.set()
 
@@ -237,9 +252,16 @@ class DistributedHerder(ConfigUpdateListener):
             except Exception:  # noqa: BLE001 - keep ticking; the next tick retries
                 log.exception("Herder tick failed")
 
+    def _heartbeats(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                self._send_heartbeat()
+            except Exception:  # noqa: BLE001 - e.g. a full producer queue while Kafka is away; retry next time
+                log.exception("Could not send a heartbeat")
+            self._heartbeat_now.wait(self.timing.heartbeat_interval_s)
+            self._heartbeat_now.clear()
+
     def _tick(self) -> None:
-        if time.monotonic() >= self._next_heartbeat:
-            self._send_heartbeat()
         if self.is_leader():
             self._maybe_rebalance()
         self._reconcile()
@@ -278,7 +300,6 @@ class DistributedHerder(ConfigUpdateListener):
         heartbeat = Heartbeat(self.worker_id, self.url, self._incarnation, self._started_ms, int(time.time() * 1000),
                               self._applied_generation)
         self.status_store.send_raw(heartbeat.key(), heartbeat.encode())
-        self._next_heartbeat = time.monotonic() + self.timing.heartbeat_interval_s
 
     def _leader(self) -> Heartbeat | None:
         return self.membership.leader()
@@ -376,7 +397,7 @@ class DistributedHerder(ConfigUpdateListener):
         # revocations are done: acknowledge the generation
         if self._applied_generation != generation and not fenced:
             self._applied_generation = generation
-            self._send_heartbeat()
+            self._heartbeat_now.set()
         # 3. start or move connectors to their target state
         for name in sorted(mine_c):
             state = connectors[name]
@@ -507,6 +528,30 @@ class DistributedHerder(ConfigUpdateListener):
             self.config_store.refresh()
         return self._state(name, message)
 
+    def _await_status(self, name: str, settled: Callable[[InstanceStatus | None, list[InstanceStatus], ConnectorState | None], bool]) -> None:
+        """Wait (STATUS_WAIT_S at most) until the statuses of `name` satisfy `settled`(connector status,
+        statuses of its current tasks, its stored state)."""
+        deadline = time.monotonic() + STATUS_WAIT_S
+        while time.monotonic() < deadline and not self._stopping.is_set():
+            state = self.config_store.snapshot().connectors.get(name)
+            count = len(state.task_configs) if state is not None else 0
+            tasks = [s for i, s in self.status_store.tasks(name).items() if i < count]
+            if settled(self.status_store.connector(name), tasks, state):
+                return
+            time.sleep(0.05)
+
+    def _await_target(self, name: str, target: TargetState) -> None:
+        def settled(connector: InstanceStatus | None, tasks: list[InstanceStatus], state: ConnectorState | None) -> bool:
+            if state is None or connector is None:
+                return state is None
+            if target is TargetState.STOPPED:
+                return connector.state is State.STOPPED and not self.status_store.tasks(name)
+            wanted = _SETTLED[target]
+            return connector.state in wanted and len(tasks) == len(state.task_configs) \
+                and all(t.state in wanted for t in tasks)
+
+        self._await_status(name, settled)
+
     def _rebalance_pending(self, name: str | None = None) -> bool:
         with self._lock:
             assignment = self._assignment
@@ -520,6 +565,10 @@ class DistributedHerder(ConfigUpdateListener):
     def _state(self, name: str, message: str) -> ConnectorState:
         snapshot = self.config_store.snapshot()
         state = snapshot.connectors.get(name)
+        if state is None:  # maybe just created through another worker: read the config topic to its end
+            self.config_store.refresh()
+            snapshot = self.config_store.snapshot()
+            state = snapshot.connectors.get(name)
         if state is None:
             raise NotFound(message)
         if name in snapshot.inconsistent:
@@ -564,6 +613,11 @@ class DistributedHerder(ConfigUpdateListener):
         assert self.worker is not None
         state = self.config_store.snapshot().connectors.get(name)
         status = self.status_store.connector(name)
+        if state is None or status is None:  # maybe written a moment ago on another worker
+            self.config_store.refresh()
+            self.status_store.refresh()
+            state = self.config_store.snapshot().connectors.get(name)
+            status = self.status_store.connector(name)
         if state is None or status is None:
             raise NotFound(f"No status found for connector {name}")
         connector = self._status_body(status)
@@ -581,6 +635,10 @@ class DistributedHerder(ConfigUpdateListener):
 
     def task_status(self, name: str, index: int) -> dict[str, Any]:
         status = self.status_store.task(name, index)
+        if status is None or name not in self.config_store.snapshot().connectors:
+            self.config_store.refresh()
+            self.status_store.refresh()
+            status = self.status_store.task(name, index)
         if status is None or name not in self.config_store.snapshot().connectors:
             raise NotFound(f"No status found for task {name}-{index}")
         return {"id": index, **self._status_body(status)}
@@ -626,7 +684,10 @@ class DistributedHerder(ConfigUpdateListener):
                     initial = None if target in (None, TargetState.STARTED) else target
                     self.config_store.put_connector_config(name, clean, initial)
             self._wake.set()
-            return existing is None, self._info(name, self._state(name, f"Connector {name} not found"))
+            info = self._info(name, self._state(name, f"Connector {name} not found"))
+        if existing is None:
+            self._await_status(name, lambda connector, _tasks, _state: connector is not None)
+        return existing is None, info
 
     def patch_connector_config(self, name: str, patch: dict[str, Any]) -> dict[str, Any]:
         self._require_leader()
@@ -647,6 +708,7 @@ class DistributedHerder(ConfigUpdateListener):
             with self.stages.stage(f"removing the config for connector {name} from the config topic"):
                 self.config_store.remove_connector_config(name)
         self._wake.set()
+        self._await_status(name, lambda connector, _tasks, _state: connector is None)
 
     # ---- target states --------------------------------------------------------------------------
 
@@ -655,6 +717,7 @@ class DistributedHerder(ConfigUpdateListener):
         with self.stages.stage(f"writing the target state of connector {name} to the config topic"):
             self.config_store.put_target_state(name, target)
         self._wake.set()
+        self._await_target(name, target)
 
     def pause_connector(self, name: str) -> None:
         self._write_target(name, TargetState.PAUSED)  # any worker may write target states
@@ -671,6 +734,7 @@ class DistributedHerder(ConfigUpdateListener):
                 self.config_store.put_task_configs(name, [])  # KIP-875: empty task set first
                 self.config_store.put_target_state(name, TargetState.STOPPED)
         self._wake.set()
+        self._await_target(name, TargetState.STOPPED)
 
     # ---- restarts -------------------------------------------------------------------------------
 

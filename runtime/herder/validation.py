@@ -31,9 +31,17 @@ def _unique_aliases(name: str, value: Any) -> None:
         raise ConfigError(f"Invalid value [{', '.join(map(str, aliases))}] for configuration {name}: Duplicate alias provided.")
 
 
+def _connector_name(name: str, value: Any) -> None:
+    NonEmptyString()(name, value)
+    if "/" in value:
+        # a REST path cannot carry it (an encoded %2F is decoded before routing), so such a connector
+        # could be created but never read, changed or deleted
+        raise ConfigError(f"Invalid value {value} for configuration {name}: Connector names may not contain '/'")
+
+
 _VALIDATORS = {
     "topic.creation.groups": _unique_aliases,
-    "name": NonEmptyString(),
+    "name": _connector_name,
     "tasks.max": Range.at_least(1),
     "config.action.reload": ValidString.of("none", "restart", case_insensitive=True),
     "errors.tolerance": ValidString.of("none", "all", case_insensitive=True),

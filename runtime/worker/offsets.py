@@ -121,12 +121,7 @@ class OffsetsManager:
         except ServerError:
             raise
         except Exception as exc:  # noqa: BLE001
-            if _is_zombie_error(exc):
-                raise ServerError(
-                    f"Failed to alter consumer group offsets for connector {name} either because its tasks haven't "
-                    "stopped completely yet or the connector was resumed before the request to alter its offsets "
-                    f"could be successfully completed. {ZOMBIE_TAIL}") from exc
-            raise ServerError(f"Failed to alter consumer group offsets for connector {name}: {exc}") from exc
+            raise _group_error(exc, name, "alter", f"Failed to alter consumer group offsets for connector {name}") from exc
         return success_message(definite, reset=False)
 
     def reset_sink(self, name: str, config: dict[str, str], connector: SinkConnector) -> str:
@@ -139,12 +134,7 @@ class OffsetsManager:
         try:
             self._retrying(config, lambda admin: self._delete_group(admin, group))
         except Exception as exc:  # noqa: BLE001
-            if _is_zombie_error(exc):
-                raise ServerError(
-                    f"Failed to reset consumer group offsets for connector {name} either because its tasks haven't "
-                    "stopped completely yet or the connector was resumed before the request to reset its offsets "
-                    f"could be successfully completed. {ZOMBIE_TAIL}") from exc
-            raise ServerError(f"Failed to reset consumer group offsets for sink connector {name}: {exc}") from exc
+            raise _group_error(exc, name, "reset", f"Failed to reset consumer group offsets for sink connector {name}") from exc
         return success_message(definite, reset=True)
 
     def _retrying(self, config: dict[str, str], operation: Callable[[AdminClient], T]) -> T:
@@ -195,8 +185,14 @@ ZOMBIE_TAIL = ("If the connector is in a stopped state, this operation can be sa
                "succeed, the Connect cluster may need to be restarted to get rid of the zombie sink tasks.")
 
 
-def _is_zombie_error(exc: BaseException) -> bool:
-    return any(code in str(exc) for code in ZOMBIE_CODES)
+def _group_error(exc: BaseException, name: str, verb: str, generic: str) -> ServerError:
+    """The reference's messages: zombie members (tasks still in the group) get the 'safely retried' text."""
+    if any(code in str(exc) for code in ZOMBIE_CODES):
+        return ServerError(
+            f"Failed to {verb} consumer group offsets for connector {name} either because its tasks haven't stopped "
+            f"completely yet or the connector was resumed before the request to {verb} its offsets could be "
+            f"successfully completed. {ZOMBIE_TAIL}")
+    return ServerError(f"{generic}: {exc}")
 
 
 def _is_group_missing(exc: BaseException) -> bool:

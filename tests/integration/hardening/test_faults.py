@@ -1,0 +1,251 @@
+"""Faults around a real standalone worker: no broker at start-up, a broker that goes away and comes back,
+a task that hangs in stop(), and a full disk under the standalone state files."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import psutil
+import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from runtime.embedded_broker import EmbeddedBroker, free_port
+from tests.support.broker import unique
+from tests.support.worker import WorkerProcess, wait_for
+
+from .conftest import SINK, SOURCE, create_connector
+
+pytestmark = pytest.mark.integration
+
+
+def create_topic(bootstrap: str, topic: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)], operation_timeout=10)
+    for future in futures.values():
+        try:
+            future.result(timeout=15)
+        except Exception as exc:  # noqa: BLE001 - an existing topic is fine
+            if "exist" not in str(exc).lower():
+                raise
+
+
+def sink_seqnos(path: Path) -> list[int]:
+    if not path.exists():
+        return []
+    seqnos = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            value = json.loads(line)["value"]
+        except (ValueError, KeyError):
+            continue
+        if isinstance(value, dict) and "payload" in value:
+            value = value["payload"]
+        if isinstance(value, dict) and "seqno" in value:
+            seqnos.append(int(value["seqno"]))
+    return seqnos
+
+
+# ---- broker unavailable -------------------------------------------------------------------------------
+
+
+def test_broker_unreachable_at_startup_exits_2_with_a_clear_message(tmp_path: Path) -> None:
+    dead = f"127.0.0.1:{free_port()}"  # nothing listens there
+    worker = WorkerProcess(tmp_path, dead)
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="worker exited with 2"):
+        worker.start(timeout_s=90)
+    elapsed = time.monotonic() - started
+    assert elapsed < 60, f"took {elapsed:.0f}s to give up"
+    log = worker.log_path.read_text(errors="replace")
+    assert f"Could not reach Kafka at {dead}" in log
+    assert "Traceback" not in log
+    worker.stop()
+
+
+def test_broker_outage_during_operation(fresh_broker: EmbeddedBroker, tmp_path: Path) -> None:
+    """REST keeps answering while the broker is down, the worker does not spin, and data flows again once a
+    broker is back on the same address. Tansu keeps topics in memory only: the restarted broker is empty,
+    so the test recreates the topic (a real cluster would still have it)."""
+    bootstrap = fresh_broker.bootstrap_servers
+    topic = unique("outage")
+    create_topic(bootstrap, topic)
+    out = tmp_path / "sink.jsonl"
+    worker = WorkerProcess(tmp_path / "worker", bootstrap, props={"offset.flush.interval.ms": 500}).start()
+    second: EmbeddedBroker | None = None
+    try:
+        with httpx.Client(base_url=worker.url, timeout=30) as client:
+            create_connector(client, "outage-src", {"connector.class": SOURCE, "topic": topic, "throughput": "200"})
+            create_connector(client, "outage-sink", {"connector.class": SINK, "topics": topic, "output.file": str(out),
+                                                     "consumer.override.session.timeout.ms": "6000"})
+            wait_for(lambda: len(sink_seqnos(out)) > 200, timeout_s=60, what="records to flow before the outage")
+
+            fresh_broker.stop()
+            time.sleep(2)
+            process = psutil.Process(worker.process.pid)  # type: ignore[union-attr]
+            process.cpu_percent(None)
+            slowest = 0.0
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                began = time.monotonic()
+                assert client.get("/connectors").status_code == 200
+                assert client.get("/connectors/outage-src/status").status_code == 200
+                slowest = max(slowest, time.monotonic() - began)
+                time.sleep(0.5)
+            cpu = process.cpu_percent(None)
+            health = client.get("/health", timeout=15)
+            assert slowest < 2.0, f"REST took {slowest:.1f}s to answer during the outage"
+            assert cpu < 60, f"worker used {cpu:.0f}% CPU with the broker down (busy loop?)"
+            assert health.status_code in (200, 500, 503) and health.json()["status"] in ("healthy", "unhealthy"), health.text
+            assert worker.process.poll() is None, worker.log_tail()  # type: ignore[union-attr]
+
+            before = max(sink_seqnos(out), default=-1)
+            second = EmbeddedBroker(port=fresh_broker.port).start()
+            create_topic(bootstrap, topic)
+            wait_for(lambda: max(sink_seqnos(out), default=-1) > before + 100, timeout_s=90,
+                     what="records to flow again after the broker came back")
+            status = client.get("/connectors/outage-src/status").json()
+            assert status["connector"]["state"] == "RUNNING" and status["tasks"][0]["state"] == "RUNNING", status
+    finally:
+        worker.stop()
+        if second is not None:
+            second.stop()
+
+
+# ---- a task that hangs in stop() ------------------------------------------------------------------------
+
+
+def test_task_hanging_in_stop_is_bounded_by_the_graceful_timeout(bootstrap_servers: str, tmp_path: Path) -> None:
+    worker = WorkerProcess(tmp_path, bootstrap_servers, props={"task.shutdown.graceful.timeout.ms": 2000}).start()
+    try:
+        with httpx.Client(base_url=worker.url, timeout=60) as client:
+            hang = {"connector.class": SOURCE, "topic": unique("hang"), "tasks.max": "2", "throughput": "10",
+                    "task.stop.block.ms": "30000"}
+            create_connector(client, "hangs", hang)
+            wait_for(lambda: [t["state"] for t in client.get("/connectors/hangs/status").json()["tasks"]] == ["RUNNING"] * 2,
+                     timeout_s=30, what="tasks to run")
+            for request in (lambda: client.put("/connectors/hangs/stop"),
+                            lambda: client.put("/connectors/hangs/resume"),
+                            lambda: client.post("/connectors/hangs/restart", params={"includeTasks": "true"}),
+                            lambda: client.delete("/connectors/hangs")):
+                began = time.monotonic()
+                answer = request()
+                elapsed = time.monotonic() - began
+                assert answer.status_code < 300, answer.text
+                assert elapsed < 8, f"{answer.request.method} {answer.request.url.path} took {elapsed:.1f}s (graceful timeout 2s)"
+            assert "hangs" not in client.get("/connectors").json()
+            assert client.get("/connectors/hangs/status").status_code == 404
+            assert client.get("/health").status_code == 200
+            # the name is free again and a well-behaved connector runs under it
+            create_connector(client, "hangs", {**hang, "task.stop.block.ms": "0"})
+            wait_for(lambda: [t["state"] for t in client.get("/connectors/hangs/status").json()["tasks"]] == ["RUNNING"] * 2,
+                     timeout_s=30, what="the new connector's tasks to run")
+            client.put("/connectors/hangs/config", json={**hang, "task.stop.block.ms": "30000"})
+        # worker shutdown is bounded too
+        began = time.monotonic()
+        code = worker.stop(timeout_s=40)
+        assert time.monotonic() - began < 15, "shutdown waited for the hanging stop()"
+        assert code == 0, worker.log_tail()
+    finally:
+        worker.stop()
+
+
+# ---- full disk --------------------------------------------------------------------------------------------
+
+
+class SmallDisk:
+    """A 256 KiB tmpfs (as root), else a folder made read-only (as a normal user)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.mkdir()
+        self.mounted = False
+        self.filler = path / "filler"
+
+    def __enter__(self) -> "SmallDisk":
+        if os.geteuid() == 0:
+            result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(self.path)],
+                                    capture_output=True, text=True)
+            self.mounted = result.returncode == 0
+            if not self.mounted:
+                pytest.skip(f"cannot mount a tmpfs here ({result.stderr.strip()}), and root ignores read-only folders")
+        return self
+
+    def fill(self) -> None:
+        if self.mounted:
+            with open(self.filler, "wb") as handle:
+                try:
+                    while True:
+                        handle.write(b"\0" * 4096)
+                        handle.flush()
+                except OSError:
+                    pass
+        else:
+            self.path.chmod(0o555)
+
+    def free(self) -> None:
+        if self.mounted:
+            self.filler.unlink(missing_ok=True)
+        else:
+            self.path.chmod(0o755)
+
+    def __exit__(self, *exc: object) -> None:
+        self.free()
+        if self.mounted:
+            subprocess.run(["umount", "-l", str(self.path)], check=False)
+
+
+def test_full_disk_keeps_the_previous_state(bootstrap_servers: str, tmp_path: Path) -> None:
+    with SmallDisk(tmp_path / "disk") as disk:
+        configs = disk.path / "connect.configs"
+        offsets = disk.path / "connect.offsets"
+        props = {"config.storage.file.filename": str(configs), "offset.storage.file.filename": str(offsets),
+                 "offset.flush.interval.ms": 300}
+        worker = WorkerProcess(tmp_path / "worker", bootstrap_servers, props=props).start()
+        try:
+            with httpx.Client(base_url=worker.url, timeout=60) as client:
+                topic = unique("disk")
+                create_connector(client, "kept", {"connector.class": SOURCE, "topic": topic, "throughput": "50"})
+                wait_for(lambda: offsets.exists() and "kept" in offsets.read_text(), timeout_s=30,
+                         what="offsets to be flushed")
+                saved = configs.read_bytes()
+
+                disk.fill()
+                big = {"connector.class": SOURCE, "topic": topic, "padding": "p" * 20_000}
+                answers = [
+                    client.post("/connectors", json={"name": "lost", "config": big}),
+                    client.put("/connectors/kept/config", json=big),
+                    client.put("/connectors/kept/pause"),
+                    client.delete("/connectors/kept"),
+                ]
+                for answer in answers:
+                    assert answer.status_code >= 400, f"{answer.request.method} {answer.request.url.path}: {answer.text}"
+                    assert answer.headers["content-type"].startswith("application/json")
+                    assert answer.json()["message"], answer.text
+                # nothing half-applied: the worker still runs what the file holds, and the file is intact
+                assert configs.read_bytes() == saved
+                assert client.get("/connectors").json() == ["kept"]
+                assert "padding" not in client.get("/connectors/kept/config").json()
+                status = client.get("/connectors/kept/status").json()
+                assert status["connector"]["state"] == "RUNNING", status
+                time.sleep(1.5)  # several failed offset flushes
+                assert worker.process.poll() is None, worker.log_tail()  # type: ignore[union-attr]
+                assert client.get("/health").status_code == 200
+                assert json.loads(offsets.read_text())["offsets"], "the offsets file was damaged"
+
+                disk.free()
+                assert client.put("/connectors/kept/pause").status_code == 202
+                wait_for(lambda: client.get("/connectors/kept/status").json()["connector"]["state"] == "PAUSED",
+                         timeout_s=15, what="pause to apply once the disk has room")
+            worker.stop()
+            # a restart reads the state that survived
+            worker = WorkerProcess(tmp_path / "worker", bootstrap_servers, props=props, port=worker.port).start()
+            with httpx.Client(base_url=worker.url, timeout=60) as client:
+                assert client.get("/connectors").json() == ["kept"]
+                assert client.get("/connectors/kept/status").json()["connector"]["state"] == "PAUSED"
+        finally:
+            worker.stop()
