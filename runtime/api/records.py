@@ -81,7 +81,15 @@ class SourceRecord(ConnectRecord):
         timestamp: int | None = None,
         headers: list[Header] | None = None,
     ) -> None:
-        super().__init__(topic, kafka_partition, key, value, key_schema, value_schema, timestamp, headers)
+        # every slot assigned here rather than through super().__init__: records are built per message
+        self.topic = topic
+        self.kafka_partition = kafka_partition
+        self.key = key
+        self.value = value
+        self.key_schema = key_schema
+        self.value_schema = value_schema
+        self.timestamp = timestamp
+        self.headers = headers
         self.source_partition = source_partition
         self.source_offset = source_offset
 
@@ -104,7 +112,14 @@ class SinkRecord(ConnectRecord):
         timestamp_type: str = "CreateTime",
         headers: list[Header] | None = None,
     ) -> None:
-        super().__init__(topic, kafka_partition, key, value, key_schema, value_schema, timestamp, headers)
+        self.topic = topic
+        self.kafka_partition = kafka_partition
+        self.key = key
+        self.value = value
+        self.key_schema = key_schema
+        self.value_schema = value_schema
+        self.timestamp = timestamp
+        self.headers = headers
         self.kafka_offset = kafka_offset
         self.timestamp_type = timestamp_type
 

@@ -57,4 +57,5 @@ class StringConverter(Converter):
     def to_connect_data(self, topic: str, value: bytes | None) -> tuple[Schema | None, Any]:
         if value is None:
             return OPTIONAL_STRING_SCHEMA, None
-        return OPTIONAL_STRING_SCHEMA, bytes(value).decode(self.encoding, "replace")
+        raw = value if type(value) is bytes else bytes(value)
+        return OPTIONAL_STRING_SCHEMA, raw.decode(self.encoding, "replace")

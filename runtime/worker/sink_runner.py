@@ -154,54 +154,70 @@ class SinkTaskRunner(TaskRunner):
             self._apply_seeks()
             messages = consumer.consume(self.batch_size, 0.2 if not was_paused else 0.5)
             if messages:
-                records = []
-                positions: dict[tuple[str, int], int] = {}
-                transforms = self.transforms
-                last_raw_key: Any = _UNSET
-                last_key: tuple[Any, Any] = (None, None)
-                for m in messages:
-                    err = m.error()
-                    if err is not None:
-                        if err.code() == KafkaError._PARTITION_EOF:
-                            continue
-                        if err.fatal() or not err.retriable():
-                            log.warning("Task %s: consumer error %s", self.id, err)
-                        continue
-                    topic = m.topic()
-                    partition = m.partition()
-                    offset = m.offset()
-                    # every record seen counts as processed once the batch is put, even if skipped or filtered
-                    positions[(topic, partition)] = offset + 1
-                    if topic not in self._topics_seen:
-                        self._topic_seen(topic)
-                    try:
-                        raw_key = (topic, m.key())
-                        if raw_key != last_raw_key:  # keys repeat: decode each distinct one once per batch
-                            last_key = key_conv(topic, raw_key[1])
-                            last_raw_key = raw_key if type(last_key[1]) in _IMMUTABLE else _UNSET
-                        key_schema, key = last_key
-                        value_schema, value = value_conv(topic, m.value())
-                        raw_headers = m.headers()
-                        headers = self._headers(topic, raw_headers) if raw_headers else None
-                        ts_type, ts = m.timestamp()
-                        record: SinkRecord | None = SinkRecord(
-                            topic, partition, key, value, offset, key_schema, value_schema, ts if ts_type else None,
-                            _TIMESTAMP_TYPES.get(ts_type, "CreateTime"), headers)
-                        if not transforms.empty:
-                            record = transforms.apply(record)  # type: ignore[assignment]
-                    except Exception as exc:  # noqa: BLE001
-                        if not self.tolerate_errors:
-                            raise
-                        self._skip(topic, partition, offset, exc)
-                        continue
-                    if record is not None:
-                        records.append(record)
-                if self._deliver(task, records):
-                    self.current.update({TopicPartition(t, p): o for (t, p), o in positions.items()})
+                self._process(task, messages, key_conv, value_conv)
             if self.commit_requested or time.monotonic() >= next_commit:
                 self.commit_requested = False
                 self.commit()
                 next_commit = time.monotonic() + self.flush_interval_s
+
+    def _process(self, task: SinkTask, messages: list[Any], key_conv: Any, value_conv: Any) -> None:
+        """Convert, transform and put one batch; then the whole batch counts as consumed."""
+        records = []
+        # next offset per partition, written once per run of records from the same partition
+        positions: dict[tuple[str, int], int] = {}
+        run_topic: str | None = None
+        run_partition = -1
+        last_offset = -1
+        transforms = self.transforms
+        no_transforms = transforms.empty
+        topics_seen = self._topics_seen
+        tolerate = self.tolerate_errors
+        last_raw_key: Any = _UNSET
+        last_key_topic: str | None = None
+        key_schema: Any = None
+        key: Any = None
+        for m in messages:
+            if m.error() is not None:
+                err = m.error()
+                if err.code() != KafkaError._PARTITION_EOF and (err.fatal() or not err.retriable()):
+                    log.warning("Task %s: consumer error %s", self.id, err)
+                continue
+            topic = m.topic()
+            partition = m.partition()
+            offset = m.offset()
+            if partition != run_partition or topic != run_topic:
+                if run_topic is not None:
+                    positions[(run_topic, run_partition)] = last_offset + 1
+                run_topic, run_partition = topic, partition
+                if topic not in topics_seen:
+                    self._topic_seen(topic)
+            last_offset = offset
+            try:
+                raw_key = m.key()
+                if raw_key != last_raw_key or topic != last_key_topic:  # keys repeat: decode each once
+                    key_schema, key = key_conv(topic, raw_key)
+                    last_raw_key = raw_key if type(key) in _IMMUTABLE else _UNSET
+                    last_key_topic = topic
+                value_schema, value = value_conv(topic, m.value())
+                raw_headers = m.headers()
+                ts_type, ts = m.timestamp()
+                record: SinkRecord | None = SinkRecord(
+                    topic, partition, key, value, offset, key_schema, value_schema, ts if ts_type else None,
+                    _TIMESTAMP_TYPES.get(ts_type, "CreateTime"),
+                    self._headers(topic, raw_headers) if raw_headers else None)
+                if not no_transforms:
+                    record = transforms.apply(record)  # type: ignore[arg-type]
+            except Exception as exc:  # noqa: BLE001
+                if not tolerate:
+                    raise
+                self._skip(topic, partition, offset, exc)
+                continue
+            if record is not None:
+                records.append(record)
+        if run_topic is not None:
+            positions[(run_topic, run_partition)] = last_offset + 1
+        if self._deliver(task, records):
+            self.current.update({TopicPartition(t, p): o for (t, p), o in positions.items()})
 
     def _topic_seen(self, topic: str) -> None:
         self._topics_seen.add(topic)
