@@ -136,10 +136,13 @@ def bench_sequence_source(bootstrap: str, worker: WorkerProcess, n: int, schemas
         topic = f"{names[i]}-raw"
         s.create_topic(bootstrap, topic)
         log(f"(a) raw producer loop: {n} records")
+        started = time.time()
         # SequenceSource keys each record with its task id, "<connector>-0"
-        seconds, cpu = s.raw_sequence_producer(bootstrap, topic, n, f"{names[i]}-0", schemas_enable)
+        _, cpu = s.raw_sequence_producer(bootstrap, topic, n, f"{names[i]}-0", schemas_enable)
         first_ms, last_ms = s.record_timestamps_ms(bootstrap, topic, [0, n - 1])
-        return {"total": n / seconds, "stream": n / max((last_ms - first_ms) / 1000, 1e-3), "cpu": n / cpu}
+        # timed like ours: from the start to the CreateTime of the last record
+        return {"total": n / (last_ms / 1000 - started), "stream": n / max((last_ms - first_ms) / 1000, 1e-3),
+                "cpu": n / cpu}
 
     def ours(i: int) -> Metrics:
         name, topic = names[i], f"{names[i]}-ours"
@@ -165,7 +168,7 @@ def bench_sequence_source(bootstrap: str, worker: WorkerProcess, n: int, schemas
     ours_m, raw_m = compare(repeat, ours, raw)
     return rows_for("(a) SequenceSource -> Kafka", "records/s", ours_m, raw_m, "raw confluent-kafka producer loop",
                     0.8, ("create to last record sent", "first to last record sent"),
-                    ("ours includes connector/task start; raw: first produce to flush done",
+                    ("ours includes connector/task start; raw its producer creation",
                      "CreateTime of the first and last record, both sides"))
 
 

@@ -111,7 +111,7 @@ class DistributedHerder(ConfigUpdateListener):
         self._restarts: dict[str, RestartRequest] = {}
         self._reconfig: set[str] = set()
         self._running_connectors: dict[str, tuple[dict[str, str], TargetState]] = {}
-        self._running_tasks: dict[TaskId, tuple[dict[str, str], dict[str, str]]] = {}
+        self._running_tasks: dict[TaskId, tuple[dict[str, str], int]] = {}  # task config, commit offset
         self._task_targets: dict[TaskId, TargetState] = {}
         self._departed: dict[str, float] = {}
         self._own_heartbeat_seen: float | None = None
@@ -363,10 +363,13 @@ class DistributedHerder(ConfigUpdateListener):
                     mine_t[(c, i)] = state
 
         # 1. stop tasks this worker must no longer run, or must run with other configs
+        # (as the reference: a connector config change reaches tasks through the next task-config commit,
+        # which its owner writes, so tasks restart once, with both configs new)
         to_stop = []
-        for key, (task_config, connector_config) in self._running_tasks.items():
+        for key, (task_config, commit_offset) in self._running_tasks.items():
             state = mine_t.get(key)
-            if state is None or state.task_configs[key[1]] != task_config or state.config != connector_config:
+            if state is None or state.task_configs[key[1]] != task_config \
+                    or snapshot.commit_offsets.get(key[0], -1) != commit_offset:
                 to_stop.append(key)
         if to_stop:
             with self.stages.stage("stopping tasks"):
@@ -420,7 +423,7 @@ class DistributedHerder(ConfigUpdateListener):
             target = TargetState.PAUSED if state.target_state is TargetState.PAUSED else TargetState.STARTED
             if key not in self._running_tasks:
                 worker.start_task(key[0], key[1], state.task_configs[key[1]], state.config, target)
-                self._running_tasks[key] = (dict(state.task_configs[key[1]]), dict(state.config))
+                self._running_tasks[key] = (dict(state.task_configs[key[1]]), snapshot.commit_offsets.get(key[0], -1))
                 self._task_targets[key] = target
             elif self._task_targets.get(key) is not target:
                 runner = worker.tasks.get(key)
@@ -431,9 +434,12 @@ class DistributedHerder(ConfigUpdateListener):
         with self._lock:
             wanted, self._reconfig = self._reconfig & mine_c, set()
         for name in sorted(wanted):
-            self._reconfigure_tasks(name, connectors[name])
+            self._reconfigure_tasks(name, connectors[name],
+                                    snapshot.config_offsets.get(name, -1) > snapshot.commit_offsets.get(name, -1))
 
-    def _reconfigure_tasks(self, name: str, state: ConnectorState) -> None:
+    def _reconfigure_tasks(self, name: str, state: ConnectorState, config_changed: bool = False) -> None:
+        """Generate task configs; publish them when they differ from the stored ones or when the
+        connector config changed since the last commit (the reference's rule)."""
         worker = self.worker
         assert worker is not None
         if state.target_state is not TargetState.STARTED or not worker.is_running(name):
@@ -445,7 +451,7 @@ class DistributedHerder(ConfigUpdateListener):
         except Exception as exc:  # noqa: BLE001 - the connector's fault: it goes FAILED
             worker.fail_connector(name, exc)
             return
-        if configs != state.task_configs:
+        if configs != state.task_configs or config_changed:
             with self.stages.stage(f"writing task configs for connector {name} to the config topic"):
                 self.config_store.put_task_configs(name, configs)
 
@@ -490,7 +496,8 @@ class DistributedHerder(ConfigUpdateListener):
         worker.stop_tasks([key])
         target = TargetState.PAUSED if state.target_state is TargetState.PAUSED else TargetState.STARTED
         ok = worker.start_task(name, index, state.task_configs[index], state.config, target)
-        self._running_tasks[key] = (dict(state.task_configs[index]), dict(state.config))
+        commit = self.config_store.snapshot().commit_offsets.get(name, -1)
+        self._running_tasks[key] = (dict(state.task_configs[index]), commit)
         self._task_targets[key] = target
         return ok
 
@@ -647,7 +654,18 @@ class DistributedHerder(ConfigUpdateListener):
 
     def validate(self, config: dict[str, Any]) -> dict[str, Any]:
         with self.stages.stage("performing multi-property validation for the connector"):
-            return validate_connector_config(self.plugins, config)
+            return self._validate(config)
+
+    def _validate(self, config: dict[str, Any]) -> dict[str, Any]:
+        infos = validate_connector_config(self.plugins, config)
+        assert self.worker is not None
+        try:
+            sink = self.worker.is_sink({k: str(v) for k, v in config.items() if v is not None})
+        except Exception:  # noqa: BLE001 - the class problem is already reported
+            sink = False
+        if sink:
+            _check_sink_group(infos, config, self.group_id)
+        return infos
 
     def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
         desc = self.plugins.find(plugin)
@@ -667,7 +685,7 @@ class DistributedHerder(ConfigUpdateListener):
                 raise BadRequest(f"Invalid value {initial_state} for field initial_state: must be one of RUNNING, PAUSED, STOPPED (any case)")
         self._require_leader()
         with self.stages.stage("performing multi-property validation for the connector"):
-            infos = validate_connector_config(self.plugins, config)
+            infos = self._validate(config)
         if infos["error_count"]:
             raise BadRequest(invalid_config_message(infos))
         clean = {k: str(v) for k, v in config.items()}
@@ -900,6 +918,30 @@ def _tasks_max(config: dict[str, str]) -> tuple[int, bool]:
     except ValueError:
         tasks_max = 1
     return tasks_max, config.get("tasks.max.enforce", "true").strip().lower() != "false"
+
+
+def _check_sink_group(infos: dict[str, Any], config: dict[str, Any], worker_group: str) -> None:
+    """Distributed validation (the reference's validateSinkConnectorConfig): a sink's consumer group may not
+    be the worker group."""
+    override = config.get("consumer.override.group.id")
+    if override is not None:
+        key, value = "consumer.override.group.id", str(override)
+        message = f"Consumer group {override} conflicts with Connect worker group {worker_group}"
+        conflict = value == worker_group
+    else:
+        key, value = "name", str(config.get("name") or "")
+        message = f"Consumer group for sink connector named {value} conflicts with Connect worker group {worker_group}"
+        conflict = f"connect-{value}" == worker_group
+    if not conflict:
+        return
+    for entry in infos["configs"]:
+        if entry.get("value") and entry["value"].get("name") == key:
+            entry["value"]["errors"].append(message)
+            break
+    else:
+        infos["configs"].append({"definition": None, "value": {
+            "name": key, "value": value, "recommended_values": [], "errors": [message], "visible": True}})
+    infos["error_count"] += 1
 
 
 def _with_summary(message: str, summary: str | None) -> str:

@@ -157,14 +157,10 @@ class StandaloneHerder:
         enforce = config.get("tasks.max.enforce", "true").strip().lower() != "false"
         return tasks_max, enforce
 
-    def _stop_tasks(self, name: str, remove_statuses: bool) -> None:
-        keys = [(name, i) for i in self.worker.task_indices(name)]
-        self.worker.stop_tasks(keys)
-        if remove_statuses:
-            for _, index in keys:
-                self.statuses.remove_task(name, index)
-            for index in list(self.statuses.tasks(name)):
-                self.statuses.remove_task(name, index)
+    def _stop_tasks(self, name: str) -> None:
+        self.worker.stop_tasks([(name, i) for i in self.worker.task_indices(name)])
+        for index in list(self.statuses.tasks(name)):  # also tasks that never got a runner (failed to start)
+            self.statuses.remove_task(name, index)
 
     def _start_tasks(self, name: str, state: ConnectorState, only: tuple[int, ...] | None = None) -> None:
         target = TargetState.PAUSED if state.target_state is TargetState.PAUSED else TargetState.STARTED
@@ -202,7 +198,7 @@ class StandaloneHerder:
         changed = new_configs != state.task_configs or self._applied_configs.get(name) != state.config
         if not changed and len(self.worker.task_indices(name)) == len(new_configs):
             return
-        self._stop_tasks(name, remove_statuses=True)
+        self._stop_tasks(name)
         updated = ConnectorState(state.config, state.target_state, new_configs)
         if new_configs != state.task_configs:
             self._persist(name, updated)
@@ -348,7 +344,7 @@ class StandaloneHerder:
     def delete_connector(self, name: str) -> None:
         def apply() -> None:
             self._state(name, f"Connector {name} not found")
-            self._stop_tasks(name, remove_statuses=True)
+            self._stop_tasks(name)
             with self.stages.stage("stopping the connector"):
                 self.worker.stop_connector(name)
             self._persist(name, None)
@@ -364,7 +360,7 @@ class StandaloneHerder:
         def apply() -> None:
             state = self._state(name, message)
             if target is TargetState.STOPPED:
-                self._stop_tasks(name, remove_statuses=True)
+                self._stop_tasks(name)
                 self._persist(name, ConnectorState(state.config, TargetState.STOPPED, []))
                 with self.stages.stage("stopping the connector"):
                     if name in self.worker.connectors:

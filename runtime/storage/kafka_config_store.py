@@ -52,6 +52,10 @@ class ClusterConfig:
     session_key: SessionKey | None = None
     logger_levels: dict[str, str] = field(default_factory=dict)
     offset: int = -1  # offset of the last record applied (the reference's "config offset")
+    # per connector: offset of its latest connector- record and of its latest applied commit- record, so
+    # readers can tell whether its config changed since its task configs were last committed
+    config_offsets: dict[str, int] = field(default_factory=dict)
+    commit_offsets: dict[str, int] = field(default_factory=dict)
 
 
 class ConfigUpdateListener:
@@ -269,7 +273,11 @@ class KafkaConfigStore(ConfigStore):
             apply_record(self._snapshot, key, value)
             if value is None:
                 self._cluster.task_count_records.pop(name, None)
+                self._cluster.config_offsets.pop(name, None)
+                self._cluster.commit_offsets.pop(name, None)
                 return [lambda: listener.on_connector_config_remove(name)] if existed else []
+            if name in self._snapshot.connectors:
+                self._cluster.config_offsets[name] = self._cluster.offset
             if name in self._snapshot.connectors:
                 return [lambda: listener.on_connector_config_update(name)]
             return []
@@ -279,6 +287,7 @@ class KafkaConfigStore(ConfigStore):
             count = value.get("tasks") if isinstance(value, dict) else None
             valid = isinstance(count, int) and not isinstance(count, bool) and count >= 0
             if valid and name in self._snapshot.connectors and name not in self._snapshot.inconsistent:
+                self._cluster.commit_offsets[name] = self._cluster.offset
                 ids = list(range(count))
                 return [lambda: listener.on_task_config_update(name, ids)]
             return []

@@ -66,6 +66,15 @@ def test_create_via_idle_worker_spreads_work_and_every_worker_agrees(cluster: Cl
                  f"status of {name} gone on worker {i}")
         assert name not in cluster.api(i).get("/connectors").json()
 
+    # distributed validation: a sink's consumer group may not be the worker group
+    group = cluster.props["group.id"]
+    clash = {"connector.class": SINK, "topics": topic, "output.file": "/dev/null", "consumer.override.group.id": group}
+    infos = cluster.api(1).put(f"/connector-plugins/{SINK}/config/validate", json=clash).json()
+    assert infos["error_count"] == 1, infos
+    rejected = cluster.api(1).post("/connectors", json={"name": unique("clash"), "config": clash})
+    assert rejected.status_code == 400, rejected.text
+    assert f"Consumer group {group} conflicts with Connect worker group {group}" in rejected.json()["message"]
+
 
 def test_pause_resume_stop_offsets_and_restart_through_any_worker(cluster: Cluster, bootstrap_servers: str) -> None:
     topic = Kafka(bootstrap_servers).create_topic(unique("dist-life"), partitions=1)

@@ -12,6 +12,7 @@ from typing import Iterator
 import httpx
 import psutil
 import pytest
+from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from runtime.embedded_broker import EmbeddedBroker, free_port
@@ -32,6 +33,20 @@ def create_topic(bootstrap: str, topic: str) -> None:
         except Exception as exc:  # noqa: BLE001 - an existing topic is fine
             if "exist" not in str(exc).lower():
                 raise
+
+
+def count_records(bootstrap: str, topic: str, at_least: int, timeout_s: float) -> int:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("probe"), "auto.offset.reset": "earliest",
+                         "enable.auto.commit": False, "session.timeout.ms": 6000})
+    consumer.subscribe([topic])
+    seen = 0
+    deadline = time.monotonic() + timeout_s
+    try:
+        while seen < at_least and time.monotonic() < deadline:
+            seen += sum(1 for m in consumer.consume(500, timeout=1.0) if m.error() is None)
+    finally:
+        consumer.close()
+    return seen
 
 
 def sink_seqnos(path: Path) -> list[int]:
@@ -104,10 +119,13 @@ def test_broker_outage_during_operation(fresh_broker: EmbeddedBroker, tmp_path: 
             assert worker.process.poll() is None, worker.log_tail()  # type: ignore[union-attr]
 
             before = max(sink_seqnos(out), default=-1)
-            second = EmbeddedBroker(port=fresh_broker.port).start()
+            second = EmbeddedBroker(port=fresh_broker.port, cluster_id=fresh_broker.cluster_id).start()
             create_topic(bootstrap, topic)
-            wait_for(lambda: max(sink_seqnos(out), default=-1) > before + 100, timeout_s=90,
-                     what="records to flow again after the broker came back")
+            # the source produces again (the new broker's topic starts empty, so all it holds is new) ...
+            assert count_records(bootstrap, topic, at_least=50, timeout_s=60) >= 50, worker.log_tail()
+            # ... and the sink consumes again, continuing past what it had written
+            wait_for(lambda: max(sink_seqnos(out), default=-1) > before + 50, timeout_s=60,
+                     what=f"the sink to write records again after the broker came back:\n{worker.log_tail(20)}")
             status = client.get("/connectors/outage-src/status").json()
             assert status["connector"]["state"] == "RUNNING" and status["tasks"][0]["state"] == "RUNNING", status
     finally:
@@ -177,7 +195,7 @@ class SmallDisk:
 
     def fill(self) -> None:
         if self.mounted:
-            with open(self.filler, "wb") as handle:
+            with open(self.filler, "wb", buffering=0) as handle:
                 try:
                     while True:
                         handle.write(b"\0" * 4096)
