@@ -141,8 +141,14 @@ class StandaloneHerder:
         return state
 
     def _persist(self, name: str, state: ConnectorState | None) -> None:
+        """Write ahead: every change is stored before it is acted on, so a failed write (a full disk)
+        answers an error and leaves both the file and the running connectors as they were."""
         with self.stages.stage(f"writing a config for connector {name} to the config store"):
-            self.config_store.save(name, state)
+            try:
+                self.config_store.save(name, state)
+            except OSError as exc:
+                raise ServerError(f"Could not save the configuration of connector {name}: "
+                                  f"{exc.strerror or exc}; nothing was changed") from None
         with self._lock:
             if state is None:
                 self._connectors.pop(name, None)
@@ -198,10 +204,10 @@ class StandaloneHerder:
         changed = new_configs != state.task_configs or self._applied_configs.get(name) != state.config
         if not changed and len(self.worker.task_indices(name)) == len(new_configs):
             return
-        self._stop_tasks(name)
         updated = ConnectorState(state.config, state.target_state, new_configs)
         if new_configs != state.task_configs:
             self._persist(name, updated)
+        self._stop_tasks(name)
         self._applied_configs[name] = dict(state.config)
         self._start_tasks(name, updated)
 
@@ -316,13 +322,14 @@ class StandaloneHerder:
             if existing is not None and not allow_replace:
                 raise HerderError(f"Connector {name} already exists", 409)
             if existing is not None:
-                # only the connector restarts; its tasks are replaced if the new config changes them
-                with self.stages.stage("stopping the connector"):
-                    self.worker.stop_connector(name)
                 state = ConnectorState(clean, existing.target_state, existing.task_configs)
             else:
                 state = ConnectorState(clean, target or TargetState.STARTED, [])
             self._persist(name, state)
+            if existing is not None:
+                # only the connector restarts; its tasks are replaced if the new config changes them
+                with self.stages.stage("stopping the connector"):
+                    self.worker.stop_connector(name)
             self._start_connector_and_tasks(name)
             return existing is None, self._info(name, self._state(name, f"Connector {name} not found"))
 
@@ -344,10 +351,10 @@ class StandaloneHerder:
     def delete_connector(self, name: str) -> None:
         def apply() -> None:
             self._state(name, f"Connector {name} not found")
+            self._persist(name, None)
             self._stop_tasks(name)
             with self.stages.stage("stopping the connector"):
                 self.worker.stop_connector(name)
-            self._persist(name, None)
             self._applied_configs.pop(name, None)
             self.statuses.remove_connector(name)
             # active topics outlive the connector, as in the reference (until PUT .../topics/reset)
@@ -360,8 +367,8 @@ class StandaloneHerder:
         def apply() -> None:
             state = self._state(name, message)
             if target is TargetState.STOPPED:
-                self._stop_tasks(name)
                 self._persist(name, ConnectorState(state.config, TargetState.STOPPED, []))
+                self._stop_tasks(name)
                 with self.stages.stage("stopping the connector"):
                     if name in self.worker.connectors:
                         self.worker.transition_connector(name, TargetState.STOPPED)

@@ -33,6 +33,8 @@ def _unique_aliases(name: str, value: Any) -> None:
 
 def _connector_name(name: str, value: Any) -> None:
     NonEmptyString()(name, value)
+    if value in (".", ".."):
+        raise ConfigError(f"Invalid value {value} for configuration {name}: Connector names may not be '.' or '..'")
     if "/" in value:
         # a REST path cannot carry it (an encoded %2F is decoded before routing), so such a connector
         # could be created but never read, changed or deleted

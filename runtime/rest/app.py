@@ -62,9 +62,13 @@ def _body_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
+_COMPONENT_SCHEMAS: dict[str, Any] = {}
+
+
 def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A request body's JSON schema; nested models go to the document's components (see create_app)."""
     schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
-    schema.pop("$defs", None)
+    _COMPONENT_SCHEMAS.update(schema.pop("$defs", {}))
     return schema
 
 
@@ -373,6 +377,14 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
                 return Response(status_code=204)
             return affected
 
+    base_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        document = base_openapi()
+        document.setdefault("components", {}).setdefault("schemas", {}).update(_COMPONENT_SCHEMAS)
+        return document
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app
 
 

@@ -7,7 +7,7 @@ import threading
 import time
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError
+from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from ..api.errors import ConnectError, RetriableError
@@ -280,7 +280,14 @@ class SinkTaskRunner(TaskRunner):
         changed = {tp: o for tp, o in to_commit.items() if self.committed.get(tp) != o}
         if not changed:
             return
-        self.consumer.commit(offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in changed.items()], asynchronous=False)
+        try:
+            self.consumer.commit(offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in changed.items()],
+                                 asynchronous=False)
+        except KafkaException as exc:
+            # as the reference: a failed commit (broker away, coordinator moving) is retried at the next
+            # interval; the records stay written, so at worst they are delivered again after a crash
+            log.warning("Task %s: commit of offsets failed, will retry at the next commit: %s", self.id, exc)
+            return
         self.committed.update(changed)
 
     def finish(self) -> None:
