@@ -20,6 +20,7 @@ Fault knobs (both connectors; all errors are ConnectErrors naming the knob):
     connector.start.fail=true     Connector.start() raises.
     connector.stop.fail=true      Connector.stop() raises.
     connector.start.block.ms=N    Connector.start() sleeps N ms first.
+    connector.validate.block.ms=N Connector.validate() sleeps N ms first (request-timeout tests).
     task.start.fail=IDS           Task.start() raises for the listed tasks: ids are indexes ("0,2") or
                                   full task ids ("C-0"), or `all`.
     task.fail.after.records=N     A task instance handles exactly N records (source: produces; sink:
@@ -40,7 +41,7 @@ from typing import Any
 import orjson
 
 from ..api import (
-    AbstractConfig, ConfigDef, ConnectError, Importance, NonEmptyString, Range, SinkConnector, SinkRecord,
+    AbstractConfig, ConfigDef, ConfigValue, ConnectError, Importance, NonEmptyString, Range, SinkConnector, SinkRecord,
     SinkTask, SourceConnector, SourceRecord, SourceTask, Task, Type, UnsupportedOperationError, ValidString,
 )
 from ..api.data import INT32_SCHEMA, INT64_SCHEMA, STRING_SCHEMA, SchemaBuilder
@@ -54,6 +55,7 @@ TASK_INDEX_CONFIG = "task.index"  # put into each task config by the connectors
 CONNECTOR_START_FAIL = "connector.start.fail"
 CONNECTOR_STOP_FAIL = "connector.stop.fail"
 CONNECTOR_START_BLOCK_MS = "connector.start.block.ms"
+CONNECTOR_VALIDATE_BLOCK_MS = "connector.validate.block.ms"
 TASK_START_FAIL = "task.start.fail"
 TASK_FAIL_AFTER_RECORDS = "task.fail.after.records"
 TASK_STOP_BLOCK_MS = "task.stop.block.ms"
@@ -93,6 +95,8 @@ def _define_faults(definition: ConfigDef) -> ConfigDef:
                 "If true, the connector's stop() raises an error.", g, 2)
         .define(CONNECTOR_START_BLOCK_MS, Type.LONG, 0, Range.at_least(0), Importance.LOW,
                 "Milliseconds the connector's start() sleeps before returning.", g, 3)
+        .define(CONNECTOR_VALIDATE_BLOCK_MS, Type.LONG, 0, Range.at_least(0), Importance.LOW,
+                "Milliseconds the connector's validate() sleeps before validating.", g, 3)
         .define(TASK_START_FAIL, Type.LIST, "", None, Importance.LOW,
                 "Tasks whose start() raises an error: task indexes (e.g. '0,2'), full task ids "
                 "('<connector>-<index>'), or 'all'.", g, 4)
@@ -175,6 +179,16 @@ class Faults:
             time.sleep(self.task_stop_block_ms / 1000)
 
 
+def _block_in_validate(connector_configs: dict[str, str]) -> None:
+    """connector.validate.block.ms: validate() sleeps first (an unparsable value is left to validation)."""
+    try:
+        delay_ms = int(connector_configs.get(CONNECTOR_VALIDATE_BLOCK_MS, "0"))
+    except ValueError:
+        return
+    if delay_ms > 0:
+        time.sleep(delay_ms / 1000)
+
+
 def _alter_offsets_answer(connector_config: dict[str, str], definition: ConfigDef, owner: str) -> bool:
     mode = str(AbstractConfig(definition, connector_config).get(ALTER_OFFSETS)).lower()
     if mode == "true":
@@ -219,6 +233,10 @@ class SequenceSourceConnector(SourceConnector):
         faults = getattr(self, "_faults", None)
         if faults is not None:
             faults.on_connector_stop()
+
+    def validate(self, connector_configs: dict[str, str]) -> list[ConfigValue]:
+        _block_in_validate(connector_configs)
+        return super().validate(connector_configs)
 
     def config(self) -> ConfigDef:
         return SEQUENCE_CONFIG_DEF
@@ -346,6 +364,10 @@ class RecordingSinkConnector(SinkConnector):
         faults = getattr(self, "_faults", None)
         if faults is not None:
             faults.on_connector_stop()
+
+    def validate(self, connector_configs: dict[str, str]) -> list[ConfigValue]:
+        _block_in_validate(connector_configs)
+        return super().validate(connector_configs)
 
     def config(self) -> ConfigDef:
         return RECORDING_CONFIG_DEF

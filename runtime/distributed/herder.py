@@ -824,18 +824,17 @@ class DistributedHerder(ConfigUpdateListener):
             raise ServerError(f"Could not determine the type of connector class {config.get('connector.class')}: {exc}") from exc
 
     def _offsets_precheck(self, name: str) -> ConnectorState:
-        deadline = time.monotonic() + SETTLE_WAIT_S
-        state = self.config_store.snapshot().connectors.get(name)
-        settling = state is not None and state.target_state is TargetState.STOPPED and not state.task_configs
-        # a stop that just returned: give the group a moment to drop the tasks before answering 409
-        while settling and self._rebalance_pending(name) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if self._rebalance_pending(name if settling else None):
-            raise RebalanceNeeded()
         self._require_leader()
         state = self._fresh_state(name, f"Connector {name} not found")
         if state.target_state is not TargetState.STOPPED or state.task_configs:
             raise BadRequest(offset_requests.not_stopped_message(name))
+        # stopped, but its tasks may still be assigned or stopping: after a stop that just returned, give
+        # the group a moment to settle before answering 409 (retriable)
+        deadline = time.monotonic() + SETTLE_WAIT_S
+        while self._rebalance_pending(name) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if self._rebalance_pending(name):
+            raise RebalanceNeeded()
         return state
 
     def alter_offsets(self, name: str, entries: list[dict[str, Any]]) -> str:

@@ -130,3 +130,22 @@ def test_request_timeout_while_a_connector_start_blocks(bootstrap_servers, tmp_p
         api.wait_state(name, "RUNNING", 1, timeout_s=block_s + 10)
         assert api.get("/health").json() == READY
         api.close()
+
+
+def test_request_timeout_while_validation_blocks(bootstrap_servers, tmp_path) -> None:
+    # 79 (standalone): a connector whose validate() blocks makes the create time out with the stage in the
+    # message; reads keep working meanwhile and the worker recovers once validation returns
+    worker = WorkerProcess(tmp_path / "w", bootstrap_servers, props={"rest.request.timeout.ms": 1500})
+    with worker:
+        api = Api(worker.url, timeout_s=30)
+        name = unique("slow-validate")
+        response = api.post("/connectors", {"name": name, "config": source_config(
+            unique("t"), messages_per_task=0, **{"connector.validate.block.ms": 4000})})
+        message = assert_error(response, 500, "Request timed out")["message"]
+        assert "The worker is currently performing multi-property validation for the connector" in message, message
+        began = time.monotonic()
+        assert api.get("/connectors").status_code == 200
+        assert time.monotonic() - began < 1, "reads waited for the blocked validation"
+        # once validate() returns, the herder applies the create it had started
+        api.wait_state(name, "RUNNING", 1, timeout_s=15)
+        api.close()
