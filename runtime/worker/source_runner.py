@@ -18,7 +18,6 @@ from .task_runner import TaskRunner
 log = logging.getLogger(__name__)
 
 _UNSET = object()
-_SKIPPED = object()
 _IMMUTABLE = (str, bytes, int, float, bool)
 
 
@@ -109,26 +108,37 @@ class SourceTaskRunner(TaskRunner):
         pending = self._pending
         connector = self.connector
         by_topic: dict[str, list[dict[str, Any]]] = {}
+        current_topic: str | None = None
+        current_batch: list[dict[str, Any]] = []
         # Keys repeat (one per source partition, typically): reuse the bytes of an identical immutable key.
         last_key_obj: Any = _UNSET
         last_key_schema: Any = _UNSET
         last_key_bytes: bytes | None = None
-        last_partition: Any = _UNSET
-        last_partition_key = b""
+        # Only the last offset of each source partition matters: it is stored once per run of records
+        # from the same partition rather than once per record.
+        run_partition: Any = _UNSET
+        run_offset: Any = None
         transforms = self.transforms
+        has_transforms = not transforms.empty
+        tolerate = self.tolerate_errors
         for original in records:
+            source_partition = original.source_partition
+            if source_partition is not run_partition and source_partition != run_partition:
+                if run_partition is not _UNSET and run_partition is not None:
+                    pending[encode_key(connector, run_partition)] = run_offset
+                run_partition = source_partition
+            run_offset = original.source_offset
             record = original
-            if not transforms.empty:
+            if has_transforms:
                 try:
                     record = transforms.apply(original)
                 except Exception as exc:  # noqa: BLE001
-                    if not self.tolerate_errors:
+                    if not tolerate:
                         raise
                     if self.log_errors:
                         log.error("Task %s: skipping a record that failed a transformation: %s", self.id, exc)
                     record = None
                 if record is None:  # filtered out: its offset still counts as processed
-                    self._track_offset(original)
                     continue
             topic = record.topic
             key = record.key
@@ -141,42 +151,36 @@ class SourceTaskRunner(TaskRunner):
                         last_key_obj, last_key_schema, last_key_bytes = key, record.key_schema, key_bytes
                 value_bytes = value_conv(topic, record.value_schema, record.value)
             except Exception as exc:  # noqa: BLE001
-                if not self.tolerate_errors:
+                if not tolerate:
                     raise
                 if self.log_errors:
                     log.error("Task %s: skipping a record that failed conversion: %s", self.id, exc)
-                value_bytes = _SKIPPED  # its offset still counts as processed, as with the reference
-            if value_bytes is _SKIPPED:
-                pass
-            elif record.headers:
+                continue  # its offset still counts as processed, as with the reference
+            if record.headers:
                 self._flush_batches(by_topic)
+                current_topic = None
                 self._produce_one(topic, value_bytes, key_bytes, record)
+                continue
+            if topic != current_topic:
+                current_topic = topic
+                current_batch = by_topic.get(topic) or by_topic.setdefault(topic, [])
+                if topic not in self._topics_seen:
+                    self._topic_seen(topic)
+            if record.kafka_partition is None and record.timestamp is None:
+                current_batch.append({"value": value_bytes, "key": key_bytes})
             else:
                 message: dict[str, Any] = {"value": value_bytes, "key": key_bytes}
                 if record.kafka_partition is not None:
                     message["partition"] = record.kafka_partition
                 if record.timestamp is not None:
                     message["timestamp"] = record.timestamp
-                batch = by_topic.get(topic)
-                if batch is None:
-                    batch = by_topic[topic] = []
-                    if topic not in self._topics_seen:
-                        self._topic_seen(topic)
-                batch.append(message)
-            source_partition = original.source_partition
-            if source_partition is not None:
-                if source_partition is not last_partition:
-                    last_partition = source_partition
-                    last_partition_key = encode_key(connector, source_partition)
-                pending[last_partition_key] = original.source_offset
+                current_batch.append(message)
+        if run_partition is not _UNSET and run_partition is not None:
+            pending[encode_key(connector, run_partition)] = run_offset
         self._flush_batches(by_topic)
         producer.poll(0)
         if self._send_error is not None:
             raise ConnectError(f"Unrecoverable exception from producer send callback: {self._send_error}")
-
-    def _track_offset(self, record: Any) -> None:
-        if record.source_partition is not None:
-            self._pending[encode_key(self.connector, record.source_partition)] = record.source_offset
 
     def _flush_batches(self, by_topic: dict[str, list[dict[str, Any]]]) -> None:
         producer = self.producer
