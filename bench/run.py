@@ -1,7 +1,7 @@
 """The standalone runtime's benchmarks, side by side with their baselines, in one run on one broker.
 
-    .venv/bin/python bench/run.py            # full: 1,000,000 records / lines, 100 connectors
-    .venv/bin/python bench/run.py --quick    # 100,000 records / lines (about two minutes)
+    .venv/bin/python bench/run.py            # full: 1,000,000 records / lines, 100 connectors, best of 2
+    .venv/bin/python bench/run.py --quick    # 100,000 records / lines, one round (2-2.5 minutes)
 
 Measures (see bench/README.md for how each is timed and why):
   (a) SequenceSource -> Kafka             vs a raw confluent-kafka producer loop sending the same bytes
@@ -432,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
                 section("a", lambda: bench_sequence_source(bootstrap, worker, n, schemas_enable, repeat))
                 section("b", lambda: bench_recording_sink(bootstrap, worker, n, schemas_enable, workdir, repeat))
                 section("c", lambda: bench_filestream(bootstrap, worker, lines, workdir, use_oracle, repeat))
-        section("d", lambda: bench_memory(bootstrap, args.connectors, workdir, use_oracle, 5 if args.quick else 10))
+        section("d", lambda: bench_memory(bootstrap, args.connectors, workdir, use_oracle, 3 if args.quick else 10))
     finally:
         broker.stop()
 

@@ -2,9 +2,10 @@
 
 Steps (each one safe to retry):
   1. `create_sink_stopped`  ConnectorCreateOperator, initial_state STOPPED (KIP-980), so nothing is
-                            consumed before the offsets are in place;
+                            consumed before the offsets are in place (config built by `sink_config`);
   2. `plan_seeds`           branch: seed offsets only when `seed_offsets` is given;
-  3. `seed_offsets`         ConnectorAlterOffsetsOperator (KIP-875): partition -> first offset to write;
+  3. `seed_offsets`         ConnectorAlterOffsetsOperator (KIP-875): partition -> first offset to write
+                            (the request body built by `seed_entries`);
   4. `resume`               ConnectorResumeOperator;
   5. `catch_up_targets`     the offsets the sink must reach: `end_offsets` when given (the sound choice,
                             e.g. the offsets your producer was acknowledged + 1), else the topic's ends

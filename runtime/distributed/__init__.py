@@ -5,7 +5,8 @@ no group members, so membership and assignment are built on the internal topics 
 
 Membership (membership.py)
     Each worker writes `worker-heartbeat-<worker id>` records to the status topic every
-    `heartbeat.interval.ms`: its REST URL, an incarnation id, its start time and the assignment generation
+    `heartbeat.interval.ms`, from a thread of their own (a tick blocked on a slow connector is not a dead
+    worker): its REST URL, an incarnation id, its start time and the assignment generation
     it has applied. A peer is live while its last heartbeat, timed on the reader's own clock, is younger
     than `session.timeout.ms`; a tombstone of the key (graceful shutdown) removes it at once. The Java
     reference logs and skips these unknown status keys (KIP-915).
@@ -26,7 +27,12 @@ Reconciling (herder.py, the tick thread)
     latest assignment and the stored configs: it first stops what it lost (writing UNASSIGNED, or removing
     statuses of deleted connectors and removed tasks), then acknowledges the generation in an immediate
     heartbeat, then starts what it gained and applies target states and config changes. Connector owners
-    generate task configs and write them (task-/commit- records). Statuses carry the generation.
+    generate task configs and write them (task-/commit- records) when they differ from the stored ones or
+    the connector config changed since the last commit; tasks restart on a new commit, so a config change
+    restarts each task once, with both configs new (as the reference). Statuses carry the generation.
+    Creates, deletes and target-state changes wait (5 s at most) until the owners report the new state,
+    so it is usually visible when the request returns; a follower's view may trail by one read of the
+    status topic (tens of ms).
 
 Guarantees
     - No task runs twice because of a rebalance between live workers: a unit moving from one live worker

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import signal
 import socket
+import sys
 import threading
 from pathlib import Path
 
@@ -90,26 +91,35 @@ class DistributedRuntime:
 
 
 def run_distributed(worker_file: Path) -> int:
-    """The `distributed` mode of the CLI: run until SIGTERM/SIGINT; StartupError (exit code 2) if it cannot start."""
-    from ..cli import load_worker_config, tune_gc
+    """The `distributed` mode of the CLI: run until SIGTERM/SIGINT. Exit code 2 when the worker cannot start.
 
-    config = load_worker_config(worker_file)
-    runtime = DistributedRuntime(config)
+    Startup errors are reported here (not raised): under `python -m runtime.cli` the CLI's own StartupError
+    class is `__main__.StartupError`, a different class from the `runtime.cli.StartupError` this module sees."""
+    from ..cli import StartupError, load_worker_config, tune_gc
+
     stop_event = threading.Event()
 
     def on_signal(signum: int, _frame: object) -> None:
         log.info("Received signal %s; shutting down", signal.Signals(signum).name)
         stop_event.set()
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    runtime: DistributedRuntime | None = None
     try:
+        config = load_worker_config(worker_file)
+        runtime = DistributedRuntime(config)
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
         runtime.start()
         tune_gc()
         assert runtime.herder is not None
         runtime.herder.mark_ready()
         log.info("Worker is ready")
         stop_event.wait()
+    except StartupError as exc:
+        log.error("%s", exc)
+        print(f"connect-runtime: {exc}", file=sys.stderr)
+        return exc.code
     finally:
-        runtime.stop()
+        if runtime is not None:
+            runtime.stop()
     return 0

@@ -9,21 +9,34 @@ import datetime as _dt
 import decimal
 from typing import Any, Iterable
 
-import pyarrow as pa
-
 from ...api.data import Schema, SchemaBuilder
 from ...api.errors import DataError
+
+
+class _LazyPyarrow:
+    """pyarrow (and numpy with it) adds ~40 MiB to a process: it is imported when a Spark connector first
+    uses it, not when the worker registers its plugins."""
+
+    def __getattr__(self, name: str) -> Any:
+        import pyarrow
+
+        globals()["pa"] = pyarrow  # later lookups reach the module directly
+        return getattr(pyarrow, name)
+
+
+pa: Any = _LazyPyarrow()
 
 TIMESTAMP = "org.apache.kafka.connect.data.Timestamp"
 DATE = "org.apache.kafka.connect.data.Date"
 TIME = "org.apache.kafka.connect.data.Time"
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 
-_PRIMITIVES = {
-    "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(),
-    "float32": pa.float32(), "float64": pa.float64(), "boolean": pa.bool_(), "string": pa.string(),
-    "bytes": pa.binary(),
-}
+_PRIMITIVE_TYPES = ("int8", "int16", "int32", "int64", "float32", "float64", "boolean", "string", "bytes")
+
+
+def _primitive(type_name: str) -> Any:
+    return {"int8": pa.int8, "int16": pa.int16, "int32": pa.int32, "int64": pa.int64, "float32": pa.float32,
+            "float64": pa.float64, "boolean": pa.bool_, "string": pa.string, "bytes": pa.binary}[type_name]()
 _EPOCH = _dt.date(1970, 1, 1)
 
 KAFKA_COLUMNS = ("kafka_topic", "kafka_partition", "kafka_offset")
@@ -40,8 +53,8 @@ def arrow_type(schema: Schema) -> pa.DataType:
     if schema.name == DECIMAL:
         scale = int(dict(schema.parameters or ()).get("scale", "0"))
         return pa.decimal128(38, scale)
-    if schema.type in _PRIMITIVES:
-        return _PRIMITIVES[schema.type]
+    if schema.type in _PRIMITIVE_TYPES:
+        return _primitive(schema.type)
     if schema.type == "array":
         return pa.list_(arrow_field("element", schema.value_schema))
     if schema.type == "map":

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,15 @@ class SparkSinkTask(SinkTask):
         self._buffer_since = time.monotonic()
         self._spark_props = props
         self._spark = None
+        # Boot the worker's shared JVM while the consumer joins its group, so the first batch does
+        # not wait for both one after the other (get_spark is thread-safe; a failure shows at write).
+        threading.Thread(target=self._warm_up, name=f"{self._writer}-spark-warm-up", daemon=True).start()
+
+    def _warm_up(self) -> None:
+        try:
+            get_spark(self._spark_props)
+        except Exception as exc:  # noqa: BLE001 - the first write starts it again and reports the error
+            log.warning("Could not start the Spark session ahead of the first batch: %s", exc)
 
     @property
     def spark(self):  # noqa: ANN201 - pyspark types stay out of import time

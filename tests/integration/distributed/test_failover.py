@@ -80,3 +80,26 @@ def test_kill_minus_nine_moves_tasks_and_loses_nothing(cluster: Cluster, bootstr
         duplicates = sum(c - 1 for c in counts.values())
         print(f"task {i}: {last[i]} records, {duplicates} duplicates")
         assert duplicates <= MAX_DUPLICATES_PER_TASK, f"task {i}: {duplicates} duplicates > {MAX_DUPLICATES_PER_TASK}"
+
+
+def test_a_worker_busy_longer_than_the_session_timeout_stays_in_the_group(cluster: Cluster, bootstrap_servers: str) -> None:
+    # heartbeats have their own thread: a connector whose start() blocks the herder for longer than the
+    # session timeout must not make its worker look dead (which would run its tasks twice)
+    topic = Kafka(bootstrap_servers).create_topic(unique("busy"), partitions=1)
+    steady = unique("steady")
+    assert cluster.api(0).post("/connectors", json={"name": steady, "config": {
+        "connector.class": SOURCE, "topic": topic, "tasks.max": "3", "throughput": "5"}}).status_code == 201
+    placed = {t["id"]: t["worker_id"] for t in cluster.wait_state(steady, "RUNNING", 3)["tasks"]}
+
+    slow = unique("slow")
+    block_ms = SESSION_TIMEOUT_MS + 2500
+    assert cluster.api(1).post("/connectors", json={"name": slow, "config": {
+        "connector.class": SOURCE, "topic": topic, "tasks.max": "1", "throughput": "5",
+        "connector.start.block.ms": str(block_ms)}}).status_code == 201
+    deadline = time.monotonic() + block_ms / 1000 + 1
+    while time.monotonic() < deadline:
+        body = cluster.status(steady, via=2)
+        assert body is not None and {t["id"]: t["worker_id"] for t in body["tasks"]} == placed, body
+        time.sleep(0.25)
+    cluster.wait_state(slow, "RUNNING", 1, timeout_s=30)
+    assert {t["id"]: t["worker_id"] for t in cluster.wait_state(steady, "RUNNING", 3)["tasks"]} == placed

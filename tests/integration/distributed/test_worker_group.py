@@ -68,10 +68,12 @@ def test_create_via_idle_worker_spreads_work_and_every_worker_agrees(cluster: Cl
 
     # distributed validation: a sink's consumer group may not be the worker group
     group = cluster.props["group.id"]
-    clash = {"connector.class": SINK, "topics": topic, "output.file": "/dev/null", "consumer.override.group.id": group}
+    clash_name = unique("clash")
+    clash = {"connector.class": SINK, "name": clash_name, "topics": topic, "output.file": "/dev/null",
+             "consumer.override.group.id": group}
     infos = cluster.api(1).put(f"/connector-plugins/{SINK}/config/validate", json=clash).json()
     assert infos["error_count"] == 1, infos
-    rejected = cluster.api(1).post("/connectors", json={"name": unique("clash"), "config": clash})
+    rejected = cluster.api(1).post("/connectors", json={"name": clash_name, "config": clash})
     assert rejected.status_code == 400, rejected.text
     assert f"Consumer group {group} conflicts with Connect worker group {group}" in rejected.json()["message"]
 
@@ -92,6 +94,10 @@ def test_pause_resume_stop_offsets_and_restart_through_any_worker(cluster: Clust
     # offsets of a running connector can be read anywhere but not changed
     wait_for(lambda: source_offsets(cluster.api(0).get(f"/connectors/{name}/offsets").json()["offsets"])
              == {f"{name}-0": 50, f"{name}-1": 50}, 30, 0.2, "all 50 records of each task committed")
+    # KIP-558: the tasks' topic is tracked in the status topic, so every worker reports it
+    for i in range(3):
+        wait_for(lambda i=i: cluster.api(i).get(f"/connectors/{name}/topics").json() == {name: {"topics": [topic]}},
+                 15, 0.2, f"active topics on worker {i}")
     running = cluster.api(2).patch(f"/connectors/{name}/offsets", json={"offsets": [
         {"partition": {"task.id": f"{name}-0"}, "offset": {"saved": 10}}]})
     assert running.status_code == 400, running.text
@@ -209,3 +215,23 @@ def test_join_is_sticky_and_a_leaving_leader_hands_over(cluster: Cluster, bootst
         "connector.class": SOURCE, "topic": topic, "tasks.max": "1", "throughput": "5"}})
     assert response.status_code == 201, response.text
     cluster.wait_state(other, "RUNNING", 1, via=3)
+
+
+def test_full_cluster_restart_keeps_connectors_and_target_states(cluster: Cluster, bootstrap_servers: str) -> None:
+    topic = Kafka(bootstrap_servers).create_topic(unique("dist-restart"), partitions=1)
+    paused, running = unique("paused"), unique("running")
+    for name in (paused, running):
+        assert cluster.api(0).post("/connectors", json={"name": name, "config": {
+            "connector.class": SOURCE, "topic": topic, "tasks.max": "2", "throughput": "5"}}).status_code == 201
+        cluster.wait_state(name, "RUNNING", 2)
+    assert cluster.api(1).put(f"/connectors/{paused}/pause").status_code == 202
+    cluster.wait_state(paused, "PAUSED", 2, "PAUSED")
+
+    for worker in cluster.workers:
+        worker.stop()
+    cluster.start()  # same ports, so the same worker ids; a new leader may be any of them
+    for i in range(3):
+        cluster.wait_state(paused, "PAUSED", 2, "PAUSED", via=i)
+        cluster.wait_state(running, "RUNNING", 2, via=i)
+    assert cluster.api(2).put(f"/connectors/{paused}/resume").status_code == 202
+    cluster.wait_state(paused, "RUNNING", 2, via=0)

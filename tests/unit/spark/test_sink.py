@@ -88,7 +88,7 @@ def test_crash_after_entry_before_publish_loses_and_duplicates_nothing(spark, tm
 
     restarted, context = make_task(tmp_path)
     assert context.seeks == {TP0: 10}
-    restarted.put(records(TP0, 5, 20))  # redelivered overlap (e.g. the group offset lagged) is dropped
+    restarted.put(records(TP0, 5, 20))  # an overlap (a rewound consumer, a zombie) is dropped
     restarted.flush({TP0: 20})
     assert read_ids(spark, tmp_path) == expected_ids((TP0, 0, 20))
 
