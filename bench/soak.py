@@ -270,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     half = max(1, len(rss) // 4)
     early, late = (statistics.mean(rss[half:2 * half]) if len(rss) >= 2 * half else rss[0]), statistics.mean(rss[-half:])
     growth = (late - early) / early if early else 0.0
+    # samples are every 10 operations: the fitted slope says how fast memory creeps, which a long run shows
+    slope = statistics.linear_regression(range(len(rss)), rss).slope * 10 if len(rss) >= 2 else 0.0
     report = {
         "iterations": args.iterations, "connectors": 2 * args.pairs, "seconds": round(time.monotonic() - began, 1),
         "operations": soak.op_counts, "unexpected_answers": len(soak.errors),
@@ -278,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
                     "running_before": running_before["threads"], "running_after": running_after["threads"]},
         "fds": {"idle_before": idle_before["fds"], "idle_after": idle_after["fds"],
                 "running_before": running_before["fds"], "running_after": running_after["fds"]},
-        "rss_mb_samples": rss, "rss_growth": round(growth, 3), "worker_alive": alive,
+        "rss_mb_samples": rss, "rss_growth": round(growth, 3),
+        "rss_slope_mb_per_100_ops": round(slope, 2), "worker_alive": alive,
     }
     print(json.dumps(report, indent=1))
     for error in soak.errors[:20]:

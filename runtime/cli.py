@@ -13,6 +13,7 @@ import socket
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from .connector_files import ConnectorFileError, ConnectorRequest, parse_connector_file
 from .embedded_broker import BrokerUnavailableError, EmbeddedBroker
@@ -53,18 +54,27 @@ def load_worker_config(path: Path) -> WorkerConfig:
         raise StartupError(f"Invalid worker properties in '{path}': {exc}", 2) from None
 
 
-def kafka_cluster_id(config: WorkerConfig, timeout_s: float = 30.0) -> str | None:
+def worker_admin_client(config: WorkerConfig) -> Any:
     from confluent_kafka.admin import AdminClient
 
     from .worker.clients import create_client
 
     admin_config = {"bootstrap.servers": config.bootstrap_servers or ""}
     admin_config.update(config.client_configs("admin."))
-    admin = create_client(AdminClient, admin_config, "worker admin client")
+    return create_client(AdminClient, admin_config, "worker admin client")
+
+
+def kafka_cluster_id(config: WorkerConfig, admin: Any = None) -> str | None:
+    """The cluster id, waiting at most `admin.default.api.timeout.ms` (default 30 s) for Kafka to answer."""
+    admin = admin if admin is not None else worker_admin_client(config)
+    try:
+        timeout_s = int(config.originals.get("admin.default.api.timeout.ms", 30000)) / 1000
+    except ValueError:
+        timeout_s = 30.0
     try:
         return admin.list_topics(timeout=timeout_s).cluster_id
     except Exception as exc:  # noqa: BLE001
-        raise StartupError(f"Could not reach Kafka at {config.bootstrap_servers} within {timeout_s:.0f}s: {exc}", 2) from None
+        raise StartupError(f"Could not reach Kafka at {config.bootstrap_servers} within {timeout_s:g}s: {exc}", 2) from None
 
 
 def bind_rest_socket(config: WorkerConfig) -> socket.socket:
@@ -90,6 +100,7 @@ class StandaloneRuntime:
         self.broker: EmbeddedBroker | None = None
         self.server = None
         self.herder = None
+        self.broker_monitor = None
         self.credentials = None
         self.ssl_context = None
         self.forward_kwargs: dict = {}
@@ -101,6 +112,7 @@ class StandaloneRuntime:
         from .plugins import Plugins
         from .storage.base import StatusStore
         from .storage.files import FileConfigStore, FileOffsetStore, MemoryConfigStore, MemoryOffsetStore
+        from .worker.broker_monitor import BrokerMonitor
         from .worker.offsets import OffsetsManager
         from .worker.worker import Worker
 
@@ -127,7 +139,10 @@ class StandaloneRuntime:
             self.forward_kwargs = forwarding_client_kwargs(config.originals)
         except SecurityConfigError as exc:
             raise StartupError(f"Invalid REST security settings: {exc}", 2) from None
-        cluster_id = kafka_cluster_id(config)
+        admin = worker_admin_client(config)
+        cluster_id = kafka_cluster_id(config, admin)
+        self.broker_monitor = BrokerMonitor(lambda timeout: admin.list_topics(timeout=timeout),
+                                            config.bootstrap_servers or "").start()
         sock = bind_rest_socket(config)
         bound_port = sock.getsockname()[1]
         worker_id = config.worker_id(bound_port)
@@ -147,7 +162,7 @@ class StandaloneRuntime:
             raise StartupError(f"Invalid config.providers settings: {exc}", 2) from None
         worker = Worker(config, plugins, offset_store, statuses, worker_id, resolver=resolver)
         herder = StandaloneHerder(config, plugins, worker, config_store, statuses, OffsetsManager(config, offset_store),
-                                  worker_id, cluster_id)
+                                  worker_id, cluster_id, broker_monitor=self.broker_monitor)
         self.herder = herder
         try:
             herder.start()
@@ -189,6 +204,8 @@ class StandaloneRuntime:
     def stop(self) -> None:
         if self.server is not None:
             self.server.should_exit = True
+        if self.broker_monitor is not None:
+            self.broker_monitor.stop()
         if self.herder is not None:
             self.herder.stop()
         if self._server_thread is not None:

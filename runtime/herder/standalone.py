@@ -29,11 +29,13 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 HEALTH_TIMEOUT_S = 10.0
+UNHEALTHY = "Worker was unable to handle this request and may be unable to handle other requests."
 
 
 class StandaloneHerder:
     def __init__(self, config: WorkerConfig, plugins: Plugins, worker: Worker, config_store: ConfigStore,
-                 statuses: StatusStore, offsets: OffsetsManager, worker_id: str, kafka_cluster_id: str | None) -> None:
+                 statuses: StatusStore, offsets: OffsetsManager, worker_id: str, kafka_cluster_id: str | None,
+                 broker_monitor: Any = None) -> None:
         self.config = config
         self.plugins = plugins
         self.worker = worker
@@ -42,6 +44,7 @@ class StandaloneHerder:
         self.offsets = offsets
         self.worker_id = worker_id
         self.kafka_cluster_id = kafka_cluster_id
+        self.broker_monitor = broker_monitor  # says when Kafka has been unreachable for a while
         self.stages = StageTracker()
         self.ready = False
         self._ready_event = threading.Event()
@@ -541,8 +544,10 @@ class StandaloneHerder:
         try:
             future.result(timeout=max(0.1, deadline - time.monotonic()))
         except concurrent.futures.TimeoutError:
-            return 500, {"status": "unhealthy", "message": _with_summary(
-                "Worker was unable to handle this request and may be unable to handle other requests.", self.stages.summary())}
+            return 500, {"status": "unhealthy", "message": _with_summary(UNHEALTHY, self.stages.summary())}
+        kafka_problem = self.broker_monitor.problem() if self.broker_monitor is not None else None
+        if kafka_problem:
+            return 500, {"status": "unhealthy", "message": f"{UNHEALTHY} {kafka_problem}"}
         return 200, {"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}
 
 
