@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 HEALTH_TIMEOUT_S = 10.0
+UNHEALTHY = "Worker was unable to handle this request and may be unable to handle other requests."
 SETTLE_WAIT_S = 10.0  # how long offset requests wait for a pending rebalance before answering 409
 # How long a create or target-state change waits for the owners to report the new state, so that it is
 # usually visible as soon as the request returns (the reference answers at once and statuses follow);
@@ -453,8 +454,10 @@ class DistributedHerder(GroupMember):
             future.result(timeout=HEALTH_TIMEOUT_S)
         except concurrent.futures.TimeoutError:
             future.cancel()
-            return 500, {"status": "unhealthy", "message": _with_summary(
-                "Worker was unable to handle this request and may be unable to handle other requests.", self.stages.summary())}
+            return 500, {"status": "unhealthy", "message": _with_summary(UNHEALTHY, self.stages.summary())}
+        kafka_problem = self.broker_monitor.problem() if self.broker_monitor is not None else None
+        if kafka_problem:
+            return 500, {"status": "unhealthy", "message": f"{UNHEALTHY} {kafka_problem}"}
         return 200, {"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}
 
     # ---- introspection (tests, logs) ------------------------------------------------------------

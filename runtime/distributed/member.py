@@ -95,6 +95,7 @@ class GroupMember(ConfigUpdateListener):
         self._request_timeout_s = config.get_int("rest.request.timeout.ms") / 1000
         self.statuses = GenerationStatuses(status_store, lambda: self._assignment.generation)
         self.worker: Worker | None = None
+        self.broker_monitor: Any = None  # says when Kafka has been unreachable for a while (for /health)
         config_store.listener = self
         config_store.register_prefix(ASSIGNMENT_PREFIX + group_id, self._on_assignment_record)
         status_store.register_prefix(HEARTBEAT_PREFIX, self._on_heartbeat_record)

@@ -20,14 +20,24 @@ class DistributedRuntime:
         self.config = config
         self.server = None
         self.herder = None
+        self.broker_monitor = None
+        self.credentials = None
+        self.ssl_context = None
+        self.forward_kwargs: dict = {}
         self._server_thread: threading.Thread | None = None
 
     def start(self) -> None:
         from ..api.errors import ConfigError
-        from ..cli import StartupError, bind_rest_socket, kafka_cluster_id
+        from ..cli import StartupError, bind_rest_socket, kafka_cluster_id, worker_admin_client
+        from ..config_providers import ConfigResolver
         from ..plugins import Plugins
+        from ..rest.security import (
+            SecurityConfigError, basic_auth_from_worker_config, forwarding_client_kwargs,
+            ssl_context_from_worker_config,
+        )
         from ..storage.kafka_log import KafkaStoreError
         from ..storage.kafka_stores import KafkaStoreSettings
+        from ..worker.broker_monitor import BrokerMonitor
         from ..worker.offsets import OffsetsManager
         from ..worker.worker import Worker
         from .herder import DistributedHerder, Timing
@@ -40,11 +50,23 @@ class DistributedRuntime:
             timing = Timing.from_worker(config)
         except (ConfigError, ValueError) as exc:
             raise StartupError(f"Invalid worker properties: {exc}", 2) from None
-        cluster_id = kafka_cluster_id(config)
+        try:
+            self.credentials = basic_auth_from_worker_config(config.originals)
+            self.ssl_context = ssl_context_from_worker_config(config.originals)
+            self.forward_kwargs = forwarding_client_kwargs(config.originals)
+        except SecurityConfigError as exc:
+            raise StartupError(f"Invalid REST security settings: {exc}", 2) from None
+        try:
+            resolver = ConfigResolver.from_worker_config(config.originals)
+        except Exception as exc:  # noqa: BLE001
+            raise StartupError(f"Invalid config.providers settings: {exc}", 2) from None
+        admin = worker_admin_client(config)
+        cluster_id = kafka_cluster_id(config, admin)
+        self.broker_monitor = BrokerMonitor(lambda timeout: admin.list_topics(timeout=timeout),
+                                            config.bootstrap_servers or "").start()
         sock = bind_rest_socket(config)
         worker_id = config.worker_id(sock.getsockname()[1])
-        scheme = "https" if (config.get_list("listeners") or ["http://"])[0].startswith("https") else "http"
-        url = f"{scheme}://{worker_id}"
+        url = f"{'https' if self.ssl_context is not None else 'http'}://{worker_id}"
 
         plugins = Plugins(config.get_list("plugin.path"))
         status_store = settings.status_store()
@@ -54,7 +76,8 @@ class DistributedRuntime:
         group_id = settings.client_config["group.id"]
         herder = DistributedHerder(config, plugins, config_store, status_store, offsets, worker_id, url, cluster_id,
                                    group_id, timing)
-        worker = Worker(config, plugins, offset_store, herder.statuses, worker_id)
+        herder.broker_monitor = self.broker_monitor
+        worker = Worker(config, plugins, offset_store, herder.statuses, worker_id, resolver=resolver)
         herder.attach_worker(worker)
         self.herder = herder
         try:
@@ -70,11 +93,13 @@ class DistributedRuntime:
         import uvicorn
 
         from ..rest.app import create_app
+        from ..rest.security import uvicorn_ssl_kwargs
 
         admin_listeners = self.config.get("admin.listeners")
-        app = create_app(self.herder, admin_enabled=admin_listeners is None or admin_listeners != [])
+        app = create_app(self.herder, admin_enabled=admin_listeners is None or admin_listeners != [],
+                         credentials=self.credentials, forward_client_kwargs=self.forward_kwargs)
         server_config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                                       timeout_graceful_shutdown=5)
+                                       timeout_graceful_shutdown=5, **uvicorn_ssl_kwargs(self.ssl_context))
         self.server = uvicorn.Server(server_config)
         self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self._server_thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
@@ -84,6 +109,8 @@ class DistributedRuntime:
     def stop(self) -> None:
         if self.server is not None:
             self.server.should_exit = True
+        if self.broker_monitor is not None:
+            self.broker_monitor.stop()
         if self.herder is not None:
             self.herder.stop()
         if self._server_thread is not None:
@@ -119,6 +146,10 @@ def run_distributed(worker_file: Path) -> int:
         log.error("%s", exc)
         print(f"connect-runtime: {exc}", file=sys.stderr)
         return exc.code
+    except Exception as exc:  # noqa: BLE001 - whatever stops the worker, say so in its log
+        log.exception("The worker stopped on an unexpected error")
+        print(f"connect-runtime: {exc}", file=sys.stderr)
+        return 2
     finally:
         if runtime is not None:
             runtime.stop()

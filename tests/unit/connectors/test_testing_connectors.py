@@ -150,7 +150,7 @@ def test_tasks_of_one_connector_produce_independent_sequences(start_source):
 def test_sequence_config_definition():
     keys = SequenceSourceConnector().config().keys
     assert {"topic", "messages.per.task", "throughput", "batch.size", "connector.start.fail", "connector.stop.fail",
-            "connector.start.block.ms", "task.start.fail", "task.fail.after.records", "task.stop.block.ms",
+            "connector.start.block.ms", "connector.validate.block.ms", "task.start.fail", "task.fail.after.records", "task.stop.block.ms",
             "alter.offsets"} == set(keys)
     info = {name: key.to_info() for name, key in keys.items()}
     assert info["topic"]["required"] is True
