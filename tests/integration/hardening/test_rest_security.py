@@ -94,12 +94,43 @@ def test_https_worker_with_kafka_style_basic_auth(bootstrap_servers: str, tmp_pa
             assert created.headers["location"].startswith("https://")
         with worker.http(auth=("reader", "reader-secret")) as reader:
             assert reader.get("/connectors").json() == ["secure"]
+        _airflow_hook_reaches_a_secured_worker(worker, pki)
         # plain http on the https port gets no answer
         with pytest.raises(httpx.HTTPError):
             httpx.get(f"http://127.0.0.1:{worker.port}/", timeout=5)
         assert "admin-secret" not in worker.log_path.read_text(errors="replace")
     finally:
         worker.stop()
+
+
+def _airflow_hook_reaches_a_secured_worker(worker: SecureWorker, pki: Pki) -> None:
+    """The provider's hook, configured from an Airflow connection (login/password, CA bundle extra)."""
+    import json
+
+    from tests.support.env import require
+
+    try:
+        from airflow_provider_connect.errors import ConnectApiError
+        from airflow_provider_connect.hooks.connect import ConnectHook
+    except ImportError:
+        require(False, "Apache Airflow")
+    base = {"conn_type": "kafka_connect", "host": worker.url, "login": "admin",
+            "extra": {"ca_bundle": pki.ca_file()}}
+    variants = {"SECURE_OK": {**base, "password": "admin-secret"}, "SECURE_BAD": {**base, "password": "nope"}}
+    previous = {k: os.environ.get(f"AIRFLOW_CONN_{k}") for k in variants}
+    try:
+        for key, conn in variants.items():
+            os.environ[f"AIRFLOW_CONN_{key}"] = json.dumps(conn)
+        assert "secure" in ConnectHook(kafka_connect_conn_id="secure_ok").list_connectors()
+        with pytest.raises(ConnectApiError) as refused:
+            ConnectHook(kafka_connect_conn_id="secure_bad").list_connectors()
+        assert "401" in str(refused.value) and "nope" not in str(refused.value)
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                os.environ.pop(f"AIRFLOW_CONN_{key}", None)
+            else:
+                os.environ[f"AIRFLOW_CONN_{key}"] = value
 
 
 @pytest.mark.parametrize("props,message", [
