@@ -1,6 +1,6 @@
 """The reference Apache Kafka Connect 3.9 (the "oracle"), run as a real Java process for conformance tests.
 
-`/work/shared/tools/kafka-connect-oracle` (or $KAFKA_CONNECT_ORACLE) lays out the jars (`setup`, idempotent)
+`../shared/tools/kafka-connect-oracle` beside the checkout (or $KAFKA_CONNECT_ORACLE) lays out the jars (`setup`, idempotent)
 and runs `ConnectStandalone` in the foreground. `OracleProcess` mirrors `tests.support.worker.WorkerProcess`:
 `start()`, `.url`, `stop()`. Java missing -> `require` (skip locally, fail in CI).
 """
@@ -21,7 +21,9 @@ from runtime.embedded_broker import free_port
 from .env import have_java, require
 from .worker import write_properties
 
-DEFAULT_TOOL = Path("/work/shared/tools/kafka-connect-oracle")
+# shared/ sits beside the repository's checkout (in CI and on developers' machines)
+CANDIDATE_TOOLS = (Path(__file__).resolve().parents[3] / "shared" / "tools" / "kafka-connect-oracle",
+                   Path("/work/shared/tools/kafka-connect-oracle"))
 
 
 def oracle_tool() -> Path | None:
@@ -32,7 +34,7 @@ def oracle_tool() -> Path | None:
     on_path = shutil.which("kafka-connect-oracle")
     if on_path:
         return Path(on_path)
-    return DEFAULT_TOOL if DEFAULT_TOOL.exists() else None
+    return next((tool for tool in CANDIDATE_TOOLS if tool.exists()), None)
 
 
 def require_oracle() -> Path:
@@ -62,7 +64,7 @@ class OracleProcess:
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
-        self.tool = tool or oracle_tool() or DEFAULT_TOOL
+        self.tool = tool or oracle_tool() or CANDIDATE_TOOLS[0]
         defaults: dict[str, Any] = {
             "bootstrap.servers": bootstrap_servers,
             "listeners": f"http://127.0.0.1:{self.port}",
