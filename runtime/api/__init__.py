@@ -14,4 +14,13 @@ from .errors import (
 from .records import ConnectRecord, Header, RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 from .task import OffsetStorageReader, SinkTask, SinkTaskContext, SourceTask, SourceTaskContext, Task, TaskContext
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [
+    "HIDDEN", "NO_DEFAULT", "AbstractConfig", "ConfigDef", "ConfigKey", "ConfigValue", "Importance", "NonEmptyString",
+    "NonNull", "Password", "Range", "Type", "ValidList", "ValidRegex", "ValidString", "Width",
+    "Connector", "ConnectorContext", "SinkConnector", "SinkConnectorContext", "SourceConnector", "SourceConnectorContext",
+    "Field", "Schema", "SchemaBuilder",
+    "AlreadyExistsError", "ConfigError", "ConnectError", "DataError", "NotFoundError", "RetriableError",
+    "UnsupportedOperationError",
+    "ConnectRecord", "Header", "RecordMetadata", "SinkRecord", "SourceRecord", "TopicPartition",
+    "OffsetStorageReader", "SinkTask", "SinkTaskContext", "SourceTask", "SourceTaskContext", "Task", "TaskContext",
+]

@@ -361,14 +361,10 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
         async def get_logger(logger: str) -> Any:
             return loggers.get(logger)
 
-        @app.put("/admin/loggers/{logger}", summary="Set the log level for the specified logger")
+        @app.put("/admin/loggers/{logger}", summary="Set the log level for the specified logger",
+                 openapi_extra=_body_schema(_model_schema(LoggerLevel)))
         async def set_logger(logger: str, request: Request) -> Any:
-            data = await read_json(request)
-            if not isinstance(data, dict):
-                raise BadRequest("Cannot deserialize value: the request body must be a JSON object like {\"level\": \"DEBUG\"}")
-            level = data.get("level")
-            if level is not None and not isinstance(level, str):
-                raise BadRequest("Invalid value at level: must be a string")
+            level = (await read_model(request, LoggerLevel)).level
             scope = request.query_params.get("scope", "worker")
             if scope.lower() not in ("worker", "cluster"):
                 log.warning("Ignoring unknown logger scope %r; applying to this worker", scope)

@@ -7,7 +7,6 @@ import os
 import subprocess
 import time
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import psutil

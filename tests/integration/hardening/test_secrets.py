@@ -3,7 +3,6 @@ from plugin.path, declares one; Kafka client secrets in client overrides count t
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 from typing import Iterator
 
 import httpx

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from runtime.api.data import (BOOLEAN_SCHEMA, INT8_SCHEMA, INT32_SCHEMA, OPTIONAL_STRING_SCHEMA, STRING_SCHEMA,
-                              Schema, SchemaBuilder)
+                              SchemaBuilder)
 from runtime.api.errors import ConfigError, DataError
 from runtime.api.records import Header
 from runtime.transforms.filter import Filter
