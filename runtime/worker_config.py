@@ -109,8 +109,6 @@ class WorkerConfig(AbstractConfig):
         """Worker-level `producer.*`, `consumer.*` or `admin.*` settings, prefix stripped."""
         return {k[len(prefix):]: str(v) for k, v in self.originals.items() if k.startswith(prefix)}
 
-    def converter_configs(self, prefix: str) -> dict[str, str]:
-        return {k[len(prefix):]: str(v) for k, v in self.originals.items() if k.startswith(prefix)}
 
 
 def read_properties(path: Path) -> dict[str, str]:

@@ -37,7 +37,3 @@ class AlreadyExistsError(ConnectError):
 
 class UnsupportedOperationError(ConnectError):
     """Raised by `alter_offsets` when a connector cannot have its offsets modified externally."""
-
-
-class IllegalWorkerStateError(ConnectError):
-    """The worker cannot do this now (e.g. the herder is stopping)."""

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..api.connector import Connector, ConnectorContext, SinkConnector, SourceConnector, SourceConnectorContext
+from ..api.connector import Connector, ConnectorContext, SinkConnector, SourceConnectorContext
 from ..api.task import OffsetStorageReader
 from ..config_providers import ConfigResolver
 from ..plugins import Plugins
@@ -262,9 +262,6 @@ class Worker:
 
     def is_sink(self, config: dict[str, str]) -> bool:
         return issubclass(self.plugins.connector_desc(config.get("connector.class", "")).cls, SinkConnector)
-
-    def is_source(self, config: dict[str, str]) -> bool:
-        return issubclass(self.plugins.connector_desc(config.get("connector.class", "")).cls, SourceConnector)
 
 
 __all__ = ["ConnectorContext", "ConnectorInstance", "Worker", "run_bounded"]
