@@ -173,22 +173,10 @@ class StandaloneRuntime:
         log.info("Kafka Connect standalone worker %s started (Kafka cluster %s)", worker_id, cluster_id)
 
     def _start_server(self, sock: socket.socket) -> None:
-        import uvicorn
+        from .rest.server import start_rest_server
 
-        from .rest.app import create_app
-
-        admin_listeners = self.config.get("admin.listeners")
-        from .rest.security import uvicorn_ssl_kwargs
-
-        app = create_app(self.herder, admin_enabled=admin_listeners is None or admin_listeners != [],
-                         credentials=self.credentials, forward_client_kwargs=self.forward_kwargs)
-        server_config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                                       timeout_graceful_shutdown=5, **uvicorn_ssl_kwargs(self.ssl_context))
-        self.server = uvicorn.Server(server_config)
-        self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-        self._server_thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
-                                               name="rest-server", daemon=True)
-        self._server_thread.start()
+        self.server, self._server_thread = start_rest_server(self.config, self.herder, sock, self.credentials,
+                                                             self.forward_kwargs, self.ssl_context)
 
     def apply_connector_files(self, requests: list[ConnectorRequest]) -> None:
         assert self.herder is not None
