@@ -1,6 +1,8 @@
 """A real local SparkSession shared by the whole test session (it takes 10-15 s to start)."""
 from __future__ import annotations
 
+import logging
+
 from typing import Any
 
 import pytest
@@ -17,12 +19,16 @@ def spark():
         import pyspark  # noqa: F401
     except ImportError:
         require(False, "pyspark")
-    from runtime.connectors.spark.session import get_spark
+    from runtime.connectors.spark.session import get_spark, stop_spark
 
     # The module-level session the connectors use, so tasks under test share it.
     # C1-only JIT: the JVM starts about twice as fast, and these batches are tiny.
-    return get_spark({"spark.master": "local[2]", "spark.log.level": "ERROR",
-                      "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"})
+    session = get_spark({"spark.master": "local[2]", "spark.log.level": "ERROR",
+                         "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"})
+    yield session
+    # stop it while logging still works: py4j's finalizers otherwise log into closed streams at exit
+    stop_spark()
+    logging.getLogger("py4j").setLevel(logging.ERROR)  # its late finalizers' INFO lines too
 
 
 class RecordingSinkContext(SinkTaskContext):
