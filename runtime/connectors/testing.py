@@ -212,19 +212,18 @@ def _task_identity(props: dict[str, str], default_name: str) -> tuple[str, int]:
     return props.get("name") or default_name, index
 
 
-# ---- SequenceSource -----------------------------------------------------------------------------
+# ---- the connectors' shared lifecycle, with the fault knobs -----------------------------------------
 
-class SequenceSourceConnector(SourceConnector):
-    """Each task produces its own numbered sequence, resumable from the committed offset."""
+class _FaultyConnector:
+    """start/stop/task_configs/validate/config of both testing connectors (fault knobs included)."""
+
+    definition: ConfigDef
 
     def start(self, props: dict[str, str]) -> None:
-        config = AbstractConfig(SEQUENCE_CONFIG_DEF, props)
+        config = AbstractConfig(self.definition, props)
         self._faults = Faults(config, type(self).__name__)
         self._props = dict(props)
         self._faults.on_connector_start()
-
-    def task_class(self) -> type[Task]:
-        return SequenceSourceTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         return _task_configs(self._props, max_tasks)
@@ -236,10 +235,21 @@ class SequenceSourceConnector(SourceConnector):
 
     def validate(self, connector_configs: dict[str, str]) -> list[ConfigValue]:
         _block_in_validate(connector_configs)
-        return super().validate(connector_configs)
+        return self.config().validate(connector_configs)
 
     def config(self) -> ConfigDef:
-        return SEQUENCE_CONFIG_DEF
+        return self.definition
+
+
+# ---- SequenceSource -----------------------------------------------------------------------------
+
+class SequenceSourceConnector(_FaultyConnector, SourceConnector):
+    """Each task produces its own numbered sequence, resumable from the committed offset."""
+
+    definition = SEQUENCE_CONFIG_DEF
+
+    def task_class(self) -> type[Task]:
+        return SequenceSourceTask
 
     def exactly_once_support(self, connector_config: dict[str, str]) -> str | None:
         # The sequence is a pure function of the committed offset, so replays are exact.
@@ -345,32 +355,13 @@ def record_line(record: SinkRecord) -> bytes:
     )
 
 
-class RecordingSinkConnector(SinkConnector):
+class RecordingSinkConnector(_FaultyConnector, SinkConnector):
     """Records everything its tasks receive into one JSON-lines file."""
 
-    def start(self, props: dict[str, str]) -> None:
-        config = AbstractConfig(RECORDING_CONFIG_DEF, props)
-        self._faults = Faults(config, type(self).__name__)
-        self._props = dict(props)
-        self._faults.on_connector_start()
+    definition = RECORDING_CONFIG_DEF
 
     def task_class(self) -> type[Task]:
         return RecordingSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return _task_configs(self._props, max_tasks)
-
-    def stop(self) -> None:
-        faults = getattr(self, "_faults", None)
-        if faults is not None:
-            faults.on_connector_stop()
-
-    def validate(self, connector_configs: dict[str, str]) -> list[ConfigValue]:
-        _block_in_validate(connector_configs)
-        return super().validate(connector_configs)
-
-    def config(self) -> ConfigDef:
-        return RECORDING_CONFIG_DEF
 
     def alter_offsets(self, connector_config: dict[str, str], offsets: dict[TopicPartition, int | None]) -> bool:
         return _alter_offsets_answer(connector_config, RECORDING_CONFIG_DEF, type(self).__name__)

@@ -16,6 +16,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from runtime.embedded_broker import EmbeddedBroker, free_port
 from tests.support.broker import unique
+from tests.support.env import require
 from tests.support.worker import WorkerProcess, wait_for
 
 from .conftest import SINK, SOURCE, create_connector
@@ -199,8 +200,8 @@ class SmallDisk:
             result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(self.path)],
                                     capture_output=True, text=True)
             self.mounted = result.returncode == 0
-            if not self.mounted:
-                pytest.skip(f"cannot mount a tmpfs here ({result.stderr.strip()}), and root ignores read-only folders")
+            # root ignores read-only folders, so only a real small filesystem can show a full disk
+            require(self.mounted, f"a mountable tmpfs for the full-disk test ({result.stderr.strip()})")
         return self
 
     def fill(self) -> None:
