@@ -251,8 +251,10 @@ def balanced(client: httpx.Client, names: list[str], ids: set[str]) -> bool:
     return True
 
 
-def join_rounds(side: Side, client: httpx.Client, bootstrap: str, size: int, rounds: int) -> list[float]:
-    """Seconds from spawning worker number `size` to a balanced assignment, `rounds` times."""
+def join_rounds(side: Side, client: httpx.Client, bootstrap: str, size: int, rounds: int
+                ) -> tuple[list[float], list[float]]:
+    """Seconds from spawning worker number `size` to a balanced assignment, and to its /health answering
+    (the process start-up part, for reading the first), `rounds` times."""
     topic = s.unique(f"join-{side.name}")
     s.create_topic(bootstrap, topic, partitions=JOIN_TASKS)
     names = [f"{topic}-c{i}" for i in range(JOIN_CONNECTORS)]
@@ -264,13 +266,16 @@ def join_rounds(side: Side, client: httpx.Client, bootstrap: str, size: int, rou
             raise RuntimeError(f"create {name}: {response.status_code} {response.text}")
     wait(lambda: balanced(client, names, side.worker_ids()), 180, f"{side.name}: {len(names)} sinks balanced")
     times: list[float] = []
+    startups: list[float] = []
     for i in range(rounds):
         member = side.spawn()
         errors: list[BaseException] = []
+        healthy: list[float] = []
 
         def start(m: Member = member) -> None:
             try:
                 m.start()
+                healthy.append(time.perf_counter())
             except BaseException as exc:  # noqa: BLE001 - reported below
                 errors.append(exc)
 
@@ -290,10 +295,12 @@ def join_rounds(side: Side, client: httpx.Client, bootstrap: str, size: int, rou
             member.stop()
             raise
         times.append(done - t0)
-        log(f"{side.name}: worker {size} joined, balanced after {done - t0:.2f}s (round {i + 1})")
+        startups.append(healthy[0] - t0)
+        log(f"{side.name}: worker {size} joined, balanced after {done - t0:.2f}s, /health after "
+            f"{healthy[0] - t0:.2f}s (round {i + 1})")
         member.stop()  # leaves the group; its share goes back to the others
         wait(lambda: balanced(client, names, side.worker_ids()), 240, f"{side.name}: balanced back on {size - 1}")
-    return times
+    return times, startups
 
 
 def run_side(side: Side, bootstrap: str, size: int, repeat: int, joins: int) -> dict[str, list[float]]:
@@ -301,7 +308,7 @@ def run_side(side: Side, bootstrap: str, size: int, repeat: int, joins: int) -> 
     source_file = side.workdir / "input.txt"
     side.workdir.mkdir(parents=True, exist_ok=True)
     source_file.write_text("one\ntwo\nthree\n")
-    results: dict[str, list[float]] = {"create": [], "stop": [], "offsets": [], "join": []}
+    results: dict[str, list[float]] = {"create": [], "stop": [], "offsets": [], "join": [], "startup": []}
     try:
         side.add()  # the first creates the internal topics; the others then join it
         for _ in range(size - 2):
@@ -313,7 +320,7 @@ def run_side(side: Side, bootstrap: str, size: int, repeat: int, joins: int) -> 
                 log(f"{side.name}: REST round {i + 1}: " + ", ".join(f"{k} {v[-1]:.3f}s"
                                                                      for k, v in results.items() if v))
             if joins:
-                results["join"] = join_rounds(side, client, bootstrap, size, joins)
+                results["join"], results["startup"] = join_rounds(side, client, bootstrap, size, joins)
     finally:
         side.stop()
     return results
@@ -326,6 +333,7 @@ MEASURES = [
     ("stop", "PUT /stop -> STOPPED with zero tasks"),
     ("offsets", "PATCH /offsets (stopped) -> 200"),
     ("join", "worker {n} joins -> balanced assignment"),
+    ("startup", "  (worker {n}: spawn -> its /health 200)"),
 ]
 
 

@@ -16,7 +16,7 @@ from ..storage.base import ConnectorState, InstanceStatus
 from ..storage.kafka_config_store import RestartRequest as StoredRestartRequest
 from ..storage.states import INITIAL_STATES, State, TargetState
 from ..storage.status_codec import TopicStatus
-from ..herder import offset_requests
+from ..herder import offset_requests, views
 from ..herder.errors import BadRequest, Forbidden, HerderError, NotFound, NotLeader, RebalanceNeeded, RequestTimeout, ServerError
 from ..herder.restart import RestartPlan, RestartRequest
 from ..herder.validation import invalid_config_message, plugin_config_keys, validate_connector_config
@@ -144,31 +144,16 @@ class DistributedHerder(GroupMember):
 
     def _info(self, name: str, state: ConnectorState) -> dict[str, Any]:
         assert self.worker is not None
-        return {"name": name, "config": dict(state.config),
-                "tasks": [{"connector": name, "task": i} for i in range(len(state.task_configs))],
-                "type": self.worker.connector_type(state.config)}
+        return views.connector_info(name, state, self.worker.connector_type(state.config))
 
     def connector_config(self, name: str) -> dict[str, str]:
         return dict(self._state(name, f"Connector {name} not found").config)
 
     def task_infos(self, name: str) -> list[dict[str, Any]]:
-        state = self._state(name, f"Connector {name} not found")
-        return [{"id": {"connector": name, "task": i}, "config": dict(cfg)} for i, cfg in enumerate(state.task_configs)]
+        return views.task_infos(name, self._state(name, f"Connector {name} not found"))
 
     def tasks_config(self, name: str) -> dict[str, dict[str, str]]:
-        log.warning("The 'GET /connectors/{connector}/tasks-config' endpoint is deprecated and will be removed in a "
-                    "future release; use 'GET /connectors/{connector}/tasks' instead")
-        state = self._state(name, f"Connector {name} not found")
-        if not state.task_configs:
-            raise NotFound(f"Connector {name} not found")
-        return {f"{name}-{i}": dict(cfg) for i, cfg in enumerate(state.task_configs)}
-
-    @staticmethod
-    def _status_body(status: InstanceStatus) -> dict[str, Any]:
-        body: dict[str, Any] = {"state": status.state.value, "worker_id": status.worker_id}
-        if status.trace:
-            body["trace"] = status.trace
-        return body
+        return views.tasks_config(name, self._state(name, f"Connector {name} not found"))
 
     def connector_status(self, name: str, overrides: RestartPlan | None = None) -> dict[str, Any]:
         assert self.worker is not None
@@ -181,18 +166,9 @@ class DistributedHerder(GroupMember):
             status = self.status_store.connector(name)
         if state is None or status is None:
             raise NotFound(f"No status found for connector {name}")
-        connector = self._status_body(status)
-        if overrides is not None and overrides.connector:
-            connector = {"state": State.RESTARTING.value, "worker_id": status.worker_id}
-        tasks = []
-        for index, task_status in sorted(self.status_store.tasks(name).items()):
-            if index >= len(state.task_configs):
-                continue  # a task of an older, larger config whose status is being removed
-            body = {"id": index, **self._status_body(task_status)}
-            if overrides is not None and index in overrides.tasks:
-                body = {"id": index, "state": State.RESTARTING.value, "worker_id": task_status.worker_id}
-            tasks.append(body)
-        return {"name": name, "connector": connector, "tasks": tasks, "type": self.worker.connector_type(state.config)}
+        return views.connector_state_info(name, status, self.status_store.tasks(name),
+                                          self.worker.connector_type(state.config), overrides,
+                                          task_count=len(state.task_configs))
 
     def task_status(self, name: str, index: int) -> dict[str, Any]:
         status = self.status_store.task(name, index)
@@ -202,7 +178,7 @@ class DistributedHerder(GroupMember):
             status = self.status_store.task(name, index)
         if status is None or name not in self.config_store.snapshot().connectors:
             raise NotFound(f"No status found for task {name}-{index}")
-        return {"id": index, **self._status_body(status)}
+        return {"id": index, **views.status_body(status)}
 
     # ---- validation and plugins -----------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from ..storage.states import INITIAL_STATES, State, TargetState
 from ..worker.offsets import OffsetsManager
 from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
-from . import offset_requests
+from . import offset_requests, views
 from .errors import BadRequest, Forbidden, HerderError, NotFound, RequestTimeout, ServerError
 from .restart import RestartPlan, RestartRequest
 from .stages import StageTracker
@@ -225,34 +225,16 @@ class StandaloneHerder:
         return self._info(name, state)
 
     def _info(self, name: str, state: ConnectorState) -> dict[str, Any]:
-        return {
-            "name": name,
-            "config": dict(state.config),
-            "tasks": [{"connector": name, "task": i} for i in range(len(state.task_configs))],
-            "type": self.worker.connector_type(state.config),
-        }
+        return views.connector_info(name, state, self.worker.connector_type(state.config))
 
     def connector_config(self, name: str) -> dict[str, str]:
         return dict(self._state(name, f"Connector {name} not found").config)
 
     def task_infos(self, name: str) -> list[dict[str, Any]]:
-        state = self._state(name, f"Connector {name} not found")
-        return [{"id": {"connector": name, "task": i}, "config": dict(cfg)} for i, cfg in enumerate(state.task_configs)]
+        return views.task_infos(name, self._state(name, f"Connector {name} not found"))
 
     def tasks_config(self, name: str) -> dict[str, dict[str, str]]:
-        log.warning("The 'GET /connectors/{connector}/tasks-config' endpoint is deprecated and will be removed in a "
-                    "future release; use 'GET /connectors/{connector}/tasks' instead")
-        state = self._state(name, f"Connector {name} not found")
-        if not state.task_configs:  # the reference keys off the task map: no tasks reads as not found
-            raise NotFound(f"Connector {name} not found")
-        return {f"{name}-{i}": dict(cfg) for i, cfg in enumerate(state.task_configs)}
-
-    @staticmethod
-    def _status_body(status: InstanceStatus) -> dict[str, Any]:
-        body: dict[str, Any] = {"state": status.state.value, "worker_id": status.worker_id}
-        if status.trace:
-            body["trace"] = status.trace
-        return body
+        return views.tasks_config(name, self._state(name, f"Connector {name} not found"))
 
     def connector_status(self, name: str, overrides: RestartPlan | None = None) -> dict[str, Any]:
         with self._lock:
@@ -260,16 +242,8 @@ class StandaloneHerder:
         status = self.statuses.connector(name)
         if state is None or status is None:
             raise NotFound(f"No status found for connector {name}")
-        connector = self._status_body(status)
-        if overrides is not None and overrides.connector:
-            connector = {"state": State.RESTARTING.value, "worker_id": status.worker_id}
-        tasks = []
-        for index, task_status in sorted(self.statuses.tasks(name).items()):
-            body = {"id": index, **self._status_body(task_status)}
-            if overrides is not None and index in overrides.tasks:
-                body = {"id": index, "state": State.RESTARTING.value, "worker_id": task_status.worker_id}
-            tasks.append(body)
-        return {"name": name, "connector": connector, "tasks": tasks, "type": self.worker.connector_type(state.config)}
+        return views.connector_state_info(name, status, self.statuses.tasks(name),
+                                          self.worker.connector_type(state.config), overrides)
 
     def task_status(self, name: str, index: int) -> dict[str, Any]:
         status = self.statuses.task(name, index)
@@ -277,7 +251,7 @@ class StandaloneHerder:
             known = name in self._connectors
         if status is None or not known:
             raise NotFound(f"No status found for task {name}-{index}")
-        return {"id": index, **self._status_body(status)}
+        return {"id": index, **views.status_body(status)}
 
     # ---- validation and plugins -----------------------------------------------------------------
 
