@@ -21,9 +21,7 @@ import json
 import os
 import platform
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -40,6 +38,7 @@ import httpx  # noqa: E402
 from bench import _support as s  # noqa: E402
 from runtime.embedded_broker import EmbeddedBroker, free_port  # noqa: E402
 from tests.support.oracle import oracle_tool  # noqa: E402
+from tests.support.process import ServiceProcess  # noqa: E402
 from tests.support.worker import WorkerProcess, write_properties  # noqa: E402
 
 TARGET = 0.2  # ours / oracle, at most
@@ -89,17 +88,18 @@ class Member(Protocol):
     def stop(self) -> Any: ...
 
 
-class OracleMember:
+class OracleMember(ServiceProcess):
     """`kafka-connect-oracle distributed worker.properties` as a process of its own (process group, for the JVM)."""
+
+    process_group = True
 
     def __init__(self, tool: Path, workdir: Path, props: dict[str, Any]) -> None:
         self.port = free_port()
         self.tool, self.workdir = tool, workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
+        super().__init__(workdir / f"oracle-{self.port}.log")
         # the vendored reflections library is too old for the default plugin scan
         self.props = {**props, "listeners": f"http://127.0.0.1:{self.port}", "plugin.discovery": "service_load"}
-        self.log_path = workdir / f"oracle-{self.port}.log"
-        self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -107,31 +107,11 @@ class OracleMember:
 
     def start(self, timeout_s: float = 180.0) -> "OracleMember":
         props_file = write_properties(self.workdir / f"worker-{self.port}.properties", self.props)
-        with open(self.log_path, "ab") as out:
-            self.process = subprocess.Popen([str(self.tool), "distributed", str(props_file)], stdout=out,
-                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"oracle exited with {self.process.returncode}: see {self.log_path}")
-            try:
-                if httpx.get(self.url + "/health", timeout=15).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"oracle did not become healthy in {timeout_s}s: see {self.log_path}")
+        self.launch([str(self.tool), "distributed", str(props_file)], self.url + "/health", timeout_s, what="oracle")
+        return self
 
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-        self.process = None
+    def stop(self, timeout_s: float = 60.0) -> int | None:
+        return super().stop(timeout_s)
 
 
 @dataclass

@@ -8,9 +8,6 @@ describe-groups on Tansu, which nothing here needs).
 """
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -26,6 +23,7 @@ from runtime.storage.kafka_stores import KafkaStoreSettings
 from runtime.storage.states import State, TargetState
 from tests.support.broker import unique
 from tests.support.oracle import require_oracle
+from tests.support.process import ServiceProcess
 from tests.support.worker import wait_for, write_properties
 
 pytestmark = [pytest.mark.integration, pytest.mark.oracle]
@@ -54,48 +52,24 @@ def worker_props(bootstrap: str, port: int) -> dict[str, object]:
     }
 
 
-class DistributedOracle:
+class DistributedOracle(ServiceProcess):
     """`kafka-connect-oracle distributed worker.properties` as a process of its own."""
 
+    process_group = True  # the launcher is a shell script; its java child must get the signals too
+
     def __init__(self, tool: Path, workdir: Path, props: dict[str, object]) -> None:
+        super().__init__(workdir / f"oracle-distributed-{free_port()}.log")
         self.tool, self.workdir, self.props = tool, workdir, props
         self.url = str(props["listeners"])
-        self.log_path = workdir / f"oracle-distributed-{free_port()}.log"
-        self.process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> "DistributedOracle":
         props_file = write_properties(self.workdir / "oracle-worker.properties", self.props)
-        with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen([str(self.tool), "distributed", str(props_file)], stdout=log,
-                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"oracle exited with {self.process.returncode}:\n{self.tail()}")
-            try:
-                if httpx.get(self.url + "/health", timeout=15).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        self.__exit__()
-        raise RuntimeError(f"distributed oracle did not become healthy:\n{self.tail()}")
-
-    def __exit__(self, *exc: object) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-        self.process = None
+        self.launch([str(self.tool), "distributed", str(props_file)], self.url + "/health", 120, poll_s=0.3,
+                    what="distributed oracle")
+        return self
 
     def tail(self, lines: int = 60) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
+        return self.log_tail(lines)
 
     def get(self, path: str) -> httpx.Response:
         return httpx.get(self.url + path, timeout=30)

@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any, Iterable
 
-import httpx
 
 from runtime.embedded_broker import free_port
 
 from .env import have_java, require
+from .process import ServiceProcess
 from .worker import write_properties
 
 # shared/ sits beside the repository's checkout (in CI and on developers' machines)
@@ -49,7 +47,9 @@ def require_oracle() -> Path:
     return tool
 
 
-class OracleProcess:
+class OracleProcess(ServiceProcess):
+    process_group = True  # the launcher is a shell script; its java child must get the signals too
+
     """Java Kafka Connect 3.9 standalone on loopback, with its own offsets file under `workdir`."""
 
     def __init__(
@@ -64,6 +64,7 @@ class OracleProcess:
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
+        super().__init__(self.workdir / f"oracle-{self.port}.log")
         self.tool = tool or oracle_tool() or CANDIDATE_TOOLS[0]
         defaults: dict[str, Any] = {
             "bootstrap.servers": bootstrap_servers,
@@ -78,9 +79,6 @@ class OracleProcess:
         }
         self.props = {**defaults, **(props or {})}
         self.connector_files = [Path(p) for p in connector_files]
-        self.process: subprocess.Popen[bytes] | None = None
-        self.log_path = self.workdir / f"oracle-{self.port}.log"
-        self._log = None
 
     @property
     def url(self) -> str:
@@ -88,52 +86,12 @@ class OracleProcess:
 
     def start(self, timeout_s: float = 120.0) -> "OracleProcess":
         props_file = write_properties(self.workdir / "worker.properties", self.props)
-        self._log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(
-            [str(self.tool), "standalone", str(props_file), *map(str, self.connector_files)],
-            stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True,  # so stop() can signal the java child of the bash launcher too
-        )
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"oracle exited with {self.process.returncode}:\n{self.log_tail()}")
-            try:
-                # Jetty answers 404 to everything until the resources are registered; /health is 200
-                # only once the herder is ready (after the command-line connectors).
-                if httpx.get(self.url + "/health", timeout=15).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"oracle did not become ready in {timeout_s}s:\n{self.log_tail()}")
-
-    def log_tail(self, lines: int = 60) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
-
-    def stop(self, timeout_s: float = 30.0) -> int | None:
-        if self.process is None:
-            return None
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-        code = self.process.returncode
-        self.process = None
-        if self._log:
-            self._log.close()
-            self._log = None
-        return code
+        # Jetty answers 404 to everything until the resources are registered; /health is 200 only once
+        # the herder is ready (after the command-line connectors).
+        self.launch([str(self.tool), "standalone", str(props_file), *map(str, self.connector_files)],
+                    self.url + "/health", timeout_s, poll_s=0.2, what="oracle")
+        return self
 
     def __enter__(self) -> "OracleProcess":
         return self.start()
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

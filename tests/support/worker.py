@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -14,6 +12,8 @@ import httpx
 
 from runtime.embedded_broker import free_port
 
+from .process import ServiceProcess
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -22,7 +22,7 @@ def write_properties(path: Path, props: dict[str, Any]) -> Path:
     return path
 
 
-class WorkerProcess:
+class WorkerProcess(ServiceProcess):
     """A worker in its own process: `start()`, `.url`, `.client`, `stop()`, `kill()` (SIGKILL)."""
 
     def __init__(
@@ -37,6 +37,7 @@ class WorkerProcess:
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
+        super().__init__(self.workdir / f"worker-{self.port}.log")
         self.mode = mode
         defaults: dict[str, Any] = {
             "listeners": f"http://127.0.0.1:{self.port}",
@@ -50,9 +51,6 @@ class WorkerProcess:
             defaults["bootstrap.servers"] = bootstrap_servers
         self.props = {**defaults, **(props or {})}
         self.connector_files = [Path(p) for p in connector_files]
-        self.process: subprocess.Popen[bytes] | None = None
-        self.log_path = self.workdir / f"worker-{self.port}.log"
-        self._log = None
 
     @property
     def url(self) -> str:
@@ -64,63 +62,13 @@ class WorkerProcess:
 
     def start(self, timeout_s: float = 60.0, wait_healthy: bool = True) -> "WorkerProcess":
         props_file = write_properties(self.workdir / "worker.properties", self.props)
-        self._log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "runtime.cli", self.mode, str(props_file), *map(str, self.connector_files)],
-            cwd=REPO_ROOT, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"worker exited with {self.process.returncode}:\n{self.log_tail()}")
-            try:
-                response = httpx.get(self.url + ("/health" if wait_healthy else "/"), timeout=15)
-                if response.status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"worker did not become ready in {timeout_s}s:\n{self.log_tail()}")
-
-    def log_tail(self, lines: int = 60) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
-
-    def stop(self, timeout_s: float = 30.0) -> int | None:
-        if self.process is None:
-            return None
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        code = self.process.returncode
-        self.process = None
-        if self._log:
-            self._log.close()
-            self._log = None
-        return code
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown hooks, no final flush (crash-safety tests)."""
-        if self.process is not None:
-            self.process.kill()
-            self.process.wait()
-            self.process = None
-        if self._log:
-            self._log.close()
-            self._log = None
+        self.launch([sys.executable, "-m", "runtime.cli", self.mode, str(props_file), *map(str, self.connector_files)],
+                    self.url + ("/health" if wait_healthy else "/"), timeout_s, cwd=REPO_ROOT,
+                    env={**os.environ, "PYTHONUNBUFFERED": "1"}, what="worker")
+        return self
 
     def __enter__(self) -> "WorkerProcess":
         return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def wait_for(predicate, timeout_s: float = 30.0, interval_s: float = 0.1, what: str = "condition") -> Any:
