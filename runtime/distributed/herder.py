@@ -258,6 +258,19 @@ class DistributedHerder(GroupMember):
         self._wake.set()
         self._await_status(name, lambda connector, _tasks, _state: connector is None)
 
+    def settle_forwarded(self, name: str) -> None:
+        """A create, config change, delete or stop of `name` that this worker forwarded has succeeded on
+        the leader: read the config topic to its end and wait (as the leader did) until the statuses
+        read here show the change, so a read from this worker right after the answer agrees with it."""
+        self.config_store.refresh()
+        state = self.config_store.snapshot().connectors.get(name)
+        if state is None:
+            self._await_status(name, lambda connector, _tasks, _state: connector is None)
+        elif state.target_state is TargetState.STOPPED:
+            self._await_target(name, TargetState.STOPPED)
+        else:
+            self._await_status(name, lambda connector, _tasks, _state: connector is not None)
+
     # ---- target states --------------------------------------------------------------------------
 
     def _write_target(self, name: str, target: TargetState) -> None:

@@ -86,12 +86,20 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
     async def call(fn: Callable[..., T], *args: Any) -> T:
         return await run_in_threadpool(fn, *args)
 
+    settling = {"put_connector_config", "patch_connector_config", "delete_connector", "stop_connector"}
+
     async def leader_call(request: Request, fn: Callable[..., Any], *args: Any) -> Any:
         """A leader-only operation: run here, or forward to the leader (contract 1.9)."""
         try:
             return await run_in_threadpool(fn, *args)
         except NotLeader as exc:
-            raise _Forward(await forward_request(request, exc.leader_url, client_kwargs)) from None
+            answer = await forward_request(request, exc.leader_url, client_kwargs)
+            settle = getattr(herder, "settle_forwarded", None)
+            if settle is not None and answer.status_code < 300 and getattr(fn, "__name__", "") in settling:
+                # the leader answered once the owners reported the change; wait until this worker has
+                # read it too, so that a status read here right after the answer shows it (best effort)
+                await run_in_threadpool(settle, args[0])
+            raise _Forward(answer) from None
 
     async def read_json(request: Request) -> Any:
         content_type = request.headers.get("content-type", "")

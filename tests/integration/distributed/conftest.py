@@ -1,109 +1,15 @@
 """A three-worker distributed cluster on the test broker: its own group and internal topics per test."""
 from __future__ import annotations
 
-import threading
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
-import httpx
 import pytest
 
-from tests.support.broker import unique
-from tests.support.worker import WorkerProcess, wait_for
+from tests.support.cluster import Cluster
 
 pytestmark = pytest.mark.integration
 
-HEARTBEAT_MS = 500
-SESSION_TIMEOUT_MS = 4000
-
-
-class Cluster:
-    """Workers of one Connect group; `api(i)` talks to worker i."""
-
-    def __init__(self, root: Path, bootstrap_servers: str, size: int, **extra: Any) -> None:
-        group = unique("connect-group")
-        self.props: dict[str, Any] = {
-            "group.id": group,
-            "config.storage.topic": f"{group}-configs",
-            "offset.storage.topic": f"{group}-offsets",
-            "status.storage.topic": f"{group}-status",
-            "config.storage.replication.factor": 1,
-            "offset.storage.replication.factor": 1,
-            "status.storage.replication.factor": 1,
-            "offset.storage.partitions": 3,
-            "status.storage.partitions": 3,
-            "heartbeat.interval.ms": HEARTBEAT_MS,
-            "session.timeout.ms": SESSION_TIMEOUT_MS,
-            "scheduled.rebalance.max.delay.ms": 0,
-            "offset.flush.interval.ms": 1000,
-            **extra,
-        }
-        self.root = root
-        self.bootstrap_servers = bootstrap_servers
-        self.workers: list[WorkerProcess] = [self.new_worker(i) for i in range(size)]
-        self.clients: dict[int, httpx.Client] = {}
-
-    def new_worker(self, index: int) -> WorkerProcess:
-        return WorkerProcess(self.root / f"worker{index}", self.bootstrap_servers, props=self.props, mode="distributed")
-
-    def start(self) -> "Cluster":
-        # the first worker creates the internal topics; the others then start side by side
-        self.workers[0].start()
-        errors: list[BaseException] = []
-
-        def start(worker: WorkerProcess) -> None:
-            try:
-                worker.start()
-            except BaseException as exc:  # noqa: BLE001
-                errors.append(exc)
-
-        threads = [threading.Thread(target=start, args=(w,)) for w in self.workers[1:]]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        if errors:
-            raise errors[0]
-        return self
-
-    def api(self, index: int) -> httpx.Client:
-        if index not in self.clients:
-            self.clients[index] = httpx.Client(base_url=self.workers[index].url, timeout=60)
-        return self.clients[index]
-
-    def worker_id(self, index: int) -> str:
-        return f"127.0.0.1:{self.workers[index].port}"
-
-    def index_of(self, worker_id: str) -> int:
-        return next(i for i in range(len(self.workers)) if self.worker_id(i) == worker_id)
-
-    def status(self, name: str, via: int = 0) -> dict[str, Any] | None:
-        response = self.api(via).get(f"/connectors/{name}/status")
-        return response.json() if response.status_code == 200 else None
-
-    def wait_state(self, name: str, connector: str, tasks: int, task_state: str = "RUNNING", via: int = 0,
-                   timeout_s: float = 30.0, exclude_worker: str | None = None) -> dict[str, Any]:
-        def check() -> dict[str, Any] | None:
-            body = self.status(name, via)
-            if body is None or body["connector"]["state"] != connector or len(body["tasks"]) != tasks:
-                return None
-            if any(t["state"] != task_state for t in body["tasks"]):
-                return None
-            owners = [body["connector"]["worker_id"], *(t["worker_id"] for t in body["tasks"])]
-            if exclude_worker is not None and exclude_worker in owners:
-                return None
-            return body
-
-        return wait_for(check, timeout_s, 0.1, f"{name} {connector} with {tasks} tasks {task_state} (via worker {via})")
-
-    def logs(self) -> str:
-        return "\n\n".join(f"--- worker {i} ({w.url})\n{w.log_tail(40)}" for i, w in enumerate(self.workers))
-
-    def stop(self) -> None:
-        for client in self.clients.values():
-            client.close()
-        for worker in self.workers:
-            worker.stop()
 
 
 @pytest.fixture

@@ -12,9 +12,8 @@ import pytest
 from tests.integration.scenarios.helpers import SINK, SOURCE, Kafka, source_offsets
 from tests.integration.test_crash_safety import parse_output, seqnos_by_task
 from tests.support.broker import unique
+from tests.support.cluster import SESSION_TIMEOUT_MS, Cluster
 from tests.support.worker import wait_for
-
-from .conftest import SESSION_TIMEOUT_MS, Cluster
 
 pytestmark = pytest.mark.integration
 

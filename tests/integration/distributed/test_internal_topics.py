@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
+from tests.support.cluster import Cluster
 from tests.support.worker import WorkerProcess
-
-from .conftest import Cluster
 
 pytestmark = pytest.mark.integration
 

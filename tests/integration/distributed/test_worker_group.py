@@ -8,11 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.scenarios.helpers import POSSIBLE_ALTERED, SINK, SOURCE, Kafka, source_offsets, values_by_key
+from tests.integration.scenarios.helpers import (
+    POSSIBLE_ALTERED,
+    SINK,
+    SOURCE,
+    Kafka,
+    source_offsets,
+    values_by_key,
+)
 from tests.support.broker import unique
+from tests.support.cluster import Cluster
 from tests.support.worker import wait_for
-
-from .conftest import Cluster
 
 pytestmark = pytest.mark.integration
 

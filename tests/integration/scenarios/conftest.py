@@ -48,3 +48,9 @@ def name(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def out_file(tmp_path: Path) -> Path:
     return tmp_path / "sink.jsonl"
+
+
+@pytest.fixture
+def mode() -> str:
+    """Which worker the scenarios run against; the distributed suite reuses these tests with "distributed"."""
+    return "standalone"

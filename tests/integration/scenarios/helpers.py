@@ -69,25 +69,25 @@ class Api:
         return self.http.request(method, path, **kwargs)
 
     def get(self, path: str, **kwargs: Any) -> httpx.Response:
-        return self.http.get(path, **kwargs)
+        return self.request("GET", path, **kwargs)
 
     def put(self, path: str, body: Any = None, **kwargs: Any) -> httpx.Response:
         if body is not None:
             kwargs["json"] = body
-        return self.http.put(path, **kwargs)
+        return self.request("PUT", path, **kwargs)
 
     def post(self, path: str, body: Any = None, **kwargs: Any) -> httpx.Response:
         if body is not None:
             kwargs["json"] = body
-        return self.http.post(path, **kwargs)
+        return self.request("POST", path, **kwargs)
 
     def patch(self, path: str, body: Any = None, **kwargs: Any) -> httpx.Response:
         if body is not None:
             kwargs["json"] = body
-        return self.http.patch(path, **kwargs)
+        return self.request("PATCH", path, **kwargs)
 
     def delete(self, path: str, **kwargs: Any) -> httpx.Response:
-        return self.http.delete(path, **kwargs)
+        return self.request("DELETE", path, **kwargs)
 
     # --- conveniences ------------------------------------------------------------------------------
     def create(self, name: str, config: dict[str, str], initial_state: str | None = None) -> dict[str, Any]:

@@ -1,0 +1,82 @@
+"""Section 4 scenarios that only a cluster has: a fresh cluster (2), a restart sent to a worker running
+none of the connector (50), and target states surviving a restart of every worker (37)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.scenarios.helpers import Kafka, source_config, values_by_key
+from tests.support.broker import unique
+from tests.support.cluster import Cluster
+from tests.support.worker import wait_for
+
+pytestmark = pytest.mark.integration
+
+START_BLOCK_MS = 1500
+FAIL_AFTER = 5
+
+
+def test_fresh_cluster_lists_no_connectors_on_any_worker(cluster: Cluster) -> None:
+    # 1, 2 on every worker of a new group (this module's cluster has not been used yet)
+    for i in range(len(cluster.workers)):
+        assert cluster.api(i).get("/connectors").json() == []
+        root = cluster.api(i).get("/").json()
+        assert {"version", "commit", "kafka_cluster_id"} <= set(root) and root["kafka_cluster_id"]
+
+
+def test_restart_through_a_worker_running_none_of_the_connector(cluster: Cluster, kafka: Kafka, name: str) -> None:
+    # 50: the connector's start() blocks START_BLOCK_MS and its task fails after FAIL_AFTER records, so a
+    # connector restart shows as time spent in the plain (synchronous) request or as RESTARTING, and every
+    # task start as FAIL_AFTER more records with the task's key
+    topic = kafka.create_topic(unique("restart-50"))
+    config = source_config(topic, tasks=1, **{"task.fail.after.records": FAIL_AFTER,
+                                              "connector.start.block.ms": START_BLOCK_MS})
+    assert cluster.api(1).post("/connectors", json={"name": name, "config": config}).status_code == 201
+    status = cluster.wait_state(name, "RUNNING", 1, "FAILED", timeout_s=60)
+    owners = {cluster.index_of(status["connector"]["worker_id"]), cluster.index_of(status["tasks"][0]["worker_id"])}
+    idle = next(i for i in range(len(cluster.workers)) if i not in owners)
+    starts = lambda: len(values_by_key(kafka.read_all(topic)).get(f"{name}-0", [])) // FAIL_AFTER
+    wait_for(lambda: starts() == 1, 20, 0.5, "the task's first FAIL_AFTER records")
+
+    began = time.monotonic()
+    response = cluster.api(idle).post(f"/connectors/{name}/restart")
+    assert response.status_code == 204, response.text
+    assert time.monotonic() - began >= START_BLOCK_MS / 1000, "the connector was not restarted by the request"
+    status = cluster.wait_state(name, "RUNNING", 1, "FAILED", via=idle)
+    assert starts() == 1, "a plain restart restarted the task"
+
+    response = cluster.api(idle).post(f"/connectors/{name}/restart", params={"includeTasks": "true"})
+    assert response.status_code == 202, response.text
+    assert response.json()["connector"]["state"] == "RESTARTING"
+    assert [t["state"] for t in response.json()["tasks"]] == ["RESTARTING"]
+    wait_for(lambda: cluster.status(name, idle)["connector"]["state"] == "RESTARTING", 20, 0.05,
+             "the owner to report the connector RESTARTING")
+    wait_for(lambda: starts() == 2, 30, 0.5, "the task to start a second time")
+    cluster.wait_state(name, "RUNNING", 1, "FAILED", via=idle)
+
+
+def test_target_states_survive_restarting_every_worker(bootstrap_servers: str, tmp_path: Path) -> None:
+    # 37 (and the same for STOPPED): state lives in the config topic, not in any worker
+    group = Cluster(tmp_path, bootstrap_servers, 3).start()
+    try:
+        topic = unique("restart-all")
+        states = {"paused": "PAUSED", "stopped": "STOPPED", "running": "RUNNING"}
+        for prefix, initial in states.items():
+            body = {"name": f"{prefix}-{topic}", "config": source_config(topic, tasks=2, throughput=20),
+                    "initial_state": initial}
+            assert group.api(2).post("/connectors", json=body).status_code == 201
+        group.api(1).put(f"/connectors/running-{topic}/pause")  # paused after running, as in the system test
+        group.wait_state(f"running-{topic}", "PAUSED", 2, "PAUSED")
+        group.stop()
+        group.start()
+        for via in range(3):
+            group.wait_state(f"paused-{topic}", "PAUSED", 0, via=via)
+            group.wait_state(f"stopped-{topic}", "STOPPED", 0, via=via)
+            group.wait_state(f"running-{topic}", "PAUSED", 2, "PAUSED", via=via)
+        resumed = group.api(0).put(f"/connectors/running-{topic}/resume")
+        assert resumed.status_code == 202
+        group.wait_state(f"running-{topic}", "RUNNING", 2)
+    finally:
+        group.stop()
