@@ -11,23 +11,20 @@ import logging
 import time
 from typing import Any, Callable, TypeVar
 
-from ..api.connector import SinkConnector, SourceConnector
 from ..storage.base import ConnectorState, InstanceStatus
 from ..storage.kafka_config_store import RestartRequest as StoredRestartRequest
-from ..storage.states import INITIAL_STATES, State, TargetState
+from ..storage.states import State, TargetState
 from ..storage.status_codec import TopicStatus
-from ..herder import offset_requests, views
-from ..herder.errors import BadRequest, Forbidden, HerderError, NotFound, NotLeader, RebalanceNeeded, RequestTimeout, ServerError
+from ..herder import views
+from ..herder.base import HerderBase, initial_target
+from ..herder.errors import HerderError, NotFound, NotLeader, RebalanceNeeded, RequestTimeout, ServerError
 from ..herder.restart import RestartPlan, RestartRequest
-from ..herder.validation import invalid_config_message, plugin_config_keys, validate_connector_config
 from .assignment import Assignment
 from .member import GroupMember, Timing
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-HEALTH_TIMEOUT_S = 10.0
-UNHEALTHY = "Worker was unable to handle this request and may be unable to handle other requests."
 SETTLE_WAIT_S = 10.0  # how long offset requests wait for a pending rebalance before answering 409
 # How long a create or target-state change waits for the owners to report the new state, so that it is
 # usually visible as soon as the request returns (the reference answers at once and statuses follow);
@@ -52,7 +49,7 @@ class NotAssigned(NotLeader):
 __all__ = ["DistributedHerder", "NotAssigned", "Timing"]
 
 
-class DistributedHerder(GroupMember):
+class DistributedHerder(GroupMember, HerderBase):
     """The REST layer's herder in distributed mode: the standalone herder's methods and errors."""
 
     # ---- routing helpers ------------------------------------------------------------------------
@@ -139,22 +136,6 @@ class DistributedHerder(GroupMember):
     def connector_names(self) -> list[str]:
         return sorted(self.config_store.snapshot().connectors)
 
-    def connector_info(self, name: str) -> dict[str, Any]:
-        return self._info(name, self._state(name, f"Connector {name} not found"))
-
-    def _info(self, name: str, state: ConnectorState) -> dict[str, Any]:
-        assert self.worker is not None
-        return views.connector_info(name, state, self.worker.connector_type(state.config))
-
-    def connector_config(self, name: str) -> dict[str, str]:
-        return dict(self._state(name, f"Connector {name} not found").config)
-
-    def task_infos(self, name: str) -> list[dict[str, Any]]:
-        return views.task_infos(name, self._state(name, f"Connector {name} not found"))
-
-    def tasks_config(self, name: str) -> dict[str, dict[str, str]]:
-        return views.tasks_config(name, self._state(name, f"Connector {name} not found"))
-
     def connector_status(self, name: str, overrides: RestartPlan | None = None) -> dict[str, Any]:
         assert self.worker is not None
         state = self.config_store.snapshot().connectors.get(name)
@@ -180,44 +161,42 @@ class DistributedHerder(GroupMember):
             raise NotFound(f"No status found for task {name}-{index}")
         return {"id": index, **views.status_body(status)}
 
-    # ---- validation and plugins -----------------------------------------------------------------
+    # ---- where connector code runs (HerderBase) --------------------------------------------------
 
-    def validate(self, config: dict[str, Any]) -> dict[str, Any]:
-        with self.stages.stage("performing multi-property validation for the connector"):
-            return self._validate(config)
+    def _staged(self, fn: Callable[[], T], stage: str) -> T:
+        with self.stages.stage(stage):
+            return fn()
 
-    def _validate(self, config: dict[str, Any]) -> dict[str, Any]:
-        infos = validate_connector_config(self.plugins, config)
-        assert self.worker is not None
+    def _more_validation(self, infos: dict[str, Any], config: dict[str, Any]) -> None:
         try:
-            sink = self.worker.is_sink({k: str(v) for k, v in config.items() if v is not None})
+            sink = self._worker.is_sink({k: str(v) for k, v in config.items() if v is not None})
         except Exception:  # noqa: BLE001 - the class problem is already reported
             sink = False
         if sink:
             _check_sink_group(infos, config, self.group_id)
-        return infos
 
-    def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
-        desc = self.plugins.find(plugin)
-        if desc is None:
-            raise NotFound(f"Unknown plugin {plugin}.")
-        with self.stages.stage("retrieving the configuration definition from the connector"):
-            return plugin_config_keys(desc.cls)
+    def _wait_ready(self, timeout_s: float) -> None:
+        self._ready_event.wait(timeout_s)
+
+    def _responsive(self, timeout_s: float) -> bool:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._calls.put((lambda: None, future))
+        self._wake.set()
+        try:
+            future.result(timeout=timeout_s)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            return False
+        return True
 
     # ---- config changes (leader) ----------------------------------------------------------------
 
     def put_connector_config(self, name: str, config: dict[str, Any], allow_replace: bool,
                              initial_state: str | None = None) -> tuple[bool, dict[str, Any]]:
-        target = None
-        if initial_state is not None:
-            target = INITIAL_STATES.get(initial_state.upper())
-            if target is None:
-                raise BadRequest(f"Invalid value {initial_state} for field initial_state: must be one of RUNNING, PAUSED, STOPPED (any case)")
+        target = initial_target(initial_state)
         self._require_leader()
         with self.stages.stage("performing multi-property validation for the connector"):
-            infos = self._validate(config)
-        if infos["error_count"]:
-            raise BadRequest(invalid_config_message(infos))
+            self._require_valid(config)
         clean = {k: str(v) for k, v in config.items()}
         with self._request():
             self._require_leader()
@@ -353,24 +332,10 @@ class DistributedHerder(GroupMember):
 
     # ---- offsets --------------------------------------------------------------------------------
 
-    def connector_offsets(self, name: str) -> dict[str, Any]:
-        state = self._state(name, f"Connector {name} not found")
-        if self._is_sink(state.config):
-            return {"offsets": self.offsets.sink_offsets(name, state.config)}
-        return {"offsets": self.offsets.source_offsets(name)}
-
-    def _is_sink(self, config: dict[str, str]) -> bool:
-        assert self.worker is not None
-        try:
-            return self.worker.is_sink(config)
-        except Exception as exc:  # noqa: BLE001
-            raise ServerError(f"Could not determine the type of connector class {config.get('connector.class')}: {exc}") from exc
-
     def _offsets_precheck(self, name: str) -> ConnectorState:
         self._require_leader()
         state = self._fresh_state(name, f"Connector {name} not found")
-        if state.target_state is not TargetState.STOPPED or state.task_configs:
-            raise BadRequest(offset_requests.not_stopped_message(name))
+        self._require_stopped(name, state)
         # stopped, but its tasks may still be assigned or stopping: after a stop that just returned, give
         # the group a moment to settle before answering 409 (retriable)
         deadline = time.monotonic() + SETTLE_WAIT_S
@@ -381,28 +346,16 @@ class DistributedHerder(GroupMember):
         return state
 
     def alter_offsets(self, name: str, entries: list[dict[str, Any]]) -> str:
-        assert self.worker is not None
         with self._request():
             state = self._offsets_precheck(name)
-            hook = self.worker.new_connector_for_hook(state.config)
             with self.stages.stage(f"altering offsets of connector {name}"):
-                if isinstance(hook, SinkConnector):
-                    parsed = _bad_request(lambda: offset_requests.parse_sink_offsets(entries))
-                    return self.offsets.alter_sink(name, state.config, hook, parsed)
-                assert isinstance(hook, SourceConnector)
-                parsed_source = _bad_request(lambda: offset_requests.parse_source_offsets(entries))
-                return self.offsets.alter_source(name, state.config, hook, parsed_source)
+                return self._alter_stopped(name, state, entries)
 
     def reset_offsets(self, name: str) -> str:
-        assert self.worker is not None
         with self._request():
             state = self._offsets_precheck(name)
-            hook = self.worker.new_connector_for_hook(state.config)
             with self.stages.stage(f"resetting offsets of connector {name}"):
-                if isinstance(hook, SinkConnector):
-                    return self.offsets.reset_sink(name, state.config, hook)
-                assert isinstance(hook, SourceConnector)
-                return self.offsets.reset_source(name, state.config, hook)
+                return self._reset_stopped(name, state)
 
     # ---- topics (KIP-558) -----------------------------------------------------------------------
 
@@ -413,41 +366,14 @@ class DistributedHerder(GroupMember):
             self.status_store.put_topic(TopicStatus(topic, name, index, int(time.time() * 1000)))
 
     def connector_topics(self, name: str) -> dict[str, Any]:
-        if not self.config.get_bool("topic.tracking.enable"):
-            raise Forbidden("Topic tracking is disabled.")
+        self._check_topic_tracking()
         return {name: {"topics": sorted(t.topic for t in self.status_store.topics(name))}}
 
     def reset_connector_topics(self, name: str) -> None:
-        if not self.config.get_bool("topic.tracking.enable"):
-            raise Forbidden("Topic tracking is disabled.")
-        if not self.config.get_bool("topic.tracking.allow.reset"):
-            raise Forbidden("Topic tracking reset is disabled.")
+        self._check_topic_tracking(reset=True)
         for status in self.status_store.topics(name):
             self.status_store.delete_topic(name, status.topic)
-        assert self.worker is not None
-        for (connector, _), runner in list(self.worker.tasks.items()):
-            if connector == name:
-                runner._topics_seen.clear()  # type: ignore[attr-defined]
-
-    # ---- health ---------------------------------------------------------------------------------
-
-    def health(self) -> tuple[int, dict[str, str]]:
-        if not self.ready:
-            self._ready_event.wait(HEALTH_TIMEOUT_S)
-        if not self.ready:
-            return 503, {"status": "starting", "message": _with_summary("Worker is still starting up.", self.stages.summary())}
-        future: concurrent.futures.Future = concurrent.futures.Future()
-        self._calls.put((lambda: None, future))
-        self._wake.set()
-        try:
-            future.result(timeout=HEALTH_TIMEOUT_S)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            return 500, {"status": "unhealthy", "message": _with_summary(UNHEALTHY, self.stages.summary())}
-        kafka_problem = self.broker_monitor.problem() if self.broker_monitor is not None else None
-        if kafka_problem:
-            return 500, {"status": "unhealthy", "message": f"{UNHEALTHY} {kafka_problem}"}
-        return 200, {"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}
+        self._forget_seen_topics(name)
 
     # ---- introspection (tests, logs) ------------------------------------------------------------
 
@@ -478,14 +404,3 @@ def _check_sink_group(infos: dict[str, Any], config: dict[str, Any], worker_grou
         infos["configs"].append({"definition": None, "value": {
             "name": key, "value": value, "recommended_values": [], "errors": [message], "visible": True}})
     infos["error_count"] += 1
-
-
-def _with_summary(message: str, summary: str | None) -> str:
-    return f"{message} {summary}" if summary else message
-
-
-def _bad_request(fn: Callable[[], T]) -> T:
-    try:
-        return fn()
-    except offset_requests.BadRequest as exc:
-        raise BadRequest(str(exc)) from None

@@ -9,30 +9,25 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import threading
-import time
 from typing import Any, Callable, TypeVar
 
-from ..api.connector import SinkConnector, SourceConnector
 from ..plugins import Plugins
 from ..storage.base import ConfigStore, ConnectorState, InstanceStatus, StatusStore
-from ..storage.states import INITIAL_STATES, State, TargetState
+from ..storage.states import State, TargetState
 from ..worker.offsets import OffsetsManager
 from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
-from . import offset_requests, views
-from .errors import BadRequest, Forbidden, HerderError, NotFound, RequestTimeout, ServerError
+from . import views
+from .base import HerderBase, initial_target
+from .errors import HerderError, NotFound, RequestTimeout, ServerError
 from .restart import RestartPlan, RestartRequest
 from .stages import StageTracker
-from .validation import invalid_config_message, plugin_config_keys, validate_connector_config
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-HEALTH_TIMEOUT_S = 10.0
-UNHEALTHY = "Worker was unable to handle this request and may be unable to handle other requests."
 
-
-class StandaloneHerder:
+class StandaloneHerder(HerderBase):
     def __init__(self, config: WorkerConfig, plugins: Plugins, worker: Worker, config_store: ConfigStore,
                  statuses: StatusStore, offsets: OffsetsManager, worker_id: str, kafka_cluster_id: str | None,
                  broker_monitor: Any = None) -> None:
@@ -220,22 +215,6 @@ class StandaloneHerder:
         with self._lock:
             return sorted(self._connectors)
 
-    def connector_info(self, name: str) -> dict[str, Any]:
-        state = self._state(name, f"Connector {name} not found")
-        return self._info(name, state)
-
-    def _info(self, name: str, state: ConnectorState) -> dict[str, Any]:
-        return views.connector_info(name, state, self.worker.connector_type(state.config))
-
-    def connector_config(self, name: str) -> dict[str, str]:
-        return dict(self._state(name, f"Connector {name} not found").config)
-
-    def task_infos(self, name: str) -> list[dict[str, Any]]:
-        return views.task_infos(name, self._state(name, f"Connector {name} not found"))
-
-    def tasks_config(self, name: str) -> dict[str, dict[str, str]]:
-        return views.tasks_config(name, self._state(name, f"Connector {name} not found"))
-
     def connector_status(self, name: str, overrides: RestartPlan | None = None) -> dict[str, Any]:
         with self._lock:
             state = self._connectors.get(name)
@@ -253,46 +232,30 @@ class StandaloneHerder:
             raise NotFound(f"No status found for task {name}-{index}")
         return {"id": index, **views.status_body(status)}
 
-    # ---- validation and plugins -----------------------------------------------------------------
+    # ---- where connector code runs (HerderBase) --------------------------------------------------
 
-    def _validate(self, config: dict[str, Any]) -> dict[str, Any]:
-        """Validate the resolved config, but show references, never the secrets they resolve to."""
-        resolver = self.worker.resolver
-        if not resolver.has_references({k: v for k, v in config.items() if isinstance(v, str)}):
-            return validate_connector_config(self.plugins, config)
-        resolved = resolver.resolve({k: v for k, v in config.items() if v is not None})
-        infos = validate_connector_config(self.plugins, {**config, **resolved})
-        for entry in infos["configs"]:
-            value = entry["value"]
-            if value and value["name"] in config and config[value["name"]] != resolved.get(value["name"]):
-                value["value"] = config[value["name"]]
-        return infos
+    def _staged(self, fn: Callable[[], T], stage: str) -> T:
+        return self._submit(fn, stage)
 
-    def validate(self, config: dict[str, Any]) -> dict[str, Any]:
-        return self._submit(lambda: self._validate(config), "performing multi-property validation for the connector")
+    def _wait_ready(self, timeout_s: float) -> None:
+        self._ready_event.wait(timeout_s)
 
-    def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
-        desc = self.plugins.find(plugin)
-        if desc is None:
-            raise NotFound(f"Unknown plugin {plugin}.")
-        return self._submit(lambda: plugin_config_keys(desc.cls),
-                            "retrieving the configuration definition from the connector")
+    def _responsive(self, timeout_s: float) -> bool:
+        try:
+            self._executor.submit(lambda: None).result(timeout=timeout_s)
+        except concurrent.futures.TimeoutError:
+            return False
+        return True
 
     # ---- config changes -------------------------------------------------------------------------
 
     def put_connector_config(self, name: str, config: dict[str, Any], allow_replace: bool,
                              initial_state: str | None = None) -> tuple[bool, dict[str, Any]]:
-        target = None
-        if initial_state is not None:
-            target = INITIAL_STATES.get(initial_state.upper())
-            if target is None:
-                raise BadRequest(f"Invalid value {initial_state} for field initial_state: must be one of RUNNING, PAUSED, STOPPED (any case)")
+        target = initial_target(initial_state)
 
         def apply() -> tuple[bool, dict[str, Any]]:
             with self.stages.stage("performing multi-property validation for the connector"):
-                infos = self._validate(config)
-            if infos["error_count"]:
-                raise BadRequest(invalid_config_message(infos))
+                self._require_valid(config)
             clean = {k: str(v) for k, v in config.items()}
             with self._lock:
                 existing = self._connectors.get(name)
@@ -432,49 +395,18 @@ class StandaloneHerder:
 
     # ---- offsets --------------------------------------------------------------------------------
 
-    def connector_offsets(self, name: str) -> dict[str, Any]:
-        state = self._state(name, f"Connector {name} not found")
-        if self._is_sink(state.config):
-            entries = self.offsets.sink_offsets(name, state.config)
-        else:
-            entries = self.offsets.source_offsets(name)
-        return {"offsets": entries}
-
-    def _is_sink(self, config: dict[str, str]) -> bool:
-        try:
-            return self.worker.is_sink(config)
-        except Exception as exc:  # noqa: BLE001
-            raise ServerError(f"Could not determine the type of connector class {config.get('connector.class')}: {exc}") from exc
-
     def _check_stopped(self, name: str) -> ConnectorState:
         state = self._state(name, f"Connector {name} not found")
-        if state.target_state is not TargetState.STOPPED or state.task_configs:
-            raise BadRequest(offset_requests.not_stopped_message(name))
+        self._require_stopped(name, state)
         return state
 
     def alter_offsets(self, name: str, entries: list[dict[str, Any]]) -> str:
-        def apply() -> str:
-            state = self._check_stopped(name)
-            hook = self.worker.new_connector_for_hook(state.config)
-            if isinstance(hook, SinkConnector):
-                parsed = _bad_request(lambda: offset_requests.parse_sink_offsets(entries))
-                return self.offsets.alter_sink(name, state.config, hook, parsed)
-            assert isinstance(hook, SourceConnector)
-            parsed_source = _bad_request(lambda: offset_requests.parse_source_offsets(entries))
-            return self.offsets.alter_source(name, state.config, hook, parsed_source)
-
-        return self._submit(apply, f"altering offsets of connector {name}")
+        return self._submit(lambda: self._alter_stopped(name, self._check_stopped(name), entries),
+                            f"altering offsets of connector {name}")
 
     def reset_offsets(self, name: str) -> str:
-        def apply() -> str:
-            state = self._check_stopped(name)
-            hook = self.worker.new_connector_for_hook(state.config)
-            if isinstance(hook, SinkConnector):
-                return self.offsets.reset_sink(name, state.config, hook)
-            assert isinstance(hook, SourceConnector)
-            return self.offsets.reset_source(name, state.config, hook)
-
-        return self._submit(apply, f"resetting offsets of connector {name}")
+        return self._submit(lambda: self._reset_stopped(name, self._check_stopped(name)),
+                            f"resetting offsets of connector {name}")
 
     # ---- topics ---------------------------------------------------------------------------------
 
@@ -489,48 +421,12 @@ class StandaloneHerder:
                 topics.append(topic)
 
     def connector_topics(self, name: str) -> dict[str, Any]:
-        if not self.config.get_bool("topic.tracking.enable"):
-            raise Forbidden("Topic tracking is disabled.")
+        self._check_topic_tracking()
         with self._lock:
             return {name: {"topics": list(self._active_topics.get(name, []))}}
 
     def reset_connector_topics(self, name: str) -> None:
-        if not self.config.get_bool("topic.tracking.enable"):
-            raise Forbidden("Topic tracking is disabled.")
-        if not self.config.get_bool("topic.tracking.allow.reset"):
-            raise Forbidden("Topic tracking reset is disabled.")
+        self._check_topic_tracking(reset=True)
         with self._lock:
             self._active_topics.pop(name, None)
-        # tasks report a topic again the next time they see it
-        for (connector, _), runner in list(self.worker.tasks.items()):
-            if connector == name:
-                runner._topics_seen.clear()  # type: ignore[attr-defined]
-
-    # ---- health ---------------------------------------------------------------------------------
-
-    def health(self) -> tuple[int, dict[str, str]]:
-        deadline = time.monotonic() + HEALTH_TIMEOUT_S
-        if not self.ready:
-            self._ready_event.wait(HEALTH_TIMEOUT_S)
-        if not self.ready:
-            return 503, {"status": "starting", "message": _with_summary("Worker is still starting up.", self.stages.summary())}
-        future = self._executor.submit(lambda: None)
-        try:
-            future.result(timeout=max(0.1, deadline - time.monotonic()))
-        except concurrent.futures.TimeoutError:
-            return 500, {"status": "unhealthy", "message": _with_summary(UNHEALTHY, self.stages.summary())}
-        kafka_problem = self.broker_monitor.problem() if self.broker_monitor is not None else None
-        if kafka_problem:
-            return 500, {"status": "unhealthy", "message": f"{UNHEALTHY} {kafka_problem}"}
-        return 200, {"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}
-
-
-def _with_summary(message: str, summary: str | None) -> str:
-    return f"{message} {summary}" if summary else message
-
-
-def _bad_request(fn: Callable[[], T]) -> T:
-    try:
-        return fn()
-    except offset_requests.BadRequest as exc:
-        raise BadRequest(str(exc)) from None
+        self._forget_seen_topics(name)

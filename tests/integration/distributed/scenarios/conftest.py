@@ -34,7 +34,8 @@ class RoutingApi(Api):
         self.cluster = cluster
         self.http.close()
         self.clients = [httpx.Client(base_url=w.url, timeout=30.0) for w in cluster.workers]
-        self.sent_to: list[tuple[str, str, int]] = []  # (method, path, worker index): shown when a test fails
+        self.sent_to: list[tuple[str, str, int]] = []  # (method, path, worker index), for debugging
+        self.chosen: dict[str, int] = {}  # connector -> the worker its requests go to
 
     def close(self) -> None:
         for client in self.clients:
@@ -48,17 +49,26 @@ class RoutingApi(Api):
         worker_ids = [body["connector"].get("worker_id"), *(t.get("worker_id") for t in body["tasks"])]
         return {i for i in range(len(self.cluster.workers)) if self.cluster.worker_id(i) in worker_ids}
 
-    def target(self, path: str) -> int:
+    def target(self, path: str, body: Any = None) -> int:
         followers = [i for i in range(len(self.cluster.workers)) if i != LEADER]
         match = _CONNECTOR_PATH.match(path)
-        if match is None:
-            return followers[-1]
-        owners = self.owners(match.group(1))
-        idle = [i for i in followers if i not in owners] or ([LEADER] if LEADER not in owners else [])
-        return (idle or followers)[0]
+        connector = match.group(1) if match else body.get("name") if path == "/connectors" and isinstance(body, dict) else None
+        if not isinstance(connector, str) or match is None:
+            index = followers[-1]
+        else:
+            owners = self.owners(connector)
+            if self.chosen.get(connector) is not None and self.chosen[connector] not in owners:
+                return self.chosen[connector]
+            idle = [i for i in followers if i not in owners] or ([LEADER] if LEADER not in owners else [])
+            index = (idle or followers)[0]
+        if isinstance(connector, str):
+            # stay on one worker per connector while it owns none of it: what a request changed is then
+            # read back from the worker that answered it
+            self.chosen[connector] = index
+        return index
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        index = self.target(path)
+        index = self.target(path, kwargs.get("json"))
         self.sent_to.append((method, path, index))
         return self.clients[index].request(method, path, **kwargs)
 

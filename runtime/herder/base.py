@@ -1,0 +1,205 @@
+"""What the standalone and the distributed herder do the same way.
+
+Both herders keep their own state machine (one herder thread over local files; a tick loop over the
+internal topics), and differ in where state lives and how a request reaches the code that changes it.
+Everything here only needs a connector's stored state (`_state`) and a way to run a step under a named
+stage (`_staged`): the REST views, validation, the offsets endpoints' steps after the STOPPED check,
+topic-tracking rules and the health answer.
+"""
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+from ..api.connector import SinkConnector, SourceConnector
+from ..plugins import Plugins
+from ..storage.base import ConnectorState
+from ..storage.states import INITIAL_STATES, TargetState
+from ..worker_config import WorkerConfig
+from . import offset_requests, views
+from .errors import BadRequest, Forbidden, NotFound, ServerError
+from .stages import StageTracker
+from .validation import invalid_config_message, plugin_config_keys, validate_connector_config
+
+if TYPE_CHECKING:
+    from ..worker.offsets import OffsetsManager
+    from ..worker.worker import Worker
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+HEALTH_TIMEOUT_S = 10.0
+UNHEALTHY = "Worker was unable to handle this request and may be unable to handle other requests."
+HEALTHY = "Worker has completed startup and is ready to handle requests."
+
+
+class HerderBase:
+    """Shared behaviour; subclasses provide `_state`, `_staged` and `_responsive`."""
+
+    config: WorkerConfig
+    plugins: Plugins
+    worker: Worker | None
+    offsets: OffsetsManager
+    stages: StageTracker
+    broker_monitor: Any
+    ready: bool
+
+    # ---- what each herder provides --------------------------------------------------------------
+
+    def _state(self, name: str, message: str) -> ConnectorState:
+        """The stored state of `name`, or NotFound(message)."""
+        raise NotImplementedError
+
+    def _staged(self, fn: Callable[[], T], stage: str) -> T:
+        """Run `fn` where this herder runs connector code, under the stage a timeout message names."""
+        raise NotImplementedError
+
+    def _wait_ready(self, timeout_s: float) -> None:
+        raise NotImplementedError
+
+    def _responsive(self, timeout_s: float) -> bool:
+        """Whether the herder's own thread answers within `timeout_s` (the health check's probe)."""
+        raise NotImplementedError
+
+    def _more_validation(self, infos: dict[str, Any], config: dict[str, Any]) -> None:
+        """Mode-specific checks added to a validation result."""
+
+    @property
+    def _worker(self) -> Worker:
+        assert self.worker is not None, "the herder has no worker yet"
+        return self.worker
+
+    # ---- reads ------------------------------------------------------------------------------------
+
+    def connector_info(self, name: str) -> dict[str, Any]:
+        return self._info(name, self._state(name, f"Connector {name} not found"))
+
+    def _info(self, name: str, state: ConnectorState) -> dict[str, Any]:
+        return views.connector_info(name, state, self._worker.connector_type(state.config))
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        return dict(self._state(name, f"Connector {name} not found").config)
+
+    def task_infos(self, name: str) -> list[dict[str, Any]]:
+        return views.task_infos(name, self._state(name, f"Connector {name} not found"))
+
+    def tasks_config(self, name: str) -> dict[str, dict[str, str]]:
+        return views.tasks_config(name, self._state(name, f"Connector {name} not found"))
+
+    # ---- validation and plugins -------------------------------------------------------------------
+
+    def validate(self, config: dict[str, Any]) -> dict[str, Any]:
+        return self._staged(lambda: self._validate(config), "performing multi-property validation for the connector")
+
+    def _validate(self, config: dict[str, Any]) -> dict[str, Any]:
+        """Validate the resolved config, but show references, never the secrets they resolve to."""
+        resolver = self._worker.resolver
+        if not resolver.has_references({k: v for k, v in config.items() if isinstance(v, str)}):
+            infos = validate_connector_config(self.plugins, config)
+        else:
+            resolved = resolver.resolve({k: v for k, v in config.items() if v is not None})
+            infos = validate_connector_config(self.plugins, {**config, **resolved})
+            for entry in infos["configs"]:
+                value = entry["value"]
+                if value and value["name"] in config and config[value["name"]] != resolved.get(value["name"]):
+                    value["value"] = config[value["name"]]
+        self._more_validation(infos, config)
+        return infos
+
+    def _require_valid(self, config: dict[str, Any]) -> None:
+        infos = self._validate(config)
+        if infos["error_count"]:
+            raise BadRequest(invalid_config_message(infos))
+
+    def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
+        desc = self.plugins.find(plugin)
+        if desc is None:
+            raise NotFound(f"Unknown plugin {plugin}.")
+        return self._staged(lambda: plugin_config_keys(desc.cls),
+                            "retrieving the configuration definition from the connector")
+
+    # ---- offsets (KIP-875) --------------------------------------------------------------------------
+
+    def connector_offsets(self, name: str) -> dict[str, Any]:
+        state = self._state(name, f"Connector {name} not found")
+        if self._is_sink(state.config):
+            return {"offsets": self.offsets.sink_offsets(name, state.config)}
+        return {"offsets": self.offsets.source_offsets(name)}
+
+    def _is_sink(self, config: dict[str, str]) -> bool:
+        try:
+            return self._worker.is_sink(config)
+        except Exception as exc:  # noqa: BLE001 - a class that cannot be loaded is the server's problem
+            raise ServerError(f"Could not determine the type of connector class {config.get('connector.class')}: {exc}") from exc
+
+    @staticmethod
+    def _require_stopped(name: str, state: ConnectorState) -> None:
+        if state.target_state is not TargetState.STOPPED or state.task_configs:
+            raise BadRequest(offset_requests.not_stopped_message(name))
+
+    def _alter_stopped(self, name: str, state: ConnectorState, entries: list[dict[str, Any]]) -> str:
+        """Alter the offsets of a connector already checked STOPPED, through its `alter_offsets` hook."""
+        hook = self._worker.new_connector_for_hook(state.config)
+        if isinstance(hook, SinkConnector):
+            parsed = _bad_request(lambda: offset_requests.parse_sink_offsets(entries))
+            return self.offsets.alter_sink(name, state.config, hook, parsed)
+        assert isinstance(hook, SourceConnector)
+        parsed_source = _bad_request(lambda: offset_requests.parse_source_offsets(entries))
+        return self.offsets.alter_source(name, state.config, hook, parsed_source)
+
+    def _reset_stopped(self, name: str, state: ConnectorState) -> str:
+        hook = self._worker.new_connector_for_hook(state.config)
+        if isinstance(hook, SinkConnector):
+            return self.offsets.reset_sink(name, state.config, hook)
+        assert isinstance(hook, SourceConnector)
+        return self.offsets.reset_source(name, state.config, hook)
+
+    # ---- topics (KIP-558) ---------------------------------------------------------------------------
+
+    def _check_topic_tracking(self, reset: bool = False) -> None:
+        if not self.config.get_bool("topic.tracking.enable"):
+            raise Forbidden("Topic tracking is disabled.")
+        if reset and not self.config.get_bool("topic.tracking.allow.reset"):
+            raise Forbidden("Topic tracking reset is disabled.")
+
+    def _forget_seen_topics(self, name: str) -> None:
+        """Make the connector's running tasks report each topic again the next time they see it."""
+        for (connector, _), runner in list(self._worker.tasks.items()):
+            if connector == name:
+                runner._topics_seen.clear()  # type: ignore[attr-defined]
+
+    # ---- health ---------------------------------------------------------------------------------------
+
+    def health(self) -> tuple[int, dict[str, str]]:
+        """The reference's three answers, plus "Kafka unreachable" from the broker monitor."""
+        if not self.ready:
+            self._wait_ready(HEALTH_TIMEOUT_S)
+        if not self.ready:
+            return 503, {"status": "starting", "message": with_summary("Worker is still starting up.", self.stages.summary())}
+        if not self._responsive(HEALTH_TIMEOUT_S):
+            return 500, {"status": "unhealthy", "message": with_summary(UNHEALTHY, self.stages.summary())}
+        kafka_problem = self.broker_monitor.problem() if self.broker_monitor is not None else None
+        if kafka_problem:
+            return 500, {"status": "unhealthy", "message": f"{UNHEALTHY} {kafka_problem}"}
+        return 200, {"status": "healthy", "message": HEALTHY}
+
+
+def initial_target(initial_state: str | None) -> TargetState | None:
+    """KIP-980's `initial_state` (any case), None when absent; 400 for anything else (section 0)."""
+    if initial_state is None:
+        return None
+    target = INITIAL_STATES.get(initial_state.upper())
+    if target is None:
+        raise BadRequest(f"Invalid value {initial_state} for field initial_state: must be one of RUNNING, PAUSED, STOPPED (any case)")
+    return target
+
+
+def with_summary(message: str, summary: str | None) -> str:
+    return f"{message} {summary}" if summary else message
+
+
+def _bad_request(fn: Callable[[], T]) -> T:
+    try:
+        return fn()
+    except offset_requests.BadRequest as exc:
+        raise BadRequest(str(exc)) from None
