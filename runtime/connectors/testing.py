@@ -65,6 +65,7 @@ TOPIC_CONFIG = "topic"
 MESSAGES_PER_TASK_CONFIG = "messages.per.task"
 THROUGHPUT_CONFIG = "throughput"
 BATCH_SIZE_CONFIG = "batch.size"
+OWN_PARTITION_CONFIG = "task.own.partition"
 OUTPUT_FILE_CONFIG = "output.file"
 
 TASK_ID_FIELD = "task.id"
@@ -124,6 +125,9 @@ SEQUENCE_CONFIG_DEF = _define_faults(
             "Maximum records per second per task (-1 = unthrottled).", "Sequence", 3)
     .define(BATCH_SIZE_CONFIG, Type.INT, 1000, Range.at_least(1), Importance.LOW,
             "Maximum number of records returned by one poll.", "Sequence", 4)
+    .define(OWN_PARTITION_CONFIG, Type.BOOLEAN, False, None, Importance.LOW,
+            "Write task i's records to Kafka partition i (the topic needs tasks.max partitions) instead of "
+            "partitioning by key, so that each partition has a single producer.", "Sequence", 5)
 )
 
 RECORDING_CONFIG_DEF = _define_faults(
@@ -274,6 +278,7 @@ class SequenceSourceTask(SourceTask):
         self.limit: int = config.get_int(MESSAGES_PER_TASK_CONFIG)
         self.throughput: int = config.get_int(THROUGHPUT_CONFIG)
         self.batch_size: int = config.get_int(BATCH_SIZE_CONFIG)
+        self.kafka_partition: int | None = self.index if config.get_bool(OWN_PARTITION_CONFIG) else None
         self._partition = {TASK_ID_FIELD: self.task_id}
         offset = self.context.offset_storage_reader.offset(self._partition)
         saved = offset.get(SAVED_FIELD) if offset else None
@@ -322,10 +327,14 @@ class SequenceSourceTask(SourceTask):
         self.produced += count
         partition, topic, key, index, make = self._partition, self.topic, self.task_id, self.index, make_record
         key_schema, value_schema = STRING_SCHEMA, SEQUENCE_VALUE_SCHEMA
-        return [
+        records = [
             make(partition, {SAVED_FIELD: n + 1}, topic, key, {"task": index, "seqno": n}, key_schema, value_schema)
             for n in range(first, first + count)
         ]
+        if self.kafka_partition is not None:
+            for record in records:
+                record.kafka_partition = self.kafka_partition
+        return records
 
     def stop(self) -> None:
         self._stopping.set()

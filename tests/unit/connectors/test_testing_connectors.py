@@ -145,13 +145,20 @@ def test_tasks_of_one_connector_produce_independent_sequences(start_source):
     ]
 
 
+def test_sequence_partitions_by_key_unless_each_task_owns_a_partition(start_source):
+    by_key = start_source(SequenceSourceTask, seq_props(**{"task.index": "2", "batch.size": "3"}))
+    assert [r.kafka_partition for r in by_key.poll()] == [None] * 3  # the producer partitions by key
+    own = start_source(SequenceSourceTask, seq_props(**{"task.index": "2", "batch.size": "3", "task.own.partition": "true"}))
+    assert [r.kafka_partition for r in own.poll()] == [2] * 3
+
+
 # ---- config definitions and validation -------------------------------------------------------------
 
 def test_sequence_config_definition():
     keys = SequenceSourceConnector().config().keys
     assert {"topic", "messages.per.task", "throughput", "batch.size", "connector.start.fail", "connector.stop.fail",
             "connector.start.block.ms", "connector.validate.block.ms", "task.start.fail", "task.fail.after.records", "task.stop.block.ms",
-            "alter.offsets"} == set(keys)
+            "alter.offsets", "task.own.partition"} == set(keys)
     info = {name: key.to_info() for name, key in keys.items()}
     assert info["topic"]["required"] is True
     assert info["messages.per.task"]["default_value"] == "-1"
