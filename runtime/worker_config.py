@@ -56,6 +56,10 @@ WORKER_CONFIG_DEF = (
             documentation="Java properties file of `user: password` lines; turns on HTTP basic auth for the REST API.")
     .define("rest.basic.auth.jaas.config", Type.STRING, None, importance=Importance.LOW,
             documentation="JAAS file (or text) whose KafkaConnect entry's file=\"...\" names the credentials file.")
+    .define("exactly.once.source.support", Type.STRING, "disabled",
+            ValidString.of("disabled", "preparing", "enabled", case_insensitive=True), Importance.HIGH,
+            documentation="KIP-618; this runtime delivers source records at least once, so only "
+                          "'disabled' and 'preparing' (which changes nothing yet) are accepted.")
     .define("log.level", Type.STRING, "INFO", ValidString.of("TRACE", "DEBUG", "INFO", "WARN", "ERROR", case_insensitive=True),
             Importance.LOW)
 )

@@ -38,7 +38,7 @@ class DistributedRuntime:
         from ..storage.kafka_log import KafkaStoreError
         from ..storage.kafka_stores import KafkaStoreSettings
         from ..worker.broker_monitor import BrokerMonitor
-        from ..worker.offsets import OffsetsManager
+        from ..worker.offsets import OffsetsManager, SourceOffsetStores
         from ..worker.worker import Worker
         from .herder import DistributedHerder, Timing
 
@@ -50,6 +50,10 @@ class DistributedRuntime:
             timing = Timing.from_worker(config)
         except (ConfigError, ValueError) as exc:
             raise StartupError(f"Invalid worker properties: {exc}", 2) from None
+        if str(config.get("exactly.once.source.support")).lower() == "enabled":
+            # refusing beats a silent downgrade: users who asked for exactly-once must not get at-least-once
+            raise StartupError("exactly.once.source.support=enabled is not supported: this runtime delivers source "
+                               "records at least once (use 'disabled')", 2)
         try:
             self.credentials = basic_auth_from_worker_config(config.originals)
             self.ssl_context = ssl_context_from_worker_config(config.originals)
@@ -72,12 +76,18 @@ class DistributedRuntime:
         status_store = settings.status_store()
         config_store = settings.config_store()
         offset_store = settings.offset_store()
-        offsets = OffsetsManager(config, offset_store)
+        # KIP-618: a source connector's own `offsets.storage.topic`, with a copy in the worker's offsets topic
+        source_stores = SourceOffsetStores(config, offset_store, settings.offset_topic, settings.client_config,
+                                           settings.read_strategy, resolve=resolver.resolve)
+        offsets = OffsetsManager(config, offset_store, source_stores)
         group_id = settings.client_config["group.id"]
         herder = DistributedHerder(config, plugins, config_store, status_store, offsets, worker_id, url, cluster_id,
                                    group_id, timing)
         herder.broker_monitor = self.broker_monitor
         worker = Worker(config, plugins, offset_store, herder.statuses, worker_id, resolver=resolver)
+        worker.source_offset_stores = source_stores
+        # GET offsets is given only the connector's name: its stored config says which topic to read
+        offsets.connector_config = lambda name: _stored_config(herder, name)
         herder.attach_worker(worker)
         self.herder = herder
         try:
@@ -104,6 +114,11 @@ class DistributedRuntime:
             self.herder.stop()
         if self._server_thread is not None:
             self._server_thread.join(5)
+
+
+def _stored_config(herder: object, name: str) -> dict[str, str] | None:
+    state = herder.config_store.snapshot().connectors.get(name)  # type: ignore[attr-defined]
+    return dict(state.config) if state is not None else None
 
 
 def run_distributed(worker_file: Path) -> int:

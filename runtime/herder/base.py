@@ -124,7 +124,7 @@ class HerderBase:
         state = self._state(name, f"Connector {name} not found")
         if self._is_sink(state.config):
             return {"offsets": self.offsets.sink_offsets(name, state.config)}
-        return {"offsets": self.offsets.source_offsets(name)}
+        return {"offsets": self.offsets.source_offsets(name, state.config)}
 
     def _is_sink(self, config: dict[str, str]) -> bool:
         try:

@@ -1,8 +1,10 @@
 """Reading, altering and resetting connector offsets (KIP-875).
 
-Source offsets live in the worker's offset store; sink offsets are the committed offsets of the
-connector's consumer group, reached through an admin client built with the connector's overrides
-(so a connector that targets another Kafka cluster has its offsets read and changed there).
+Source offsets live in the worker's offset store or, in distributed mode for a connector with
+`offsets.storage.topic` (KIP-618), in that topic with a copy in the worker's store
+(`SourceOffsetStores`, as the reference's Worker.offsetStoreForRegularSource*). Sink offsets are the
+committed offsets of the connector's consumer group, reached through an admin client built with the
+connector's overrides (so a connector that targets another Kafka cluster has its offsets read and changed there).
 """
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import logging
 import time
 from typing import Any, Callable, TypeVar
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 
@@ -20,6 +22,9 @@ from ..api.records import TopicPartition
 from ..herder.errors import ServerError
 from ..herder.offset_requests import success_message
 from ..storage.base import OffsetStore
+from ..storage.connector_offset_store import ConnectorOffsetStore
+from ..storage.kafka_log import TopicSpec
+from ..storage.kafka_offset_store import KafkaOffsetStore
 from ..storage.offset_codec import decode_key, decode_value, encode_key, encode_value
 from ..worker_config import WorkerConfig
 from . import clients
@@ -46,40 +51,190 @@ def _call_hook(connector: Connector, name: str, kind: str, config: dict[str, str
     return bool(result)
 
 
+OFFSETS_TOPIC_KEY = "offsets.storage.topic"
+
+
+def connector_offsets_topic(connector_config: dict[str, str]) -> str | None:
+    """The connector's own offsets topic, if it names one (the key is a non-empty string)."""
+    topic = (connector_config.get(OFFSETS_TOPIC_KEY) or "").strip()
+    return topic or None
+
+
+def _prefixed(config: dict[str, str], prefix: str) -> dict[str, str]:
+    return {k[len(prefix):]: str(v) for k, v in config.items() if k.startswith(prefix)}
+
+
+_ACCEPTED: dict[tuple[str, frozenset[tuple[str, str]]], dict[str, str]] = {}
+
+
+def _librdkafka_settings(factory: Callable[[dict[str, Any]], Any], settings: dict[str, str]) -> dict[str, str]:
+    """`settings` without what librdkafka refuses (Java-only names such as max.request.size), as the
+    connector's own clients drop them: found once per distinct config by building a throwaway client."""
+    settings = {k: v for k, v in settings.items() if k not in ("group.id", "client.id")}
+    key = (getattr(factory, "__name__", str(factory)), frozenset(settings.items()))
+    if key not in _ACCEPTED:
+        accepted: dict[str, str] = {}
+
+        def probe(config: dict[str, Any]) -> None:
+            client = factory({**config, "group.id": "probe"} if factory is Consumer else config)
+            accepted.update(config)
+            if isinstance(client, Consumer):
+                client.close()
+
+        clients.create_client(probe, settings, f"offsets store {key[0].lower()}")
+        _ACCEPTED[key] = accepted
+    return dict(_ACCEPTED[key])
+
+
+def _servers(value: str | None) -> set[str]:
+    return {s.strip() for s in (value or "").split(",") if s.strip()}
+
+
+class SourceOffsetStores:
+    """Builds the offset store of one source connector (its tasks and its offsets requests).
+
+    `worker_topic` is the worker's offsets topic when per-connector topics are permitted (distributed
+    mode), None otherwise (standalone: the key is ignored, as the reference ignores it). The connector
+    topic lives on the cluster the connector's producer writes to; its admin and consumer take the
+    connector's `admin.override.*` / `consumer.override.*` on top. A connector topic that is the worker's
+    own topic on the worker's own cluster is just the worker store.
+    """
+
+    def __init__(self, config: WorkerConfig, worker_store: OffsetStore, worker_topic: TopicSpec | None = None,
+                 base_client_config: dict[str, str] | None = None, read_strategy: str = "watermark",
+                 resolve: Callable[[dict[str, str]], dict[str, str]] | None = None) -> None:
+        self.config = config
+        self.worker_store = worker_store
+        self.worker_topic = worker_topic
+        self.base_client_config = {k: v for k, v in (base_client_config or {}).items() if k != "group.id"}
+        self.read_strategy = read_strategy
+        self.resolve = resolve
+
+    def uses_connector_store(self, connector_config: dict[str, str]) -> bool:
+        return self.worker_topic is not None and connector_offsets_topic(connector_config) is not None
+
+    def for_connector(self, name: str, connector_config: dict[str, str], client_id: str | None = None) -> ConnectorOffsetStore:
+        """A store to start() before use and stop() after; only a connector-specific part is really started.
+        `connector_config` is resolved (config provider references replaced)."""
+        if self.worker_topic is None or connector_offsets_topic(connector_config) is None:
+            return ConnectorOffsetStore.worker_only(self.worker_store)
+        topic = connector_offsets_topic(connector_config)
+        assert topic is not None
+        producer = clients.producer_config(self.config, connector_config)
+        bootstrap = producer.get("bootstrap.servers") or self.config.bootstrap_servers or ""
+        if topic == self.worker_topic.name and _servers(bootstrap) == _servers(self.config.bootstrap_servers):
+            return ConnectorOffsetStore.worker_only(self.worker_store)
+        spec = TopicSpec(topic, self.worker_topic.partitions, self.worker_topic.replication_factor, OFFSETS_TOPIC_KEY,
+                         "source connector offsets")
+        consumer = {"bootstrap.servers": bootstrap, "isolation.level": "read_committed",
+                    **self.config.client_configs("consumer."), **_prefixed(connector_config, "consumer.override.")}
+        admin = {"bootstrap.servers": bootstrap, **self.config.client_configs("admin."),
+                 **_prefixed(connector_config, "admin.override.")}
+        # KafkaBasedLog names its own clients and adds acks=all, one request in flight and murmur2 (the
+        # partition a Java worker picks for a key); Java-only names would make librdkafka refuse the config
+        producer, consumer, admin = (_librdkafka_settings(factory, settings) for factory, settings in
+                                     ((Producer, producer), (Consumer, consumer), (AdminClient, admin)))
+        store = KafkaOffsetStore(spec, {**self.base_client_config, "bootstrap.servers": bootstrap},
+                                 read_strategy=self.read_strategy, producer_config=producer, consumer_config=consumer,
+                                 admin_config=admin, client_id=client_id or f"connector-offsets-{name}")
+        return ConnectorOffsetStore(self.worker_store, store, topic)
+
+
 class OffsetsManager:
-    def __init__(self, config: WorkerConfig, offset_store: OffsetStore) -> None:
+    """`stores` (distributed mode) gives source connectors with their own offsets topic their combined
+    store; `connector_config` looks up a connector's stored config for reads that are given only its name."""
+
+    def __init__(self, config: WorkerConfig, offset_store: OffsetStore, stores: SourceOffsetStores | None = None,
+                 connector_config: Callable[[str], dict[str, str] | None] | None = None) -> None:
         self.config = config
         self.offset_store = offset_store
+        self.stores = stores
+        self.connector_config = connector_config
 
     # ---- source ---------------------------------------------------------------------------------
 
-    def _source_partitions(self, name: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-        result = []
-        for raw_key, raw_value in self.offset_store.items():
+    def _open(self, name: str, config: dict[str, str] | None) -> OffsetStore | None:
+        """A started connector-specific store for `name`, or None when the worker store is all there is."""
+        if self.stores is None:
+            return None
+        if config is None and self.connector_config is not None:
+            config = self.connector_config(name)
+        if config is None or not self.stores.uses_connector_store(config):
+            return None
+        if self.stores.resolve is not None:  # stored configs keep config provider references
+            config = self.stores.resolve(config)
+        store = self.stores.for_connector(name, config, client_id=f"connector-offsets-request-{name}")
+        if not store.has_connector_store:
+            return None
+        store.start()
+        return store
+
+    def _source_partitions(self, name: str, store: OffsetStore | None = None) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+        """Partitions of `name` with a live offset in any store, each with the offset a task would read:
+        None for one known only to the worker topic when the connector has its own topic (as the reference)."""
+        entries = []
+        for raw_key, raw_value in (store or self.offset_store).items():
             decoded = decode_key(raw_key)
-            if decoded is None or decoded[0] != name:
+            if decoded is not None and decoded[0] == name:
+                entries.append((decoded[1], raw_key, raw_value))
+        current = store.get([k for _, k, _ in entries]) if store is not None else {k: v for _, k, v in entries}
+        result: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+        for partition, raw_key, _ in entries:
+            raw_value = current.get(raw_key)
+            if raw_value is None:
+                result.append((partition, None))
                 continue
             offset = decode_value(raw_value)
             if offset is not None:
-                result.append((decoded[1], offset))
+                result.append((partition, offset))
         return result
 
-    def source_offsets(self, name: str) -> list[dict[str, Any]]:
-        return [{"partition": p, "offset": o} for p, o in self._source_partitions(name)]
+    def source_offsets(self, name: str, config: dict[str, str] | None = None) -> list[dict[str, Any]]:
+        try:
+            store = self._open(name, config)
+        except Exception as exc:  # noqa: BLE001
+            raise ServerError(f"Failed to retrieve offsets for source connector {name}: {exc}") from exc
+        try:
+            return [{"partition": p, "offset": o} for p, o in self._source_partitions(name, store)]
+        finally:
+            if store is not None:
+                store.stop()
 
     def alter_source(self, name: str, config: dict[str, str], connector: SourceConnector,
                      entries: list[tuple[dict[str, Any], dict[str, Any] | None]], reset: bool = False) -> str:
+        try:
+            store = self._open(name, config)
+        except Exception as exc:  # noqa: BLE001
+            raise ServerError(f"Failed to modify offsets for source connector {name}: {exc}") from exc
+        try:
+            return self._alter_source(name, config, connector, entries, reset, store)
+        finally:
+            if store is not None:
+                store.stop()
+
+    def _alter_source(self, name: str, config: dict[str, str], connector: SourceConnector,
+                      entries: list[tuple[dict[str, Any], dict[str, Any] | None]], reset: bool,
+                      store: OffsetStore | None) -> str:
         definite = _call_hook(connector, name, "source", config, entries)
         if entries:
             try:
-                self.offset_store.set({encode_key(name, p): encode_value(o) for p, o in entries})
+                (store or self.offset_store).set({encode_key(name, p): encode_value(o) for p, o in entries})
             except Exception as exc:  # noqa: BLE001
                 raise ServerError(f"Failed to modify offsets for source connector {name}: {exc}") from exc
         return success_message(definite, reset)
 
     def reset_source(self, name: str, config: dict[str, str], connector: SourceConnector) -> str:
-        entries: list[tuple[dict[str, Any], dict[str, Any] | None]] = [(p, None) for p, _ in self._source_partitions(name)]
-        return self.alter_source(name, config, connector, entries, reset=True)
+        try:
+            store = self._open(name, config)
+        except Exception as exc:  # noqa: BLE001
+            raise ServerError(f"Failed to modify offsets for source connector {name}: {exc}") from exc
+        try:
+            entries: list[tuple[dict[str, Any], dict[str, Any] | None]] = [
+                (p, None) for p, _ in self._source_partitions(name, store)]
+            return self._alter_source(name, config, connector, entries, True, store)
+        finally:
+            if store is not None:
+                store.stop()
 
     # ---- sink -----------------------------------------------------------------------------------
 

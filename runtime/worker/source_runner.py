@@ -24,14 +24,22 @@ _IMMUTABLE = (str, bytes, int, float, bool)
 class StoreOffsetReader(OffsetStorageReader):
     """Committed offsets of one connector's source partitions."""
 
-    def __init__(self, connector: str, store: OffsetStore) -> None:
+    def __init__(self, connector: str, store: OffsetStore, transient: bool = False) -> None:
         self.connector = connector
         self.store = store
+        self.transient = transient  # start and stop the store around each read
 
     def offsets(self, partitions: Iterable[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
         partitions = list(partitions)
         keys = [encode_key(self.connector, p) for p in partitions]
-        found = self.store.get(keys)
+        if self.transient:
+            self.store.start()
+            try:
+                found = self.store.get(keys)
+            finally:
+                self.store.stop()
+        else:
+            found = self.store.get(keys)
         return [(p, decode_value(found.get(k))) for p, k in zip(partitions, keys)]
 
 
@@ -65,6 +73,7 @@ class SourceTaskRunner(TaskRunner):
         self._pending: dict[bytes, dict[str, Any] | None] = {}
         self._send_error: KafkaError | None = None
         self._topics_seen: set[str] = set()
+        self._store_started = False
 
     def _on_delivery_error(self, err: KafkaError | None, msg: Any) -> None:
         if err is not None and self._send_error is None:
@@ -76,6 +85,9 @@ class SourceTaskRunner(TaskRunner):
         # only failed deliveries call back: per-record callbacks would cost more than the send itself
         config["delivery.report.only.error"] = True
         config["on_delivery"] = self._on_delivery_error
+        # the task's own view of its offsets (a connector-specific topic, KIP-618): read it before the task starts
+        self.offset_store.start()
+        self._store_started = True
         self.producer = create_client(Producer, config, f"producer of {self.id}")
         task.initialize(_Context(self.config, StoreOffsetReader(self.connector, self.offset_store)))
 
@@ -245,6 +257,17 @@ class SourceTaskRunner(TaskRunner):
         return True
 
     def close_resources(self) -> None:
+        try:
+            self._close_producer()
+        finally:
+            if self._store_started:
+                self._store_started = False
+                try:
+                    self.offset_store.stop()
+                except Exception as exc:  # noqa: BLE001
+                    log.warning("Task %s: closing its offset store threw: %s", self.id, exc)
+
+    def _close_producer(self) -> None:
         if self.producer is None:
             return
         if not self._cancelled and not self.failed:

@@ -12,9 +12,11 @@ from ..api.task import OffsetStorageReader
 from ..config_providers import ConfigResolver
 from ..plugins import Plugins
 from ..storage.base import InstanceStatus, OffsetStore, StatusStore
+from ..storage.connector_offset_store import ConnectorOffsetStore
 from ..storage.states import State, TargetState
 from ..worker_config import WorkerConfig
 from . import clients
+from .offsets import SourceOffsetStores
 from .converter_setup import build_converter, build_header_converter
 from .sink_runner import SinkTaskRunner
 from .source_runner import SourceTaskRunner, StoreOffsetReader
@@ -61,7 +63,7 @@ class _ConnectorContext(SourceConnectorContext):
 
     @property
     def offset_storage_reader(self) -> OffsetStorageReader:
-        return StoreOffsetReader(self._name, self._worker.offset_store)
+        return self._worker.connector_offset_reader(self._name)
 
 
 @dataclass
@@ -90,6 +92,8 @@ class Worker:
         self._reconfigure = on_reconfiguration_request
         self._on_topic = on_topic
         self.graceful_timeout_s = config.get_int("task.shutdown.graceful.timeout.ms") / 1000
+        # distributed mode: connectors with their own offsets topic (KIP-618) get a combined store
+        self.source_offset_stores: SourceOffsetStores | None = None
 
     # ---- connectors -----------------------------------------------------------------------------
 
@@ -225,7 +229,7 @@ class Worker:
             else:
                 runner = SourceTaskRunner(
                     producer_config=clients.producer_config(self.config, connector_config),
-                    offset_store=self.offset_store,
+                    offset_store=self.source_offset_store(name, connector_config, f"connector-offsets-{name}-{index}"),
                     flush_timeout_ms=self.config.get_int("offset.flush.timeout.ms"), **common)
         except Exception as exc:  # noqa: BLE001
             log.error("Failed to start task %s-%s", name, index, exc_info=exc)
@@ -256,6 +260,20 @@ class Worker:
         self.stop_tasks(list(self.tasks))
         for name in list(self.connectors):
             self.stop_connector(name)
+
+    def source_offset_store(self, name: str, connector_config: dict[str, str], client_id: str | None = None) -> ConnectorOffsetStore:
+        """The (not yet started) offset store of a source connector's task: the worker's, or its own topic's first."""
+        if self.source_offset_stores is None:
+            return ConnectorOffsetStore.worker_only(self.offset_store)
+        return self.source_offset_stores.for_connector(name, connector_config, client_id)
+
+    def connector_offset_reader(self, name: str) -> OffsetStorageReader:
+        instance = self.connectors.get(name)
+        if instance is None or self.source_offset_stores is None \
+                or not self.source_offset_stores.uses_connector_store(instance.resolved):
+            return StoreOffsetReader(name, self.offset_store)
+        # the connector instance keeps no store open: each read opens its topic's store, then closes it
+        return StoreOffsetReader(name, self.source_offset_store(name, instance.resolved), transient=True)
 
     def new_connector_for_hook(self, config: dict[str, str]) -> Connector:
         return self.plugins.new_connector(config.get("connector.class", ""))
