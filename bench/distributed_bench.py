@@ -10,7 +10,9 @@ For each side, a group of workers on the same embedded Tansu broker, then (media
   4. a worker joining a group of N-1 running 4 FileStreamSink connectors x 2 tasks -> GET /connectors?expand=status
      shows N workers, each owning its share (connectors and tasks each spread within one of even), all RUNNING.
      Timed from spawning the process (a cold start: JVM or interpreter, then the group join and rebalance).
-     Between rounds the joined worker is stopped and the group rebalanced back to N-1.
+     Between rounds the joined worker is stopped and the group rebalanced back to N-1. Before each spawn and
+     before each stop the bench waits consumer.session.timeout.ms, so that the sink consumers have joined
+     their groups (see settle()).
 Goal (issue 5): ours / oracle <= 0.2 for each. Prints a table; writes JSON to bench/results/distributed.json.
 Nothing here asserts a timing.
 """
@@ -231,6 +233,16 @@ def balanced(client: httpx.Client, names: list[str], ids: set[str]) -> bool:
     return True
 
 
+def settle(side: Side) -> None:
+    """Give the sink tasks' consumers time to finish joining their groups. RUNNING statuses come before
+    that, and a first join takes about half of session.timeout.ms on Tansu: a worker joining right away
+    would time how long the revoked tasks' consumers take to leave groups they are still joining, and a
+    group that a member joins and leaves within a moment can wedge on Tansu. (Tansu groups that lost
+    members can stay in rebalance longer: a revoked sink task's consumer.close() then waits for its
+    pending JoinGroup, 1-3 s, which makes some join rounds slower than others; hence medians.)"""
+    time.sleep(int(side.props["consumer.session.timeout.ms"]) / 1000)
+
+
 def join_rounds(side: Side, client: httpx.Client, bootstrap: str, size: int, rounds: int
                 ) -> tuple[list[float], list[float]]:
     """Seconds from spawning worker number `size` to a balanced assignment, and to its /health answering
@@ -248,6 +260,7 @@ def join_rounds(side: Side, client: httpx.Client, bootstrap: str, size: int, rou
     times: list[float] = []
     startups: list[float] = []
     for i in range(rounds):
+        settle(side)
         member = side.spawn()
         errors: list[BaseException] = []
         healthy: list[float] = []
@@ -278,6 +291,7 @@ def join_rounds(side: Side, client: httpx.Client, bootstrap: str, size: int, rou
         startups.append(healthy[0] - t0)
         log(f"{side.name}: worker {size} joined, balanced after {done - t0:.2f}s, /health after "
             f"{healthy[0] - t0:.2f}s (round {i + 1})")
+        settle(side)  # the newcomer's sink consumers join their groups before it leaves
         member.stop()  # leaves the group; its share goes back to the others
         wait(lambda: balanced(client, names, side.worker_ids()), 240, f"{side.name}: balanced back on {size - 1}")
     return times, startups

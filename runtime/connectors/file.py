@@ -43,7 +43,7 @@ POSITION_FIELD = "position"
 
 # Bytes read per system call: large reads keep the per-line cost low on big files.
 READ_CHUNK = 1 << 20
-# How long poll waits when there is no new data (Kafka waits 1 s); stop() cuts it short.
+# How long poll waits when there is no new data (Kafka waits 1 s); a stop request cuts it short.
 IDLE_WAIT_S = 0.5
 
 SOURCE_CONFIG_DEF = (
@@ -337,6 +337,11 @@ class FileStreamSourceTask(SourceTask):
             make(partition, {POSITION_FIELD: end}, topic, None, line, None, STRING_SCHEMA)
             for line, end in zip(lines, self._ends[start:stop])
         ]
+
+    def _connect_wakeup(self) -> None:
+        """The runtime's stop request, from another thread (runtime/worker/task_runner.py WAKEUP_HOOK):
+        end a wait for new data now. stop() still follows on the task thread and closes the file."""
+        self._stopping.set()
 
     def stop(self) -> None:
         self._stopping.set()

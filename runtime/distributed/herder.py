@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 SETTLE_WAIT_S = 10.0  # how long offset requests wait for a pending rebalance before answering 409
+POLL_S = 0.01  # how often those waits look again: in-memory checks, cheap, and each wait adds to a request
 # How long a create or target-state change waits for the owners to report the new state, so that it is
 # usually visible as soon as the request returns (the reference answers at once and statuses follow);
 # best effort: the request succeeds either way.
@@ -96,7 +97,7 @@ class DistributedHerder(GroupMember, HerderBase):
             tasks = [s for i, s in self.status_store.tasks(name).items() if i < count]
             if settled(self.status_store.connector(name), tasks, state):
                 return
-            time.sleep(0.05)
+            time.sleep(POLL_S)
 
     def _await_target(self, name: str, target: TargetState) -> None:
         def settled(connector: InstanceStatus | None, tasks: list[InstanceStatus], state: ConnectorState | None) -> bool:
@@ -340,7 +341,7 @@ class DistributedHerder(GroupMember, HerderBase):
         # the group a moment to settle before answering 409 (retriable)
         deadline = time.monotonic() + SETTLE_WAIT_S
         while self._rebalance_pending(name) and time.monotonic() < deadline:
-            time.sleep(0.05)
+            time.sleep(POLL_S)
         if self._rebalance_pending(name):
             raise RebalanceNeeded()
         return state

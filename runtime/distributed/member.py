@@ -90,6 +90,7 @@ class GroupMember(ConfigUpdateListener):
         self._running_tasks: dict[TaskId, tuple[dict[str, str], int]] = {}  # task config, commit offset
         self._task_targets: dict[TaskId, TargetState] = {}
         self._departed: dict[str, float] = {}
+        self._fence_checked_at = 0.0  # when _reconcile last read the status topic to confirm fencing
         self._own_heartbeat_seen: float | None = None
         self._replaying_statuses = True
         self._request_timeout_s = config.get_int("rest.request.timeout.ms") / 1000
@@ -109,10 +110,7 @@ class GroupMember(ConfigUpdateListener):
 
     def start(self) -> None:
         assert self.worker is not None
-        self.status_store.start()
-        self._replaying_statuses = False
-        self.offsets.offset_store.start()
-        self.config_store.start()
+        self._start_stores()
         # heartbeats have their own thread: a tick blocked on a slow connector must not look like a dead worker
         self._heartbeat_thread = threading.Thread(target=self._heartbeats, name="herder-heartbeat", daemon=True)
         self._heartbeat_thread.start()
@@ -125,6 +123,18 @@ class GroupMember(ConfigUpdateListener):
         if self._own_heartbeat_seen is None:
             raise ServerError("This worker's heartbeat did not come back from the status topic in time")
         log.info("Worker %s joined group %s", self.worker_id, self.group_id)
+
+    def _start_stores(self) -> None:
+        """Replay the three internal topics side by side: each start is mostly waiting on the broker."""
+        def start_statuses() -> None:
+            self.status_store.start()
+            self._replaying_statuses = False
+
+        starts = [start_statuses, self.offsets.offset_store.start, self.config_store.start]
+        with concurrent.futures.ThreadPoolExecutor(len(starts), thread_name_prefix="store-start") as pool:
+            futures = [pool.submit(start) for start in starts]
+        for future in futures:
+            future.result()  # the first failure, as a sequential start would have raised it
 
     def mark_ready(self) -> None:
         self.ready = True
@@ -301,6 +311,18 @@ class GroupMember(ConfigUpdateListener):
         if unacked and now - seen_at < self.timing.session_timeout_s:
             return  # revocations of the current generation may still be running
         owners = current.owners()
+        if (owners - set(live)) - set(self._departed):
+            # Before handing a silent worker's work out, make sure the silence is not our own reader
+            # lagging (a starved process, a slow broker): read the status topic to its end and look again.
+            # Otherwise a live worker would be declared dead and its tasks run twice for a while.
+            try:
+                self.status_store.refresh()
+            except Exception as exc:  # noqa: BLE001 - unconfirmed: decide at a later tick
+                log.warning("Could not read the status topic to its end to confirm departed workers: %s", exc)
+                return
+            if not self.is_leader():
+                return
+            live = self.membership.live()
         for worker in owners - set(live):
             self._departed.setdefault(worker, now)
         for worker in list(self._departed):
@@ -330,6 +352,15 @@ class GroupMember(ConfigUpdateListener):
         snapshot = self.config_store.snapshot()
         connectors = snapshot.connectors
         fenced = self._fenced()
+        if fenced and self._own_heartbeat_seen is not None \
+                and time.monotonic() - self._fence_checked_at > self.timing.session_timeout_s:
+            # our own reader may just be behind: catch up once before giving all our work away
+            self._fence_checked_at = time.monotonic()
+            try:
+                self.status_store.refresh()
+            except Exception as exc:  # noqa: BLE001 - Kafka unreachable: stay fenced
+                log.warning("Could not read the status topic to its end: %s", exc)
+            fenced = self._fenced()
         mine_c = set() if fenced else {c for c in assignment.connectors_of(self.worker_id) if c in connectors}
         mine_t: dict[TaskId, ConnectorState] = {}
         if not fenced:

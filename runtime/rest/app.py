@@ -82,6 +82,7 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
     if credentials is not None:
         app.add_middleware(BasicAuthMiddleware, credentials=credentials)  # added last: outermost
     client_kwargs = forward_client_kwargs or {}
+    forwarder = _Forwarder(client_kwargs)
 
     async def call(fn: Callable[..., T], *args: Any) -> T:
         return await run_in_threadpool(fn, *args)
@@ -93,7 +94,7 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
         try:
             return await run_in_threadpool(fn, *args)
         except NotLeader as exc:
-            answer = await forward_request(request, exc.leader_url, client_kwargs)
+            answer = await forward_request(request, exc.leader_url, client_kwargs, forwarder)
             settle = getattr(herder, "settle_forwarded", None)
             if settle is not None and answer.status_code < 300 and getattr(fn, "__name__", "") in settling:
                 # the leader answered once the owners reported the change; wait until this worker has
@@ -404,8 +405,23 @@ FORWARD_CONFLICT = "Cannot complete request because of a conflicting operation (
 FORWARD_TIMEOUT_S = 90.0
 
 
+class _Forwarder:
+    """One HTTP client for every forwarded request, so hops to the leader reuse their connections."""
+
+    def __init__(self, client_kwargs: dict[str, Any]) -> None:
+        self.client_kwargs = client_kwargs
+        self._client: Any = None
+
+    def client(self) -> Any:
+        import httpx
+
+        if self._client is None or self._client.is_closed:
+            self._client = httpx.AsyncClient(timeout=FORWARD_TIMEOUT_S, **self.client_kwargs)
+        return self._client
+
+
 async def forward_request(request: Request, leader_url: str | None,
-                          client_kwargs: dict[str, Any] | None = None) -> Response:
+                          client_kwargs: dict[str, Any] | None = None, forwarder: _Forwarder | None = None) -> Response:
     """Send the request on to the leader: `forward=true` on the first hop, `forward=false` on the
     second, and a 409 when a request that was already forwarded twice still is not at its target."""
     if leader_url is None:
@@ -421,9 +437,13 @@ async def forward_request(request: Request, leader_url: str | None,
     headers = {k: v for k, v in request.headers.items() if k.lower() in ("content-type", "authorization", "accept")}
     url = leader_url.rstrip("/") + request.url.path
     try:
-        async with httpx.AsyncClient(timeout=FORWARD_TIMEOUT_S, **(client_kwargs or {})) as client:
-            answer = await client.request(request.method, url, params=params, headers=headers,
-                                          content=await request.body())
+        if forwarder is not None:
+            answer = await forwarder.client().request(request.method, url, params=params, headers=headers,
+                                                      content=await request.body())
+        else:
+            async with httpx.AsyncClient(timeout=FORWARD_TIMEOUT_S, **(client_kwargs or {})) as client:
+                answer = await client.request(request.method, url, params=params, headers=headers,
+                                              content=await request.body())
     except httpx.HTTPError as exc:
         return error(409, f"{FORWARD_CONFLICT}: could not reach the leader at {leader_url}: {exc}")
     passthrough = {k: v for k, v in answer.headers.items() if k.lower() in ("content-type", "location")}

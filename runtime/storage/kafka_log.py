@@ -28,7 +28,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec
 
 log = logging.getLogger(__name__)
@@ -70,6 +70,15 @@ CONSUMER_SETTINGS = {
     "auto.offset.reset": "earliest",
     "fetch.queue.backoff.ms": "0",
 }
+# How long a fetch may wait at the broker for new records. Apache Kafka answers a waiting fetch as soon as
+# a record arrives, but some brokers (Tansu) hold it for the whole wait: with librdkafka's 500 ms default,
+# every hop through an internal topic (a write read back, a status seen by the leader) then costs ~250 ms
+# on average. 100 ms bounds that at a small cost: idle fetches of a few partitions, 10 per second.
+# The worker's client settings may override it.
+FETCH_WAIT_MAX_MS = "100"
+# The reader thread's poll timeout: also how soon it notices a drain request (see read_to_end).
+READER_POLL_S = 0.02
+CONSUME_BATCH = 1000  # records per poll of the reader
 
 
 def ensure_topic(admin: AdminClient, spec: TopicSpec, timeout_s: float = 30.0) -> int:
@@ -158,7 +167,7 @@ class KafkaBasedLog:
         base = {k: str(v) for k, v in client_config.items()}
         client_id = client_id or base.get("client.id") or f"connect-{spec.name}"
         self._producer_conf = {**base, **PRODUCER_SETTINGS, "client.id": client_id, **(producer_config or {})}
-        self._consumer_conf = {**base, **CONSUMER_SETTINGS, "client.id": client_id,
+        self._consumer_conf = {"fetch.wait.max.ms": FETCH_WAIT_MAX_MS, **base, **CONSUMER_SETTINGS, "client.id": client_id,
                                "group.id": base.get("group.id", client_id), **(consumer_config or {})}
         self._admin_conf = {**base, "client.id": client_id, **(admin_config or {})}
         self._admin_conf.pop("group.id", None)
@@ -184,7 +193,11 @@ class KafkaBasedLog:
         self._producer = Producer(self._producer_conf)
         self._consumer = Consumer(self._consumer_conf)
         self._positions = {p: 0 for p in range(self.partitions)}
-        self._consumer.assign([TopicPartition(self.spec.name, p, OFFSET_BEGINNING) for p in range(self.partitions)])
+        self._complete: dict[int, int] = {}  # positions as of the last poll that emptied the fetch queue
+        # From offset 0 rather than OFFSET_BEGINNING: the latter makes librdkafka look the offset up, which
+        # it first defers (by 500 ms) while it has no partition leader yet, and a fresh consumer never has
+        # one. Should the log not start at 0 any more, auto.offset.reset=earliest moves the reader to its start.
+        self._consumer.assign([TopicPartition(self.spec.name, p, 0) for p in range(self.partitions)])
         self._stopping.clear()
         self._thread = threading.Thread(target=self._run, name=f"KafkaBasedLog-{self.spec.name}", daemon=True)
         self._thread.start()
@@ -280,7 +293,11 @@ class KafkaBasedLog:
             ends = {tp.partition: f.result(timeout_s).offset for tp, f in answers.items()}
         except KafkaException as exc:
             raise KafkaStoreError(f"Could not read the end offsets of topic {self.spec.name}: {exc}") from exc
-        self.wait_until_consumed([(p, end - 1) for p, end in ends.items() if end > 0], timeout_s)
+        targets = [(p, end - 1) for p, end in ends.items() if end > 0]
+        self.wait_until_consumed(targets, timeout_s)
+        with self._cond:
+            if all(self._complete.get(p, 0) > o for p, o in targets):
+                return  # delivered by a poll that emptied the fetch queue: the rest of its batch came with it
         with self._cond:  # pick up the rest of a batch whose base offset is the watermark - 1 (Tansu)
             self._drains_requested += 1
             wanted = self._drains_requested
@@ -308,12 +325,12 @@ class KafkaBasedLog:
         assert consumer is not None
         try:
             while not self._stopping.is_set():
-                self._deliver(consumer.consume(1000, timeout=0.05))
+                self._deliver(consumer.consume(CONSUME_BATCH, timeout=READER_POLL_S))
                 with self._cond:
                     drain = self._drains_requested > self._drains_done
                     wanted = self._drains_requested
                 if drain:
-                    while batch := consumer.consume(1000, timeout=0):
+                    while batch := consumer.consume(CONSUME_BATCH, timeout=0):
                         self._deliver(batch)
                     with self._cond:
                         self._drains_done = wanted
@@ -326,6 +343,8 @@ class KafkaBasedLog:
 
     def _deliver(self, messages: list) -> None:
         if not messages:
+            with self._cond:  # nothing queued: whatever was delivered before is complete
+                self._complete = dict(self._positions)
             return
         for msg in messages:
             err = msg.error()
@@ -342,6 +361,10 @@ class KafkaBasedLog:
             with self._cond:
                 self._positions[msg.partition()] = msg.offset() + 1
         with self._cond:
+            if len(messages) < CONSUME_BATCH:
+                # this poll emptied librdkafka's queue, and a fetched batch is queued whole: every batch seen
+                # so far has been delivered completely
+                self._complete = dict(self._positions)
             self._cond.notify_all()
 
     def _require(self, client):

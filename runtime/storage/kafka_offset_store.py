@@ -49,8 +49,9 @@ class KafkaOffsetStore(OffsetStore):
     def set(self, entries: Mapping[bytes, bytes | None]) -> None:
         if not entries:
             return
-        positions = self.log.send(list(entries.items()), self._read_timeout_s)
-        self.log.wait_until_consumed(positions, self._read_timeout_s)
+        # acknowledged is enough: every read (get, items) first reads the topic to its end, as the reference's
+        # KafkaOffsetBackingStore does, so waiting here for our own records to come back would only add a hop
+        self.log.send(list(entries.items()), self._read_timeout_s)
 
     def items(self) -> list[tuple[bytes, bytes]]:
         self.log.read_to_end(self._read_timeout_s)

@@ -1,0 +1,73 @@
+"""A stop request reaches a FileStreamSource task that is waiting for new lines (task_runner's WAKEUP_HOOK)."""
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from runtime.api.task import OffsetStorageReader, SourceTask, SourceTaskContext, Task
+from runtime.connectors import file as filemod
+from runtime.connectors.file import FileStreamSourceTask
+from runtime.storage.base import StatusStore
+from runtime.storage.states import TargetState
+from runtime.worker.task_runner import TaskRunner
+
+
+class NoOffsets(OffsetStorageReader):
+    def offsets(self, partitions):
+        return [(p, None) for p in partitions]
+
+
+class Context(SourceTaskContext):
+    def __init__(self, config: dict[str, str]) -> None:
+        self._config = config
+
+    def configs(self) -> dict[str, str]:
+        return dict(self._config)
+
+    @property
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return NoOffsets()
+
+
+class PollingRunner(TaskRunner):
+    """The task thread of a source runner without the producer: poll until stopped, keep what comes."""
+
+    def __init__(self, props: dict[str, str]) -> None:
+        super().__init__("fs", 0, FileStreamSourceTask, props, props, TargetState.STARTED, StatusStore(), "w1")
+        self.records: list = []
+        self.stopped_on: list[str] = []
+
+    def initialize(self, task: Task) -> None:
+        assert isinstance(task, SourceTask)
+        task.initialize(Context(self.config))
+
+    def execute(self) -> None:
+        assert isinstance(self.task, SourceTask)
+        while not self.stopping:
+            self.records.extend(self.task.poll() or [])
+
+    def stop_task(self) -> None:
+        self.stopped_on.append(threading.current_thread().name)
+        super().stop_task()
+
+
+def test_stop_request_ends_an_idle_wait_and_stop_still_runs_on_the_task_thread(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    # an idle wait far longer than the stop allows: only the wake-up can end it in time
+    monkeypatch.setattr(filemod, "IDLE_WAIT_S", 3600)
+    path = tmp_path / "in.txt"
+    path.write_text("one\ntwo\n")
+    runner = PollingRunner({"name": "fs", "file": str(path), "topic": "lines"})
+    runner.start()
+    deadline = time.monotonic() + 30
+    while len(runner.records) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [r.value for r in runner.records] == ["one", "two"]
+
+    runner.stop()  # the task is now waiting for new lines
+    assert runner.await_stop(30), "the stop request did not end the task's wait for new lines"
+    assert runner.stopped_on == ["task-fs-0"]  # Task.stop() on the task's own thread, as in the reference
+    assert [r.value for r in runner.records] == ["one", "two"]
