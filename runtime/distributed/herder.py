@@ -53,6 +53,8 @@ __all__ = ["DistributedHerder", "NotAssigned", "Timing"]
 class DistributedHerder(GroupMember, HerderBase):
     """The REST layer's herder in distributed mode: the standalone herder's methods and errors."""
 
+    _empty_tasks_config_is_missing = False
+
     # ---- routing helpers ------------------------------------------------------------------------
 
     def _require_leader(self) -> None:

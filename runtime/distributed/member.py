@@ -343,6 +343,13 @@ class GroupMember(ConfigUpdateListener):
                  self.worker_id, new.generation, sorted(live), sorted(held))
         self.config_store.write_raw(ASSIGNMENT_PREFIX + self.group_id, new.encode())
 
+    def _forget_deleted(self, name: str) -> None:
+        """Tombstone a deleted connector's statuses and, as the reference does on revocation, its active
+        topics (KIP-558), so `GET /connectors/<c>/topics` reads empty once it is gone."""
+        self.statuses.remove_connector(name)
+        for topic in self.status_store.topics(name):
+            self.status_store.delete_topic(name, topic.topic)
+
     def _reconcile(self) -> None:
         worker = self.worker
         assert worker is not None
@@ -399,12 +406,13 @@ class GroupMember(ConfigUpdateListener):
                     worker.stop_connector(name)
                 del self._running_connectors[name]
                 if state is None:
-                    self.statuses.remove_connector(name)
+                    self._forget_deleted(name)
                 elif name not in mine_c:
                     self.statuses.put_connector_safe(name, InstanceStatus(State.UNASSIGNED, self.worker_id))
         for name in assignment.connectors_of(self.worker_id) - set(connectors):
-            if self.status_store.connector(name) is not None or self.status_store.tasks(name):
-                self.statuses.remove_connector(name)  # deleted while we owned it: tombstone what is left
+            if self.status_store.connector(name) is not None or self.status_store.tasks(name) \
+                    or self.status_store.topics(name):
+                self._forget_deleted(name)  # deleted while we owned it: tombstone what is left
         # revocations are done: acknowledge the generation
         if self._applied_generation != generation and not fenced:
             self._applied_generation = generation

@@ -83,8 +83,12 @@ class HerderBase:
     def task_infos(self, name: str) -> list[dict[str, Any]]:
         return views.task_infos(name, self._state(name, f"Connector {name} not found"))
 
+    # the standalone reference answers 404 for a connector without tasks, the distributed one `{}`
+    _empty_tasks_config_is_missing = True
+
     def tasks_config(self, name: str) -> dict[str, dict[str, str]]:
-        return views.tasks_config(name, self._state(name, f"Connector {name} not found"))
+        return views.tasks_config(name, self._state(name, f"Connector {name} not found"),
+                                  self._empty_tasks_config_is_missing)
 
     # ---- validation and plugins -------------------------------------------------------------------
 

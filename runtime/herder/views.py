@@ -25,11 +25,12 @@ def task_infos(name: str, state: ConnectorState) -> list[dict[str, Any]]:
     return [{"id": {"connector": name, "task": i}, "config": dict(cfg)} for i, cfg in enumerate(state.task_configs)]
 
 
-def tasks_config(name: str, state: ConnectorState) -> dict[str, dict[str, str]]:
-    """The deprecated `GET .../tasks-config` body; no tasks reads as not found, as in the reference."""
+def tasks_config(name: str, state: ConnectorState, empty_is_missing: bool = True) -> dict[str, dict[str, str]]:
+    """The deprecated `GET .../tasks-config` body. The standalone reference keys "not found" off an empty
+    task map, so a connector without tasks is 404 there (`empty_is_missing`); distributed answers `{}`."""
     log.warning("The 'GET /connectors/{connector}/tasks-config' endpoint is deprecated and will be removed in a "
                 "future release; use 'GET /connectors/{connector}/tasks' instead")
-    if not state.task_configs:
+    if empty_is_missing and not state.task_configs:
         raise NotFound(f"Connector {name} not found")
     return {f"{name}-{i}": dict(cfg) for i, cfg in enumerate(state.task_configs)}
 

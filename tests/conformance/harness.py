@@ -23,6 +23,15 @@ import httpx
 from .normalise import normalise_body, normalise_location, token_map
 
 TOKEN = re.compile(r"<<([A-Za-z0-9_.]+)>>")
+# A cluster's answers while it rebalances or catches up with a concurrent config change: the request did
+# nothing and a client retries it (contract 1.9: 409s on forwarding endpoints, 500 on reads).
+TRANSIENT = ((500, "Request cannot be completed because a rebalance is expected"),
+             (409, "Cannot complete request momentarily due to stale configuration"),
+             (409, "Cannot complete request because of a conflicting operation"))
+SETTLE_S = 45.0
+# Reads from a cluster follower are eventually consistent (contract 2.5: "tests poll"): in distributed mode
+# a GET is asked again, of every target, until the answers agree (or this long), and the last ones compared.
+CONVERGE_S = 15.0
 ORACLE = "oracle"
 OURS = "ours"
 
@@ -99,8 +108,9 @@ class Conformance:
     """One test's view of the targets: `call`, `poll`, and the collected differences."""
 
     def __init__(self, test_id: str, targets: list[Target], golden: Golden | None, recording: bool,
-                 bootstrap_servers: str = "") -> None:
+                 bootstrap_servers: str = "", settle: bool = False) -> None:
         self.test_id = test_id
+        self.settle = settle  # clusters: retry TRANSIENT answers instead of comparing them
         self.bootstrap_servers = bootstrap_servers
         self.targets = targets
         self.golden = golden
@@ -149,6 +159,10 @@ class Conformance:
         elif body is not None:
             kwargs["json"] = self.expand(target, body)
         response = target.client.request(method, url_path, **kwargs)
+        deadline = time.monotonic() + SETTLE_S
+        while self.settle and _transient(response) and time.monotonic() < deadline:
+            time.sleep(0.25)
+            response = target.client.request(method, url_path, **kwargs)
         try:
             parsed = response.json() if response.content else None
         except ValueError:
@@ -174,11 +188,17 @@ class Conformance:
         step = Step(len(self.steps), label or f"{method} {path}", method, path,
                     raw if raw is not None else body)
         self.steps.append(step)
-        for target in self.targets:
-            answer = self._send(target, method, path, body, raw, params, headers)
-            if project is not None and answer.body is not None and answer.status < 400:
-                answer.body = project(answer.body)
-            step.answers[target.name] = answer
+        deadline = time.monotonic() + CONVERGE_S
+        while True:
+            for target in self.targets:
+                answer = self._send(target, method, path, body, raw, params, headers)
+                if project is not None and answer.body is not None and answer.status < 400:
+                    answer.body = project(answer.body)
+                step.answers[target.name] = answer
+            converging = self.settle and method == "GET" and deliberate is None
+            if not converging or _agree(step.answers, status, compare_body) or time.monotonic() > deadline:
+                break
+            time.sleep(0.25)
         self._check(step, status, deliberate, compare_body)
         return step
 
@@ -279,6 +299,22 @@ class Conformance:
     def report(self) -> str:
         names = ", ".join(t.name for t in self.targets)
         return f"{len(self.diffs)} conformance difference(s) in {self.test_id} [{names}]:\n\n" + "\n\n".join(self.diffs)
+
+
+def _agree(answers: dict[str, Answer], status: int, compare_body: bool) -> bool:
+    """Every target answered `status` and, when bodies are compared, the same body and Location."""
+    first = next(iter(answers.values()))
+    return all(a.status == status and (not compare_body or (a.body, a.location) == (first.body, first.location))
+               for a in answers.values())
+
+
+def _transient(response: httpx.Response) -> bool:
+    try:
+        message = response.json().get("message", "") if response.content else ""
+    except (ValueError, AttributeError):
+        return False
+    return any(response.status_code == status and isinstance(message, str) and message.startswith(text)
+               for status, text in TRANSIENT)
 
 
 def _holds(until: Callable[[Any], bool], body: Any) -> bool:

@@ -1,6 +1,8 @@
 """Conformance: pause / resume / stop target states, restart variants, task restart."""
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from .harness import Conformance, Deliberate
@@ -9,7 +11,7 @@ from .scenario import source_config, state_is, write_lines
 pytestmark = pytest.mark.oracle
 
 
-def test_pause_resume_stop(cf: Conformance) -> None:
+def test_pause_resume_stop(cf: Conformance, mode: str) -> None:
     write_lines(cf, "<<dir>>/<<topic>>.in", ["a", "b"])
     cf.call("POST", "/connectors", {"name": "<<c>>", "config": source_config()}, status=201)
     cf.poll("/connectors/<<c>>/status", state_is("RUNNING", ["RUNNING"]))
@@ -24,7 +26,9 @@ def test_pause_resume_stop(cf: Conformance) -> None:
     cf.poll("/connectors/<<c>>/status", state_is("STOPPED", []), label="STOPPED with tasks []")
     cf.call("GET", "/connectors/<<c>>", status=200, label="stopped: tasks []")
     cf.call("GET", "/connectors/<<c>>/tasks", status=200, label="stopped: GET tasks []")
-    cf.call("GET", "/connectors/<<c>>/tasks-config", status=404, label="stopped: tasks-config 404 (no tasks)")
+    # standalone keys "not found" off an empty task map; distributed checks only that the connector exists
+    cf.call("GET", "/connectors/<<c>>/tasks-config", status=200 if mode == "distributed" else 404,
+            label="stopped: tasks-config (standalone 404: no tasks; distributed 200 {})")
     cf.call("GET", "/connectors/<<c>>/tasks/0/status", status=404)
     cf.call("PUT", "/connectors/<<c>>/config", source_config(**{"batch.size": "5"}), status=200,
             label="config update while STOPPED")
@@ -39,7 +43,15 @@ def test_pause_resume_stop(cf: Conformance) -> None:
     cf.call("DELETE", "/connectors/<<c>>", status=204, label="a STOPPED connector can be deleted")
 
 
-def test_restart_variants(cf: Conformance) -> None:
+def _without_states(body: Any) -> Any:
+    """A restart plan without its states: on a cluster the restart before runs asynchronously, so the
+    status polled RUNNING may predate it and the plan may still see RESTARTING."""
+    return {**body, "connector": {**body["connector"], "state": "<state>"},
+            "tasks": [{**t, "state": "<state>"} for t in body["tasks"]]}
+
+
+def test_restart_variants(cf: Conformance, mode: str) -> None:
+    racy_plan = _without_states if mode == "distributed" else None
     write_lines(cf, "<<dir>>/<<topic>>.in", ["a"])
     cf.call("POST", "/connectors", {"name": "<<c>>", "config": source_config()}, status=201)
     running = state_is("RUNNING", ["RUNNING"])
@@ -52,10 +64,10 @@ def test_restart_variants(cf: Conformance) -> None:
     cf.call("POST", "/connectors/<<c>>/restart", params={"includeTasks": "True"}, status=202,
             label="boolean parameters are case-insensitive")
     cf.poll("/connectors/<<c>>/status", running)
-    cf.call("POST", "/connectors/<<c>>/restart", params={"onlyFailed": "true"}, status=202,
+    cf.call("POST", "/connectors/<<c>>/restart", params={"onlyFailed": "true"}, status=202, project=racy_plan,
             label="onlyFailed, nothing failed: 202, nothing RESTARTING")
     cf.call("POST", "/connectors/<<c>>/restart", params={"onlyFailed": "true", "includeTasks": "true"},
-            status=202, label="onlyFailed+includeTasks, nothing failed: no-op plan")
+            status=202, project=racy_plan, label="onlyFailed+includeTasks, nothing failed: no-op plan")
     cf.call("POST", "/connectors/<<c>>/restart", params={"includeTasks": "maybe"}, status=204,
             label="a non-boolean reads as false: legacy path")
     cf.poll("/connectors/<<c>>/status", running)

@@ -1,7 +1,18 @@
 """Unit tests of the suite's own logic: normalisers and the comparison rules (no workers needed)."""
 from __future__ import annotations
 
-from .harness import OURS, ORACLE, Answer, Conformance, Deliberate, Step
+import httpx
+
+from .harness import (
+    ORACLE,
+    OURS,
+    Answer,
+    Conformance,
+    Deliberate,
+    Step,
+    _agree,
+    _transient,
+)
 from .normalise import normalise_body, normalise_location, token_map
 
 
@@ -81,3 +92,23 @@ def test_our_errors_need_a_json_content_type() -> None:
                     Answer(404, {"error_code": 404, "message": "HTTP 404 Not Found"}, None, "text/plain")),
               404, None, True)
     assert len(cf.diffs) == 1 and "Content-Type" in cf.diffs[0]
+
+
+def test_cluster_transients_are_recognised_by_status_and_message() -> None:
+    rebalance = {"error_code": 500, "message": "Request cannot be completed because a rebalance is expected"}
+    stale = {"error_code": 409, "message": "Cannot complete request momentarily due to stale configuration (x)"}
+    assert _transient(httpx.Response(500, json=rebalance))
+    assert _transient(httpx.Response(409, json=stale))
+    # the same text under another status, any other 409/500, and non-JSON bodies are real answers
+    assert not _transient(httpx.Response(400, json=rebalance))
+    assert not _transient(httpx.Response(409, json={"error_code": 409, "message": "Connector c already exists"}))
+    assert not _transient(httpx.Response(500, text="<html>oops</html>"))
+
+
+def test_cluster_reads_agree_only_on_the_expected_status_and_equal_bodies() -> None:
+    same = {ORACLE: Answer(200, {"a": 1}, None, None), OURS: Answer(200, {"a": 1}, None, None)}
+    assert _agree(same, 200, compare_body=True)
+    assert not _agree(same, 404, compare_body=True)
+    differ = {ORACLE: Answer(200, {"a": 1}, None, None), OURS: Answer(200, {"a": 2}, None, None)}
+    assert not _agree(differ, 200, compare_body=True)
+    assert _agree(differ, 200, compare_body=False)

@@ -1,12 +1,14 @@
 """The reference Apache Kafka Connect 3.9 (the "oracle"), run as a real Java process for conformance tests.
 
 `../shared/tools/kafka-connect-oracle` beside the checkout (or $KAFKA_CONNECT_ORACLE) lays out the jars (`setup`, idempotent)
-and runs `ConnectStandalone` in the foreground. `OracleProcess` mirrors `tests.support.worker.WorkerProcess`:
-`start()`, `.url`, `stop()`. Java missing -> `require` (skip locally, fail in CI).
+and runs `ConnectStandalone` (or, with `mode="distributed"`, `ConnectDistributed`) in the foreground. `OracleProcess`
+mirrors `tests.support.worker.WorkerProcess`: `start()`, `.url`, `stop()`. Java missing -> `require` (skip locally,
+fail in CI).
 """
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -47,10 +49,19 @@ def require_oracle() -> Path:
     return tool
 
 
-class OracleProcess(ServiceProcess):
-    process_group = True  # the launcher is a shell script; its java child must get the signals too
+# A distributed worker logs each assignment it gets: `... got assignment: Assignment{..., leaderUrl='http://h:p/', ...}`.
+LEADER_URL = re.compile(r"leaderUrl='([^']+)'")
 
-    """Java Kafka Connect 3.9 standalone on loopback, with its own offsets file under `workdir`."""
+
+class OracleProcess(ServiceProcess):
+    """Java Kafka Connect 3.9 on loopback: standalone with its own offsets file under `workdir`, or a
+    distributed worker (`mode="distributed"`; group and internal topics come from `props`).
+
+    `java_options` go to the JVM through JAVA_TOOL_OPTIONS (the launcher fixes -Xms/-Xmx itself; options it
+    does not set, e.g. C1-only compilation for a faster start in tests, still apply). Benchmarks pass none.
+    """
+
+    process_group = True  # the launcher is a shell script; its java child must get the signals too
 
     def __init__(
         self,
@@ -60,7 +71,11 @@ class OracleProcess(ServiceProcess):
         connector_files: Iterable[Path] = (),
         port: int | None = None,
         tool: Path | None = None,
+        mode: str = "standalone",
+        java_options: str = "",
     ) -> None:
+        if mode not in ("standalone", "distributed"):
+            raise ValueError(f"mode must be standalone or distributed, not {mode!r}")
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
@@ -69,7 +84,6 @@ class OracleProcess(ServiceProcess):
         defaults: dict[str, Any] = {
             "bootstrap.servers": bootstrap_servers,
             "listeners": f"http://127.0.0.1:{self.port}",
-            "offset.storage.file.filename": str(self.workdir / "connect.offsets"),
             "offset.flush.interval.ms": 1000,
             "key.converter": "org.apache.kafka.connect.json.JsonConverter",
             "value.converter": "org.apache.kafka.connect.json.JsonConverter",
@@ -77,6 +91,10 @@ class OracleProcess(ServiceProcess):
             # The vendored reflections library is too old for the default hybrid_warn scan.
             "plugin.discovery": "service_load",
         }
+        if mode == "standalone":
+            defaults["offset.storage.file.filename"] = str(self.workdir / "connect.offsets")
+        self.mode = mode
+        self.java_options = java_options
         self.props = {**defaults, **(props or {})}
         self.connector_files = [Path(p) for p in connector_files]
 
@@ -84,12 +102,22 @@ class OracleProcess(ServiceProcess):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def leader_url(self) -> str | None:
+        """Distributed mode: the group leader's REST URL from this worker's latest assignment (None before one)."""
+        try:
+            found = LEADER_URL.findall(self.log_path.read_text(errors="replace"))
+        except OSError:
+            return None
+        return found[-1].rstrip("/") if found else None
+
     def start(self, timeout_s: float = 120.0) -> "OracleProcess":
-        props_file = write_properties(self.workdir / "worker.properties", self.props)
+        props_file = write_properties(self.workdir / f"worker-{self.port}.properties", self.props)
+        env = {**os.environ, "JAVA_TOOL_OPTIONS": self.java_options} if self.java_options else None
+        files = [*map(str, self.connector_files)] if self.mode == "standalone" else []
         # Jetty answers 404 to everything until the resources are registered; /health is 200 only once
-        # the herder is ready (after the command-line connectors).
-        self.launch([str(self.tool), "standalone", str(props_file), *map(str, self.connector_files)],
-                    self.url + "/health", timeout_s, poll_s=0.2, what="oracle")
+        # the herder is ready (standalone: after the command-line connectors; distributed: in the group).
+        self.launch([str(self.tool), self.mode, str(props_file), *files],
+                    self.url + "/health", timeout_s, env=env, poll_s=0.2, what=f"{self.mode} oracle")
         return self
 
     def __enter__(self) -> "OracleProcess":
