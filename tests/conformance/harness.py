@@ -203,11 +203,15 @@ class Conformance:
         return step
 
     def poll(self, path: str, until: Callable[[Any], bool], *, status: int = 200, label: str = "",
-             timeout_s: float = 45.0, project: Callable[[Any], Any] | None = None) -> Step:
-        """GET `path` on each target until `until(normalised body)` holds (or time out), then compare."""
+             timeout_s: float = 45.0, project: Callable[[Any], Any] | None = None,
+             only: str | None = None) -> Step:
+        """GET `path` on each target (or only the one named `only`) until `until(normalised body)` holds
+        (or time out), then compare."""
         step = Step(len(self.steps), label or f"GET {path} (polled)", "GET", path, None)
         self.steps.append(step)
         for target in self.targets:
+            if only is not None and target.name != only:
+                continue
             deadline = time.monotonic() + timeout_s
             while True:
                 answer = self._send(target, "GET", path, None, None, None, None)
