@@ -119,8 +119,10 @@ class SourceTaskRunner(TaskRunner):
         value_conv = self.value_converter.from_connect_data
         pending = self._pending
         connector = self.connector
-        by_topic: dict[str, list[dict[str, Any]]] = {}
-        current_topic: str | None = None
+        # produce_batch sends a whole batch to one partition (or lets the partitioner choose): batches are
+        # kept per (topic, partition), -1 standing for "by key" (librdkafka's unassigned partition)
+        by_topic: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        current_topic: tuple[str, int] | None = None
         current_batch: list[dict[str, Any]] = []
         # Keys repeat (one per source partition, typically): reuse the bytes of an identical immutable key.
         last_key_obj: Any = _UNSET
@@ -168,25 +170,20 @@ class SourceTaskRunner(TaskRunner):
                 if self.log_errors:
                     log.error("Task %s: skipping a record that failed conversion: %s", self.id, exc)
                 continue  # its offset still counts as processed, as with the reference
-            if record.headers:
+            if record.headers or record.timestamp is not None:
+                # produce_batch takes neither headers nor timestamps: send this one on its own, after
+                # everything before it
                 self._flush_batches(by_topic)
                 current_topic = None
                 self._produce_one(topic, value_bytes, key_bytes, record)
                 continue
-            if topic != current_topic:
-                current_topic = topic
-                current_batch = by_topic.get(topic) or by_topic.setdefault(topic, [])
+            destination = (topic, -1 if record.kafka_partition is None else record.kafka_partition)
+            if destination != current_topic:
+                current_topic = destination
+                current_batch = by_topic.get(destination) or by_topic.setdefault(destination, [])
                 if topic not in self._topics_seen:
                     self._topic_seen(topic)
-            if record.kafka_partition is None and record.timestamp is None:
-                current_batch.append({"value": value_bytes, "key": key_bytes})
-            else:
-                message: dict[str, Any] = {"value": value_bytes, "key": key_bytes}
-                if record.kafka_partition is not None:
-                    message["partition"] = record.kafka_partition
-                if record.timestamp is not None:
-                    message["timestamp"] = record.timestamp
-                current_batch.append(message)
+            current_batch.append({"value": value_bytes, "key": key_bytes})
         if run_partition is not _UNSET and run_partition is not None:
             pending[encode_key(connector, run_partition)] = run_offset
         self._flush_batches(by_topic)
@@ -194,12 +191,12 @@ class SourceTaskRunner(TaskRunner):
         if self._send_error is not None:
             raise ConnectError(f"Unrecoverable exception from producer send callback: {self._send_error}")
 
-    def _flush_batches(self, by_topic: dict[str, list[dict[str, Any]]]) -> None:
+    def _flush_batches(self, by_topic: dict[tuple[str, int], list[dict[str, Any]]]) -> None:
         producer = self.producer
         assert producer is not None
-        for topic, messages in by_topic.items():
+        for (topic, partition), messages in by_topic.items():
             while messages:
-                queued = producer.produce_batch(topic, messages)
+                queued = producer.produce_batch(topic, messages, partition=partition)
                 if queued == len(messages):
                     break
                 # queue full part-way: keep the unsent ones, in order, and let deliveries drain

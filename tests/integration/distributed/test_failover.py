@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.scenarios.helpers import SINK, SOURCE, Kafka, source_offsets
+from tests.integration.scenarios.helpers import SINK, SOURCE, Kafka, sink_offsets, source_offsets
 from tests.integration.test_crash_safety import parse_output, seqnos_by_task
 from tests.support.broker import unique
 from tests.support.cluster import SESSION_TIMEOUT_MS, Cluster
@@ -40,6 +40,15 @@ def test_kill_minus_nine_moves_tasks_and_loses_nothing(cluster: Cluster, bootstr
     source_status = cluster.wait_state(source, "RUNNING", TASKS)
     sink_status = cluster.wait_state(sink, "RUNNING", TASKS)
     wait_for(lambda: out.exists() and len(parse_output(out)) > THROUGHPUT * TASKS, 60, 0.5, "sink output")
+    # the duplicate bound assumes commits are flowing: on Tansu a new sink group keeps rebalancing for a few
+    # seconds (each join takes session.timeout.ms/2) and commits made meanwhile are refused, so first wait
+    # until the group has committed offsets for every partition, then for a few more flushes
+    def sink_committed() -> bool:
+        response = cluster.api(1).get(f"/connectors/{sink}/offsets")
+        committed = sink_offsets(response.json()["offsets"]) if response.status_code == 200 else {}
+        return len(committed) == TASKS and all((o or 0) > 0 for o in committed.values())
+
+    wait_for(sink_committed, 60, 0.5, "sink offsets committed for every partition")
     time.sleep(1.5)  # a few offset flushes
 
     # the victim is worker 0, the leader (the longest-running worker): the harder case, since the group
