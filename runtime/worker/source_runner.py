@@ -209,7 +209,7 @@ class SourceTaskRunner(TaskRunner):
     def _produce_one(self, topic: str, value: bytes | None, key: bytes | None, record: Any) -> None:
         producer = self.producer
         assert producer is not None
-        headers = self._headers(topic, record.headers)
+        headers = self._headers(topic, record.headers) if record.headers else None
         partition = record.kafka_partition if record.kafka_partition is not None else -1
         if topic not in self._topics_seen:
             self._topic_seen(topic)
