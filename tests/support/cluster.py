@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +104,14 @@ class Cluster:
         self.clients.clear()
         for worker in self.workers:
             worker.stop()
+
+
+@contextmanager
+def running_cluster(root: Path, bootstrap_servers: str, size: int, **extra: Any) -> Iterator[Cluster]:
+    """A started cluster, stopped on the way out (module fixtures share one)."""
+    cluster = Cluster(root, bootstrap_servers, size, **extra)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()

@@ -18,7 +18,7 @@ from tests.integration.scenarios.helpers import (
     POSSIBLE_ALTERED, POSSIBLE_RESET, Api, Kafka, source_config, source_offsets, values_by_key,
 )
 from tests.support.broker import unique
-from tests.support.cluster import Cluster
+from tests.support.cluster import Cluster, running_cluster
 from tests.support.worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -26,12 +26,8 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def cluster(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    group = Cluster(tmp_path_factory.mktemp("offsets-topic"), bootstrap_servers, 3)
-    try:
-        group.start()
+    with running_cluster(tmp_path_factory.mktemp("offsets-topic"), bootstrap_servers, 3) as group:
         yield group
-    finally:
-        group.stop()
 
 
 @pytest.fixture(scope="module")

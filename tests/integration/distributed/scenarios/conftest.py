@@ -17,7 +17,7 @@ import pytest
 
 from tests.integration.scenarios.conftest import kafka, name, out_file  # noqa: F401  (fixtures)
 from tests.integration.scenarios.helpers import Api
-from tests.support.cluster import Cluster
+from tests.support.cluster import Cluster, running_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -85,12 +85,8 @@ class ClusterLogs:
 
 @pytest.fixture(scope="module")
 def cluster(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    group = Cluster(tmp_path_factory.mktemp("cluster"), bootstrap_servers, 3)
-    try:
-        group.start()
+    with running_cluster(tmp_path_factory.mktemp("cluster"), bootstrap_servers, 3) as group:
         yield group
-    finally:
-        group.stop()
 
 
 @pytest.fixture(scope="module")
