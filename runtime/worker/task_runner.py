@@ -10,6 +10,7 @@ from typing import Callable
 from ..api.task import Task
 from ..storage.base import InstanceStatus, StatusStore
 from ..storage.states import State, TargetState
+from .counters import ErrorCounters, TaskCounters
 from .transform_chain import TransformationChain
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,8 @@ class TaskRunner(ABC):
         self.tolerate_errors = connector_config.get("errors.tolerance", "none").strip().lower() == "all"
         self.log_errors = connector_config.get("errors.log.enable", "false").strip().lower() == "true"
         self.task: Task | None = None
+        self.counters = TaskCounters()
+        self.error_counters = ErrorCounters()
         self._thread = threading.Thread(target=self._run, name=f"task-{self.id}", daemon=True)
 
     # ---- control, from the herder's thread ------------------------------------------------------
