@@ -12,7 +12,9 @@ from .errors import (
     UnsupportedOperationError,
 )
 from .records import ConnectRecord, Header, RecordMetadata, SinkRecord, SourceRecord, TopicPartition
-from .task import OffsetStorageReader, SinkTask, SinkTaskContext, SourceTask, SourceTaskContext, Task, TaskContext
+from .task import (
+    ErrantRecordReporter, OffsetStorageReader, SinkTask, SinkTaskContext, SourceTask, SourceTaskContext, Task, TaskContext,
+)
 
 __all__ = [
     "HIDDEN", "NO_DEFAULT", "AbstractConfig", "ConfigDef", "ConfigKey", "ConfigValue", "Importance", "NonEmptyString",
@@ -22,5 +24,5 @@ __all__ = [
     "AlreadyExistsError", "ConfigError", "ConnectError", "DataError", "NotFoundError", "RetriableError",
     "UnsupportedOperationError",
     "ConnectRecord", "Header", "RecordMetadata", "SinkRecord", "SourceRecord", "TopicPartition",
-    "OffsetStorageReader", "SinkTask", "SinkTaskContext", "SourceTask", "SourceTaskContext", "Task", "TaskContext",
+    "ErrantRecordReporter", "OffsetStorageReader", "SinkTask", "SinkTaskContext", "SourceTask", "SourceTaskContext", "Task", "TaskContext",
 ]

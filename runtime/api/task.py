@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from concurrent.futures import Future
 from typing import Any, Iterable
 
 from .records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
@@ -57,6 +58,20 @@ class SinkTaskContext(TaskContext):
     def request_commit(self) -> None:
         """Commit offsets as soon as possible rather than at the next interval."""
         raise NotImplementedError
+
+    def errant_record_reporter(self) -> "ErrantRecordReporter | None":
+        """KIP-610: where `put` sends a record it cannot process (the connector's `errors.*` handling:
+        dead letter queue, error log, tolerance). None on a runtime without one."""
+        return None
+
+
+class ErrantRecordReporter(ABC):
+    """KIP-610's reporter, from `SinkTaskContext.errant_record_reporter()`."""
+
+    @abstractmethod
+    def report(self, record: SinkRecord, error: BaseException) -> "Future[None]":
+        """Report `record` as failed with `error`. Under `errors.tolerance=none` this fails the task (raises).
+        The returned future completes once the report is durable; offsets are committed only after that."""
 
 
 class Task(ABC):

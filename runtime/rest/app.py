@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -17,6 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..herder.errors import BadRequest, HerderError, NotFound, NotLeader
 from ..herder.offset_requests import OFFSETS_REQUIRED_MESSAGE
 from ..herder.restart import RestartRequest
+from ..metrics import metrics_registry
 from ..version import KAFKA_COMPAT_VERSION, __version__
 from .loggers import LoggerAdmin
 from .security import BasicAuthMiddleware, Credentials
@@ -172,6 +174,12 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
     async def health() -> JSONResponse:
         status, body = await call(herder.health)
         return JSONResponse(body, status_code=status)
+
+    registry = metrics_registry(lambda: herder.worker)
+
+    @app.get("/metrics", summary="The worker's metrics in Prometheus' text format (Strimzi's names)")
+    def metrics() -> Response:
+        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     # ---- connectors ----------------------------------------------------------------------------
 

@@ -90,6 +90,11 @@ class StatusStore:
         with self._lock:
             return {i: s for (c, i), s in self._tasks.items() if c == name}
 
+    def all_statuses(self) -> tuple[dict[str, InstanceStatus], dict[tuple[str, int], InstanceStatus]]:
+        """Copies of every connector and task status (for metrics scrapes)."""
+        with self._lock:
+            return dict(self._connectors), dict(self._tasks)
+
     def remove_task(self, name: str, index: int) -> None:
         with self._lock:
             self._tasks.pop((name, index), None)

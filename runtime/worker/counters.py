@@ -43,3 +43,15 @@ class ErrorCounters:
     deadletterqueue_produce_requests: int = 0
     deadletterqueue_produce_failures: int = 0
     last_error_timestamp: int = 0  # epoch ms, 0 when none
+
+
+@dataclass
+class WorkerCounters:
+    """connect-worker-metrics' start-up totals of one worker."""
+
+    connector_startup_attempts: int = 0
+    connector_startup_successes: int = 0
+    connector_startup_failures: int = 0
+    task_startup_attempts: int = 0
+    task_startup_successes: int = 0
+    task_startup_failures: int = 0

@@ -5,6 +5,7 @@ import logging
 import re
 import threading
 import time
+from concurrent.futures import Future
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException
@@ -12,9 +13,11 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from ..api.errors import ConnectError, RetriableError
 from ..api.records import Header, SinkRecord, TopicPartition
-from ..api.task import SinkTask, SinkTaskContext, Task
+from ..api.task import ErrantRecordReporter, SinkTask, SinkTaskContext, Task
 from ..converters.base import Converter, HeaderConverter
 from .clients import create_client
+from .dead_letter_queue import DeadLetterQueueReporter
+from .error_handling import ErrorContext, ErrorSettings, FailedRecord, RetryWithTolerance, Stage, build_operator, class_name
 from .task_runner import TaskRunner
 
 log = logging.getLogger(__name__)
@@ -52,13 +55,50 @@ class _Context(SinkTaskContext):
     def request_commit(self) -> None:
         self._runner.commit_requested = True
 
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        return self._runner.errant_reporter
+
+
+class _ErrantRecordReporter(ErrantRecordReporter):
+    """KIP-610: records the task reports go through the connector's error handling at stage TASK_PUT. As
+    in the reference, a record no longer known as consumed is serialised again with the task's converters."""
+
+    def __init__(self, runner: "SinkTaskRunner") -> None:
+        self._runner = runner
+
+    def report(self, record: SinkRecord, error: BaseException) -> "Future[None]":
+        runner = self._runner
+        topic = record.topic
+        try:
+            key = runner.key_converter.from_connect_data(topic, record.key_schema, record.key)
+            value = runner.value_converter.from_connect_data(topic, record.value_schema, record.value)
+            convert = runner.header_converter.from_connect_header
+            headers = [(h.key, convert(topic, h.key, h.schema, h.value)) for h in record.headers or []]
+        except Exception as exc:  # noqa: BLE001 - the report still goes to the log and the counters
+            log.warning("Task %s: could not serialise a reported record again: %s", runner.id, exc)
+            key = value = None
+            headers = []
+        failed = FailedRecord(topic, record.kafka_partition, getattr(record, "kafka_offset", None), key, value, headers,
+                              record.timestamp)
+        assert runner.errors is not None
+        runner.errors.handle(ErrorContext(Stage.TASK_PUT, class_name(runner.task_class), error, failed))
+        done: Future[None] = Future()
+        runner.reports_in_flight.append(done)  # completed once the queue has acknowledged it (commit)
+        return done
+
 
 class SinkTaskRunner(TaskRunner):
     def __init__(self, *args: Any, consumer_config: dict[str, str], key_converter: Converter,
                  value_converter: Converter, header_converter: HeaderConverter, flush_interval_ms: int,
-                 batch_size: int, **kwargs: Any) -> None:
+                 batch_size: int, dlq_producer_config: dict[str, str] | None = None,
+                 dlq_admin_config: dict[str, str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.consumer_config = consumer_config
+        self.dlq_producer_config = dlq_producer_config or {}
+        self.dlq_admin_config = dlq_admin_config or {}
+        self.errors: RetryWithTolerance | None = None
+        self.errant_reporter: _ErrantRecordReporter | None = None
+        self.reports_in_flight: list[Future[None]] = []
         self.key_converter = key_converter
         self.value_converter = value_converter
         self.header_converter = header_converter
@@ -79,6 +119,9 @@ class SinkTaskRunner(TaskRunner):
 
     def initialize(self, task: Task) -> None:
         assert isinstance(task, SinkTask)
+        self.errors = build_operator(self.connector, self.id, self.connector_config, self.error_counters,
+                                     self._stopping, self._dead_letter_queue)
+        self.errant_reporter = _ErrantRecordReporter(self)
         self.consumer = create_client(Consumer, self.consumer_config, f"consumer of {self.id}")
         topics = [t.strip() for t in self.connector_config.get("topics", "").split(",") if t.strip()]
         regex = self.connector_config.get("topics.regex", "").strip()
@@ -89,6 +132,10 @@ class SinkTaskRunner(TaskRunner):
             re.compile(regex)
         self.consumer.subscribe(subscription, on_assign=self._on_assign, on_revoke=self._on_revoke)
         task.initialize(_Context(self))
+
+    def _dead_letter_queue(self, settings: ErrorSettings) -> DeadLetterQueueReporter:
+        return DeadLetterQueueReporter(settings, self.dlq_producer_config, self.dlq_admin_config, self.connector,
+                                       self.index, self.error_counters)
 
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
         added = [TopicPartition(p.topic, p.partition) for p in partitions]
@@ -171,7 +218,6 @@ class SinkTaskRunner(TaskRunner):
         transforms = self.transforms
         no_transforms = transforms.empty
         topics_seen = self._topics_seen
-        tolerate = self.tolerate_errors
         last_raw_key: Any = _UNSET
         last_key_topic: str | None = None
         key_schema: Any = None
@@ -207,15 +253,16 @@ class SinkTaskRunner(TaskRunner):
                     self._headers(topic, raw_headers) if raw_headers else None)
                 if not no_transforms:
                     record = transforms.apply(record)  # type: ignore[arg-type]
-            except Exception as exc:  # noqa: BLE001
-                if not tolerate:
-                    raise
-                self._skip(topic, partition, offset, exc)
-                continue
+            except Exception:  # noqa: BLE001 - the slow path finds the failing stage and applies errors.*
+                last_raw_key = _UNSET
+                record = self._process_failed(m)
             if record is not None:
                 records.append(record)
         if run_topic is not None:
             positions[(run_topic, run_partition)] = last_offset + 1
+        counters = self.counters
+        counters.sink_records_read += len(messages)
+        counters.sink_records_sent += len(records)
         if self._deliver(task, records):
             self.current.update({TopicPartition(t, p): o for (t, p), o in positions.items()})
 
@@ -224,11 +271,36 @@ class SinkTaskRunner(TaskRunner):
         if self.on_topic is not None:
             self.on_topic(self.connector, self.index, topic)
 
-    def _skip(self, topic: str, partition: int, offset: int, exc: BaseException) -> None:
-        """errors.tolerance=all: a record that cannot be converted or transformed is skipped."""
-        if self.log_errors:
-            log.error("Task %s: skipping record %s-%s@%s that failed conversion: %s", self.id, topic, partition,
-                      offset, exc)
+    def _process_failed(self, m: Any) -> SinkRecord | None:
+        """A record the batch path could not convert or transform, again stage by stage under the
+        connector's errors.* settings: retried, then skipped (None) or the task fails."""
+        errors = self.errors
+        assert errors is not None
+        topic, raw_key, raw_value, raw_headers = m.topic(), m.key(), m.value(), m.headers()
+        ts_type, ts = m.timestamp()
+        failed = FailedRecord(topic, m.partition(), m.offset(), raw_key, raw_value, raw_headers, ts if ts_type else None)
+        ok, key = errors.execute(Stage.KEY_CONVERTER, self.key_converter,
+                                 lambda: self.key_converter.to_connect_data(topic, raw_key), failed)
+        if not ok:
+            return None
+        ok, value = errors.execute(Stage.VALUE_CONVERTER, self.value_converter,
+                                   lambda: self.value_converter.to_connect_data(topic, raw_value), failed)
+        if not ok:
+            return None
+        ok, headers = errors.execute(Stage.HEADER_CONVERTER, self.header_converter,
+                                     lambda: self._headers(topic, raw_headers) if raw_headers else None, failed)
+        if not ok:
+            return None
+        assert key is not None and value is not None
+        record: SinkRecord | None = SinkRecord(
+            topic, m.partition(), key[1], value[1], m.offset(), key[0], value[0], ts if ts_type else None,
+            _TIMESTAMP_TYPES.get(ts_type, "CreateTime"), headers)
+        for stage in self.transforms.stages:
+            ok, record = errors.execute(Stage.TRANSFORMATION, stage.transformation,
+                                        lambda r=record, s=stage: s.apply(r), failed)
+            if not ok or record is None:
+                return None
+        return record
 
     def _deliver(self, task: SinkTask, records: list[SinkRecord]) -> bool:
         """put() the batch, redelivering after a RetriableError; False if stopped before it went in."""
@@ -236,7 +308,11 @@ class SinkTaskRunner(TaskRunner):
             return True
         while True:
             try:
+                began = time.monotonic()
                 task.put(records)
+                counters = self.counters
+                counters.put_batches += 1
+                counters.put_batch_time_ms_total += (time.monotonic() - began) * 1000
                 return True
             except RetriableError as exc:
                 log.warning("Task %s: retriable error from put(), redelivering: %s", self.id, exc)
@@ -280,6 +356,8 @@ class SinkTaskRunner(TaskRunner):
         changed = {tp: o for tp, o in to_commit.items() if self.committed.get(tp) != o}
         if not changed:
             return
+        began = time.monotonic()
+        self._flush_error_reports()
         try:
             self.consumer.commit(offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in changed.items()],
                                  asynchronous=False)
@@ -287,8 +365,20 @@ class SinkTaskRunner(TaskRunner):
             # as the reference: a failed commit (broker away, coordinator moving) is retried at the next
             # interval; the records stay written, so at worst they are delivered again after a crash
             log.warning("Task %s: commit of offsets failed, will retry at the next commit: %s", self.id, exc)
+            self.counters.offset_commit_failures += 1
             return
         self.committed.update(changed)
+        self.counters.offset_commits += 1
+        self.counters.offset_commit_time_ms_total += (time.monotonic() - began) * 1000
+
+    def _flush_error_reports(self) -> None:
+        """Offsets of records sent to the dead letter queue are committed only once the queue has them."""
+        if self.errors is None:
+            return
+        self.errors.flush(self.flush_interval_s + 30)
+        in_flight, self.reports_in_flight = self.reports_in_flight, []
+        for done in in_flight:
+            done.set_result(None)
 
     def finish(self) -> None:
         # the task must still be alive for the final flush, so it is stopped after committing
@@ -307,6 +397,8 @@ class SinkTaskRunner(TaskRunner):
         except Exception as exc:  # noqa: BLE001
             log.warning("Task %s: close() threw: %s", self.id, exc)
         self.stop_task()
+        if self.errors is not None:
+            self.errors.close()
         try:
             consumer.close()
         except Exception as exc:  # noqa: BLE001

@@ -5,7 +5,7 @@ import logging
 import time
 from typing import Any, Iterable
 
-from confluent_kafka import KafkaError, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 
 from ..api.errors import ConnectError
 from ..api.task import OffsetStorageReader, SourceTask, SourceTaskContext, Task
@@ -13,6 +13,7 @@ from ..converters.base import Converter, HeaderConverter
 from ..storage.base import OffsetStore
 from ..storage.offset_codec import decode_value, encode_key, encode_value
 from .clients import create_client
+from .error_handling import ErrorContext, FailedRecord, RetryWithTolerance, Stage, build_operator, class_name
 from .task_runner import TaskRunner
 
 log = logging.getLogger(__name__)
@@ -74,10 +75,26 @@ class SourceTaskRunner(TaskRunner):
         self._send_error: KafkaError | None = None
         self._topics_seen: set[str] = set()
         self._store_started = False
+        self.errors: RetryWithTolerance | None = None
 
     def _on_delivery_error(self, err: KafkaError | None, msg: Any) -> None:
-        if err is not None and self._send_error is None:
+        """A record the broker refused for good (librdkafka has done its own retries by then)."""
+        if err is None:
+            return
+        errors = self.errors
+        if errors is not None and errors.settings.tolerate_all:
+            # KIP-779: tolerated like any other failed record; its offset still counts as processed
+            self._produce_failed(msg.topic(), err)
+        elif self._send_error is None:
             self._send_error = err
+
+    def _produce_failed(self, topic: str | None, err: KafkaError) -> None:
+        """A record that cannot be produced (too large, topic refused, ...): skipped under tolerance all,
+        else the task fails with the cause."""
+        errors = self.errors
+        assert errors is not None
+        self.error_counters.total_record_failures += 1
+        errors.handle(ErrorContext(Stage.KAFKA_PRODUCE, class_name(Producer), KafkaException(err), FailedRecord(topic)))
 
     def initialize(self, task: Task) -> None:
         assert isinstance(task, SourceTask)
@@ -85,6 +102,7 @@ class SourceTaskRunner(TaskRunner):
         # only failed deliveries call back: per-record callbacks would cost more than the send itself
         config["delivery.report.only.error"] = True
         config["on_delivery"] = self._on_delivery_error
+        self.errors = build_operator(self.connector, self.id, self.connector_config, self.error_counters, self._stopping)
         # the task's own view of its offsets (a connector-specific topic, KIP-618): read it before the task starts
         self.offset_store.start()
         self._store_started = True
@@ -100,8 +118,13 @@ class SourceTaskRunner(TaskRunner):
                 self.commit_offsets()
                 self.wait_while_paused()
                 continue
+            began = time.monotonic()
             records = task.poll()
+            counters = self.counters
+            counters.poll_batches += 1
+            counters.poll_batch_time_ms_total += (time.monotonic() - began) * 1000
             if records:
+                counters.source_records_polled += len(records)
                 self.send(records)
             if time.monotonic() >= next_commit:
                 self.commit_offsets()
@@ -134,7 +157,7 @@ class SourceTaskRunner(TaskRunner):
         run_offset: Any = None
         transforms = self.transforms
         has_transforms = not transforms.empty
-        tolerate = self.tolerate_errors
+        sent = 0
         for original in records:
             source_partition = original.source_partition
             if source_partition is not run_partition and source_partition != run_partition:
@@ -146,13 +169,9 @@ class SourceTaskRunner(TaskRunner):
             if has_transforms:
                 try:
                     record = transforms.apply(original)
-                except Exception as exc:  # noqa: BLE001
-                    if not tolerate:
-                        raise
-                    if self.log_errors:
-                        log.error("Task %s: skipping a record that failed a transformation: %s", self.id, exc)
-                    record = None
-                if record is None:  # filtered out: its offset still counts as processed
+                except Exception:  # noqa: BLE001 - the slow path finds the failing transform and applies errors.*
+                    record = self._transform_failed(original)
+                if record is None:  # filtered out or skipped: its offset still counts as processed
                     continue
             topic = record.topic
             key = record.key
@@ -164,18 +183,19 @@ class SourceTaskRunner(TaskRunner):
                     if key is None or type(key) in _IMMUTABLE:
                         last_key_obj, last_key_schema, last_key_bytes = key, record.key_schema, key_bytes
                 value_bytes = value_conv(topic, record.value_schema, record.value)
-            except Exception as exc:  # noqa: BLE001
-                if not tolerate:
-                    raise
-                if self.log_errors:
-                    log.error("Task %s: skipping a record that failed conversion: %s", self.id, exc)
-                continue  # its offset still counts as processed, as with the reference
+            except Exception:  # noqa: BLE001 - the slow path finds the failing converter and applies errors.*
+                last_key_obj = _UNSET
+                converted = self._convert_failed(record)
+                if converted is None:
+                    continue  # skipped: its offset still counts as processed, as with the reference
+                key_bytes, value_bytes = converted
             if record.headers or record.timestamp is not None:
                 # produce_batch takes neither headers nor timestamps: send this one on its own, after
                 # everything before it
                 self._flush_batches(by_topic)
                 current_topic = None
                 self._produce_one(topic, value_bytes, key_bytes, record)
+                sent += 1
                 continue
             destination = (topic, -1 if record.kafka_partition is None else record.kafka_partition)
             if destination != current_topic:
@@ -184,12 +204,42 @@ class SourceTaskRunner(TaskRunner):
                 if topic not in self._topics_seen:
                     self._topic_seen(topic)
             current_batch.append({"value": value_bytes, "key": key_bytes})
+            sent += 1
         if run_partition is not _UNSET and run_partition is not None:
             pending[encode_key(connector, run_partition)] = run_offset
         self._flush_batches(by_topic)
         producer.poll(0)
+        self.counters.source_records_written += sent
         if self._send_error is not None:
             raise ConnectError(f"Unrecoverable exception from producer send callback: {self._send_error}")
+
+    def _transform_failed(self, original: Any) -> Any:
+        """Transform one record stage by stage under errors.*: the result, or None when skipped."""
+        errors = self.errors
+        assert errors is not None
+        failed = FailedRecord(source_record=original)
+        record = original
+        for stage in self.transforms.stages:
+            ok, record = errors.execute(Stage.TRANSFORMATION, stage.transformation,
+                                        lambda r=record, s=stage: s.apply(r), failed)
+            if not ok or record is None:
+                return None
+        return record
+
+    def _convert_failed(self, record: Any) -> tuple[bytes | None, bytes | None] | None:
+        """Convert one record's key and value under errors.*: the bytes, or None when skipped."""
+        errors = self.errors
+        assert errors is not None
+        failed = FailedRecord(source_record=record)
+        topic = record.topic
+        ok, key = errors.execute(Stage.KEY_CONVERTER, self.key_converter,
+                                 lambda: self.key_converter.from_connect_data(topic, record.key_schema, record.key), failed)
+        if not ok:
+            return None
+        ok, value = errors.execute(Stage.VALUE_CONVERTER, self.value_converter,
+                                   lambda: self.value_converter.from_connect_data(topic, record.value_schema, record.value),
+                                   failed)
+        return (key, value) if ok else None
 
     def _flush_batches(self, by_topic: dict[tuple[str, int], list[dict[str, Any]]]) -> None:
         producer = self.producer
@@ -199,11 +249,20 @@ class SourceTaskRunner(TaskRunner):
                 queued = producer.produce_batch(topic, messages, partition=partition)
                 if queued == len(messages):
                     break
-                # queue full part-way: keep the unsent ones, in order, and let deliveries drain
-                messages = [m for m in messages if "_error" in m]
+                # keep the unsent ones, in order, while the queue is full; a record refused for good (e.g.
+                # over message.max.bytes) is never queued: retrying it would spin forever
+                unsent = []
                 for m in messages:
-                    del m["_error"]
-                producer.poll(0.05)
+                    err = m.pop("_error", None)
+                    if err is None:
+                        continue
+                    if err.code() == KafkaError._QUEUE_FULL:
+                        unsent.append(m)
+                    else:
+                        self._produce_failed(topic, err)
+                messages = unsent
+                if messages:
+                    producer.poll(0.05)
         by_topic.clear()
 
     def _produce_one(self, topic: str, value: bytes | None, key: bytes | None, record: Any) -> None:
@@ -219,6 +278,9 @@ class SourceTaskRunner(TaskRunner):
                 return
             except BufferError:
                 producer.poll(0.05)  # queue full: let deliveries drain
+            except KafkaException as exc:  # refused for good before sending (e.g. over message.max.bytes)
+                self._produce_failed(topic, exc.args[0])
+                return
 
     def _headers(self, topic: str, headers: list[Any]) -> list[tuple[str, bytes | None]]:
         convert = self.header_converter.from_connect_header
@@ -233,9 +295,11 @@ class SourceTaskRunner(TaskRunner):
         """Wait for outstanding sends, then store the offsets of everything sent before the wait."""
         if self.producer is None or self._cancelled:
             return False
+        began = time.monotonic()
         snapshot = dict(self._pending)
         remaining = self.producer.flush(self.flush_timeout_s)
         if remaining:
+            self.counters.offset_commit_failures += 1
             log.warning("Task %s: %d records not acknowledged within offset.flush.timeout.ms; offsets not committed this time",
                         self.id, remaining)
             return False
@@ -246,6 +310,8 @@ class SourceTaskRunner(TaskRunner):
             for key, value in snapshot.items():
                 if self._pending.get(key) is value:
                     del self._pending[key]
+        self.counters.offset_commits += 1
+        self.counters.offset_commit_time_ms_total += (time.monotonic() - began) * 1000
         try:
             assert self.task is not None
             self.task.commit()  # type: ignore[attr-defined]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import traceback
 from abc import ABC, abstractmethod
 from typing import Callable
@@ -60,10 +61,9 @@ class TaskRunner(ABC):
         self._started = threading.Event()
         self._state_changed = threading.Event()
         self.failed = False
-        self.tolerate_errors = connector_config.get("errors.tolerance", "none").strip().lower() == "all"
-        self.log_errors = connector_config.get("errors.log.enable", "false").strip().lower() == "true"
         self.task: Task | None = None
         self.counters = TaskCounters()
+        self.created_at = time.monotonic()  # where rates of the first metrics scrape start
         self.error_counters = ErrorCounters()
         self._thread = threading.Thread(target=self._run, name=f"task-{self.id}", daemon=True)
 

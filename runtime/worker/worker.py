@@ -16,6 +16,7 @@ from ..storage.connector_offset_store import ConnectorOffsetStore
 from ..storage.states import State, TargetState
 from ..worker_config import WorkerConfig
 from . import clients
+from .counters import WorkerCounters
 from .offsets import SourceOffsetStores
 from .converter_setup import build_converter, build_header_converter
 from .sink_runner import SinkTaskRunner
@@ -94,6 +95,7 @@ class Worker:
         self.graceful_timeout_s = config.get_int("task.shutdown.graceful.timeout.ms") / 1000
         # distributed mode: connectors with their own offsets topic (KIP-618) get a combined store
         self.source_offset_stores: SourceOffsetStores | None = None
+        self.counters = WorkerCounters()
 
     # ---- connectors -----------------------------------------------------------------------------
 
@@ -113,6 +115,15 @@ class Worker:
 
     def start_connector(self, name: str, config: dict[str, str], target: TargetState) -> bool:
         """Create the instance and bring it to `target`; False (and FAILED status) when it fails."""
+        self.counters.connector_startup_attempts += 1
+        started = self._start_connector(name, config, target)
+        if started:
+            self.counters.connector_startup_successes += 1
+        else:
+            self.counters.connector_startup_failures += 1
+        return started
+
+    def _start_connector(self, name: str, config: dict[str, str], target: TargetState) -> bool:
         try:
             connector = self.plugins.new_connector(config.get("connector.class", ""))
         except Exception as exc:  # noqa: BLE001
@@ -201,6 +212,7 @@ class Worker:
                    target: TargetState) -> bool:
         """Start one task thread; failures become a FAILED status with the trace."""
         key = (name, index)
+        self.counters.task_startup_attempts += 1
         try:
             task_config = self.resolver.resolve(task_config)
             connector_config = self.resolver.resolve(connector_config)
@@ -225,7 +237,9 @@ class Worker:
             if issubclass(desc.cls, SinkConnector):
                 runner = SinkTaskRunner(
                     consumer_config=clients.consumer_config(self.config, name, connector_config),
-                    batch_size=clients.max_poll_records(self.config, connector_config), **common)
+                    batch_size=clients.max_poll_records(self.config, connector_config),
+                    dlq_producer_config=clients.producer_config(self.config, connector_config),
+                    dlq_admin_config=clients.admin_config(self.config, connector_config, sink=True), **common)
             else:
                 runner = SourceTaskRunner(
                     producer_config=clients.producer_config(self.config, connector_config),
@@ -234,7 +248,9 @@ class Worker:
         except Exception as exc:  # noqa: BLE001
             log.error("Failed to start task %s-%s", name, index, exc_info=exc)
             self.statuses.put_task(name, index, InstanceStatus(State.FAILED, self.worker_id, format_trace(exc)))
+            self.counters.task_startup_failures += 1
             return False
+        self.counters.task_startup_successes += 1
         self.tasks[key] = runner
         runner.start()
         return True

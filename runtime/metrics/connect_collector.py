@@ -1,0 +1,234 @@
+"""The worker's metrics as Prometheus series, read from the worker at scrape time.
+
+Names and labels are what Strimzi's JMX exporter rules for Kafka Connect
+(`packaging/examples/metrics/kafka-connect-metrics.yaml`: lower-case names, `-` as `_`) make of the
+reference's MBeans, so Strimzi's Grafana dashboard and alert rules work unchanged:
+
+    connect-worker-metrics                      kafka_connect_worker_<attr>[{connector}]
+    connector-metrics      status / class ...   kafka_connect_connector_<attr>{connector, <attr>=value} = 1
+    connector-task-metrics status               kafka_connect_connector_task_status{connector, task, status} = 1
+    <group>-metrics of a task                   kafka_connect_<group>_<attr>{connector, task}
+
+Task threads only bump plain counters (runtime/worker/counters.py); this collector derives rates (over the
+reference's 30 s sample window), averages and percentages when Prometheus scrapes, so the data plane does
+no metrics work of its own.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Iterable, Iterator
+
+from prometheus_client.core import CollectorRegistry, CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from ..storage.base import InstanceStatus
+from ..worker.counters import TaskCounters
+from ..worker.source_runner import SourceTaskRunner
+from ..worker.worker import Worker
+
+WINDOW_S = 30.0  # the reference's metrics.sample.window.ms
+TASK_STATES = ("running", "paused", "failed", "unassigned", "restarting", "destroyed")
+
+
+class _Rates:
+    """Per-second rates of monotonic totals over a window of at least WINDOW_S (two samples, as the
+    reference's rate stats keep)."""
+
+    def __init__(self) -> None:
+        self._samples: dict[Any, tuple[float, float, float, float]] = {}  # key -> (t0, v0, t1, v1)
+
+    def rate(self, key: Any, value: float, since: float, now: float) -> float:
+        t0, v0, t1, v1 = self._samples.get(key, (since, 0.0, since, 0.0))
+        if now - t1 >= WINDOW_S:  # the newer sample becomes the window's start
+            t0, v0 = t1, v1
+            t1, v1 = now, value
+        self._samples[key] = (t0, v0, t1, v1)
+        elapsed = now - t0
+        return (value - v0) / elapsed if elapsed > 0 else 0.0
+
+    def forget(self, live: set[Any]) -> None:
+        for key in [k for k in self._samples if k[0] not in live]:
+            del self._samples[key]
+
+
+def _avg(total: float, count: int) -> float:
+    return total / count if count else 0.0
+
+
+def _percentage(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+class ConnectCollector(Collector):
+    """Collects from the worker the herder runs (found at scrape time: a distributed herder attaches its
+    worker after the REST server starts)."""
+
+    def __init__(self, worker_of: Callable[[], Worker | None]) -> None:
+        self._worker_of = worker_of
+        self._rates = _Rates()
+
+    def collect(self) -> Iterator[Metric]:
+        worker = self._worker_of()
+        if worker is None:
+            return iter(())
+        return iter(list(self._collect(worker)))
+
+    def _collect(self, worker: Worker) -> Iterable[Metric]:
+        now = time.monotonic()
+        me = worker.worker_id
+        connector_statuses, task_statuses = worker.statuses.all_statuses()
+        mine = {name for name, status in connector_statuses.items() if status.worker_id == me} | set(worker.connectors)
+        my_tasks = {key: status for key, status in task_statuses.items() if status.worker_id == me}
+        runners = dict(worker.tasks)  # a copy: the herder changes the dict meanwhile
+
+        yield from self._worker_metrics(worker, my_tasks)
+        yield from self._connector_metrics(worker, mine, connector_statuses)
+        yield from self._task_status(my_tasks)
+        yield from self._task_metrics(runners, now)
+        self._rates.forget(set(runners))
+
+    # ---- connect-worker-metrics -----------------------------------------------------------------
+
+    def _worker_metrics(self, worker: Worker, my_tasks: dict[tuple[str, int], InstanceStatus]) -> Iterable[Metric]:
+        c = worker.counters
+        yield GaugeMetricFamily("kafka_connect_worker_connector_count", "The number of connectors run in this worker.",
+                                value=len(worker.connectors))
+        yield GaugeMetricFamily("kafka_connect_worker_task_count", "The number of tasks run in this worker.",
+                                value=len(worker.tasks))
+        for kind, attempts, successes, failures in (
+                ("connector", c.connector_startup_attempts, c.connector_startup_successes, c.connector_startup_failures),
+                ("task", c.task_startup_attempts, c.task_startup_successes, c.task_startup_failures)):
+            for what, value in (("attempts", attempts), ("success", successes), ("failure", failures)):
+                yield CounterMetricFamily(f"kafka_connect_worker_{kind}_startup_{what}_total",
+                                          f"The total number of {kind} startups of this worker ({what}).", value=value)
+            yield GaugeMetricFamily(f"kafka_connect_worker_{kind}_startup_success_percentage",
+                                    f"The average percentage of this worker's {kind} starts that succeeded.",
+                                    value=_percentage(successes, attempts))
+            yield GaugeMetricFamily(f"kafka_connect_worker_{kind}_startup_failure_percentage",
+                                    f"The average percentage of this worker's {kind} starts that failed.",
+                                    value=_percentage(failures, attempts))
+        per_connector: dict[str, dict[str, int]] = {}
+        for (name, _), status in my_tasks.items():
+            counts = per_connector.setdefault(name, dict.fromkeys(TASK_STATES, 0))
+            state = status.state.value.lower()
+            if state in counts:
+                counts[state] += 1
+        for name in worker.connectors:
+            per_connector.setdefault(name, dict.fromkeys(TASK_STATES, 0))
+        for state in TASK_STATES:
+            family = GaugeMetricFamily(f"kafka_connect_worker_connector_{state}_task_count",
+                                       f"The number of {state} tasks of the connector on the worker.",
+                                       labels=["connector"])
+            for name, counts in per_connector.items():
+                family.add_metric([name], counts[state])
+            yield family
+        total = GaugeMetricFamily("kafka_connect_worker_connector_total_task_count",
+                                  "The number of tasks of the connector on the worker.", labels=["connector"])
+        for name, counts in per_connector.items():
+            total.add_metric([name], sum(counts.values()))
+        yield total
+
+    # ---- connector-metrics ----------------------------------------------------------------------
+
+    def _connector_metrics(self, worker: Worker, names: set[str],
+                           statuses: dict[str, InstanceStatus]) -> Iterable[Metric]:
+        status_family = GaugeMetricFamily("kafka_connect_connector_status", "Kafka Connect JMX Connector status",
+                                          labels=["connector", "status"])
+        class_family = GaugeMetricFamily("kafka_connect_connector_connector_class",
+                                         "Kafka Connect connector-class JMX metric type connector",
+                                         labels=["connector", "connector_class"])
+        type_family = GaugeMetricFamily("kafka_connect_connector_connector_type",
+                                        "Kafka Connect connector-type JMX metric type connector",
+                                        labels=["connector", "connector_type"])
+        for name in sorted(names):
+            status = statuses.get(name)
+            if status is not None:
+                status_family.add_metric([name, status.state.value.lower()], 1)
+            instance = worker.connectors.get(name)
+            if instance is not None:
+                class_family.add_metric([name, instance.config.get("connector.class", "")], 1)
+                type_family.add_metric([name, worker.connector_type(instance.config)], 1)
+        yield status_family
+        yield class_family
+        yield type_family
+
+    def _task_status(self, my_tasks: dict[tuple[str, int], InstanceStatus]) -> Iterable[Metric]:
+        family = GaugeMetricFamily("kafka_connect_connector_task_status", "Kafka Connect JMX Connector task status",
+                                   labels=["connector", "task", "status"])
+        for (name, index), status in sorted(my_tasks.items()):
+            family.add_metric([name, str(index), status.state.value.lower()], 1)
+        yield family
+
+    # ---- per-task groups ------------------------------------------------------------------------
+
+    def _task_metrics(self, runners: dict[tuple[str, int], Any], now: float) -> Iterable[Metric]:
+        labels = ["connector", "task"]
+        families: dict[str, Metric] = {}
+
+        def add(name: str, value: float, key: tuple[str, int], counter: bool = False) -> None:
+            family = families.get(name)
+            if family is None:
+                family = (CounterMetricFamily if counter else GaugeMetricFamily)(name, _HELP.get(name, name), labels=labels)
+                families[name] = family
+            family.add_metric([key[0], str(key[1])], value)
+
+        rate = self._rates.rate
+        for key, runner in sorted(runners.items()):
+            c: TaskCounters = runner.counters
+            since = runner.created_at
+            commits = c.offset_commits + c.offset_commit_failures
+            add("kafka_connect_connector_task_offset_commit_avg_time_ms", _avg(c.offset_commit_time_ms_total, c.offset_commits), key)
+            add("kafka_connect_connector_task_offset_commit_failure_percentage", _percentage(c.offset_commit_failures, commits), key)
+            add("kafka_connect_connector_task_offset_commit_success_percentage", _percentage(c.offset_commits, commits), key)
+            if isinstance(runner, SourceTaskRunner):
+                add("kafka_connect_source_task_source_record_poll_total", c.source_records_polled, key, counter=True)
+                add("kafka_connect_source_task_source_record_poll_rate", rate((key, "poll"), c.source_records_polled, since, now), key)
+                add("kafka_connect_source_task_source_record_write_total", c.source_records_written, key, counter=True)
+                add("kafka_connect_source_task_source_record_write_rate", rate((key, "write"), c.source_records_written, since, now), key)
+                add("kafka_connect_source_task_poll_batch_avg_time_ms", _avg(c.poll_batch_time_ms_total, c.poll_batches), key)
+                producer = runner.producer
+                add("kafka_connect_source_task_source_record_active_count", len(producer) if producer is not None else 0, key)
+            else:
+                add("kafka_connect_sink_task_sink_record_read_total", c.sink_records_read, key, counter=True)
+                add("kafka_connect_sink_task_sink_record_read_rate", rate((key, "read"), c.sink_records_read, since, now), key)
+                add("kafka_connect_sink_task_sink_record_send_total", c.sink_records_sent, key, counter=True)
+                add("kafka_connect_sink_task_sink_record_send_rate", rate((key, "send"), c.sink_records_sent, since, now), key)
+                add("kafka_connect_sink_task_put_batch_avg_time_ms", _avg(c.put_batch_time_ms_total, c.put_batches), key)
+                add("kafka_connect_sink_task_offset_commit_completion_total", c.offset_commits, key, counter=True)
+                add("kafka_connect_sink_task_offset_commit_completion_rate", rate((key, "commit"), c.offset_commits, since, now), key)
+            e = runner.error_counters
+            for attr in ("total_record_failures", "total_record_errors", "total_records_skipped", "total_retries",
+                         "total_errors_logged", "deadletterqueue_produce_requests", "deadletterqueue_produce_failures",
+                         "last_error_timestamp"):
+                add(f"kafka_connect_task_error_{attr}", getattr(e, attr), key)
+        yield from families.values()
+
+
+_HELP = {
+    "kafka_connect_source_task_source_record_poll_rate": "The average per-second number of records produced/polled "
+                                                         "(before transformation) by this task.",
+    "kafka_connect_source_task_source_record_write_rate": "The average per-second number of records written to "
+                                                          "Kafka for this task (after transformations).",
+    "kafka_connect_source_task_source_record_active_count": "The number of records produced by this task but not "
+                                                            "yet completely written to Kafka.",
+    "kafka_connect_sink_task_sink_record_read_rate": "The average per-second number of records read from Kafka for "
+                                                     "this task (before transformations).",
+    "kafka_connect_sink_task_sink_record_send_rate": "The average per-second number of records output from the "
+                                                     "transformations and sent/put to this task.",
+    "kafka_connect_task_error_total_record_failures": "The number of record processing failures in this task.",
+    "kafka_connect_task_error_total_record_errors": "The number of record processing errors in this task.",
+    "kafka_connect_task_error_total_records_skipped": "The number of records skipped due to errors.",
+    "kafka_connect_task_error_deadletterqueue_produce_requests": "The number of attempted writes to the dead letter queue.",
+    "kafka_connect_task_error_deadletterqueue_produce_failures": "The number of failed writes to the dead letter queue.",
+    "kafka_connect_task_error_last_error_timestamp": "The epoch timestamp when this task last encountered an error.",
+}
+
+
+def metrics_registry(worker_of: Callable[[], Worker | None]) -> CollectorRegistry:
+    """A registry of the worker's metrics only (no process or platform collectors)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(ConnectCollector(worker_of))
+    return registry
+
+
+__all__ = ["ConnectCollector", "metrics_registry"]

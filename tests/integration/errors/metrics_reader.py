@@ -1,0 +1,17 @@
+"""Reading a worker's /metrics as a test would read what Prometheus scrapes."""
+from __future__ import annotations
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.integration.scenarios.helpers import Api
+
+
+def sample(api: Api, name: str, **labels: str) -> float | None:
+    """The value of one series of the worker's /metrics (None when absent)."""
+    response = api.get("/metrics")
+    assert response.status_code == 200, response.text
+    for family in text_string_to_metric_families(response.text):
+        for s in family.samples:
+            if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
+                return s.value
+    return None
