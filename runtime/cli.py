@@ -18,6 +18,8 @@ from typing import Any
 
 from .connector_files import ConnectorFileError, ConnectorRequest, parse_connector_file
 from .embedded_broker import BrokerUnavailableError, EmbeddedBroker
+from .api.errors import ConfigError
+from .rest.server import RestSockets
 from .worker_config import WorkerConfig, read_properties
 
 log = logging.getLogger("runtime.cli")
@@ -78,8 +80,35 @@ def kafka_cluster_id(config: WorkerConfig, admin: Any = None) -> str | None:
         raise StartupError(f"Could not reach Kafka at {config.bootstrap_servers} within {timeout_s:g}s: {exc}", 2) from None
 
 
-def bind_rest_socket(config: WorkerConfig) -> socket.socket:
-    host, port = config.rest_bind()
+def bind_rest_sockets(config: WorkerConfig) -> RestSockets:
+    """A socket for every entry of `listeners`, and of `admin.listeners` when set (as the reference: unset
+    keeps /admin on the REST listeners, an empty value turns the admin endpoints off)."""
+    try:
+        main = config.listener_addresses("listeners")
+        admin = config.listener_addresses("admin.listeners") if config.get("admin.listeners") is not None else None
+    except ConfigError as exc:
+        raise StartupError(str(exc), 2) from None
+    if any(scheme == "https" for scheme, _, _ in admin or []) and main[0][0] != "https":
+        raise StartupError("Invalid value for admin.listeners: https admin listeners need https REST listeners "
+                           "(listeners.https.* settings) in this runtime", 2)
+    if len({scheme for scheme, _, _ in main}) > 1:
+        raise StartupError("Invalid value for listeners: every REST listener must use the same scheme "
+                           "(http or https) in this runtime", 2)
+    bound: list[socket.socket] = []
+    try:
+        for _, host, port in main:
+            bound.append(bind_socket(host, port))
+        admin_socks = None
+        if admin is not None:
+            admin_socks = [bind_socket(host, port) for _, host, port in admin]
+    except StartupError:
+        for sock in bound:
+            sock.close()
+        raise
+    return RestSockets(bound, admin_socks, admin_https=any(s == "https" for s, _, _ in admin or []))
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -144,7 +173,8 @@ class StandaloneRuntime:
         cluster_id = kafka_cluster_id(config, admin)
         self.broker_monitor = BrokerMonitor(lambda timeout: admin.list_topics(timeout=timeout),
                                             config.bootstrap_servers or "").start()
-        sock = bind_rest_socket(config)
+        self.sockets = bind_rest_sockets(config)
+        sock = self.sockets.main[0]
         bound_port = sock.getsockname()[1]
         worker_id = config.worker_id(bound_port)
 
@@ -169,13 +199,13 @@ class StandaloneRuntime:
             herder.start()
         except ValueError as exc:
             raise StartupError(str(exc), 2) from None
-        self._start_server(sock)
+        self._start_server()
         log.info("Kafka Connect standalone worker %s started (Kafka cluster %s)", worker_id, cluster_id)
 
-    def _start_server(self, sock: socket.socket) -> None:
+    def _start_server(self) -> None:
         from .rest.server import start_rest_server
 
-        self.server, self._server_thread = start_rest_server(self.config, self.herder, sock, self.credentials,
+        self.server, self._server_thread = start_rest_server(self.config, self.herder, self.sockets, self.credentials,
                                                              self.forward_kwargs, self.ssl_context)
 
     def apply_connector_files(self, requests: list[ConnectorRequest]) -> None:

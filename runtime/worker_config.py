@@ -85,11 +85,21 @@ class WorkerConfig(AbstractConfig):
 
     def rest_bind(self) -> tuple[str, int]:
         """Host and port of the first http listener."""
-        listeners = self.get_list("listeners") or ["http://:8083"]
-        parts = urlsplit(listeners[0])
-        if parts.scheme not in ("http", "https"):
-            raise ConfigError("listeners", listeners[0], "Listener must start with http:// or https://")
-        return parts.hostname or "0.0.0.0", parts.port or 8083
+        _, host, port = self.listener_addresses("listeners")[0]
+        return host, port
+
+    def listener_addresses(self, key: str) -> list[tuple[str, str, int]]:
+        """(scheme, host, port) of every entry of `listeners` or `admin.listeners` (in order)."""
+        entries = self.get_list(key)
+        if key == "listeners" and not entries:
+            entries = ["http://:8083"]
+        addresses = []
+        for entry in entries or []:
+            parts = urlsplit(entry.strip())
+            if parts.scheme not in ("http", "https"):
+                raise ConfigError(key, entry, "Listener must start with http:// or https://")
+            addresses.append((parts.scheme, parts.hostname or "0.0.0.0", parts.port or 8083))
+        return addresses
 
     def worker_id(self, bound_port: int | None = None) -> str:
         """`host:port` others reach this worker at (rest.advertised.* first, then the listener)."""

@@ -28,7 +28,7 @@ class DistributedRuntime:
 
     def start(self) -> None:
         from ..api.errors import ConfigError
-        from ..cli import StartupError, bind_rest_socket, kafka_cluster_id, worker_admin_client
+        from ..cli import StartupError, bind_rest_sockets, kafka_cluster_id, worker_admin_client
         from ..config_providers import ConfigResolver
         from ..plugins import Plugins
         from ..rest.security import (
@@ -68,7 +68,8 @@ class DistributedRuntime:
         cluster_id = kafka_cluster_id(config, admin)
         self.broker_monitor = BrokerMonitor(lambda timeout: admin.list_topics(timeout=timeout),
                                             config.bootstrap_servers or "").start()
-        sock = bind_rest_socket(config)
+        self.sockets = bind_rest_sockets(config)
+        sock = self.sockets.main[0]
         worker_id = config.worker_id(sock.getsockname()[1])
         url = f"{'https' if self.ssl_context is not None else 'http'}://{worker_id}"
 
@@ -93,16 +94,16 @@ class DistributedRuntime:
         try:
             herder.start()
         except (KafkaStoreError, ValueError) as exc:
-            sock.close()
+            self.sockets.close()
             raise StartupError(f"Could not start the worker's internal topics: {exc}", 2) from None
-        self._start_server(sock)
+        self._start_server()
         log.info("Kafka Connect distributed worker %s started in group %s (Kafka cluster %s)", worker_id, group_id,
                  cluster_id)
 
-    def _start_server(self, sock: socket.socket) -> None:
+    def _start_server(self) -> None:
         from ..rest.server import start_rest_server
 
-        self.server, self._server_thread = start_rest_server(self.config, self.herder, sock, self.credentials,
+        self.server, self._server_thread = start_rest_server(self.config, self.herder, self.sockets, self.credentials,
                                                              self.forward_kwargs, self.ssl_context)
 
     def stop(self) -> None:

@@ -4,27 +4,94 @@ from __future__ import annotations
 import socket
 import ssl
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from ..worker_config import WorkerConfig
 
 
-def start_rest_server(config: WorkerConfig, herder: Any, sock: socket.socket, credentials: Any = None,
+@dataclass
+class RestSockets:
+    """Bound sockets of the REST listeners, and of `admin.listeners` (None: /admin stays on the REST listeners;
+    empty: the admin endpoints are off)."""
+
+    main: list[socket.socket]
+    admin: list[socket.socket] | None = None
+    admin_https: bool = False
+
+    def close(self) -> None:
+        for sock in [*self.main, *(self.admin or [])]:
+            sock.close()
+
+
+class RestServers:
+    """The uvicorn servers of one worker (REST listeners, admin listeners), stopped and joined together."""
+
+    def __init__(self) -> None:
+        self._servers: list[Any] = []
+        self._threads: list[threading.Thread] = []
+
+    def add(self, server: Any, sockets: list[socket.socket], name: str) -> None:
+        thread = threading.Thread(target=server.run, kwargs={"sockets": sockets}, name=name, daemon=True)
+        self._servers.append(server)
+        self._threads.append(thread)
+        thread.start()
+
+    @property
+    def should_exit(self) -> bool:
+        return all(server.should_exit for server in self._servers)
+
+    @should_exit.setter
+    def should_exit(self, value: bool) -> None:
+        for server in self._servers:
+            server.should_exit = value
+
+    def join(self, timeout_s: float | None = None) -> None:
+        for thread in self._threads:
+            thread.join(timeout_s)
+
+
+class _OnlyAdmin:
+    """The admin listeners serve /admin/* only; anything else is the reference's 404."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not scope["path"].startswith("/admin/") and scope["path"] != "/admin":
+            from starlette.responses import JSONResponse
+
+            await JSONResponse({"error_code": 404, "message": "HTTP 404 Not Found"}, status_code=404)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def start_rest_server(config: WorkerConfig, herder: Any, sockets: RestSockets, credentials: Any = None,
                       forward_client_kwargs: dict[str, Any] | None = None,
-                      ssl_context: ssl.SSLContext | None = None) -> tuple[Any, threading.Thread]:
-    """The uvicorn server and its thread; set `server.should_exit` to stop it."""
+                      ssl_context: ssl.SSLContext | None = None) -> tuple[RestServers, RestServers]:
+    """Serve the REST API on every REST listener and /admin/* on the admin listeners; the returned object
+    stops (`should_exit = True`) and joins them all (returned twice: the runtimes keep a server and a thread)."""
     import uvicorn
 
     from .app import create_app
+    from .loggers import LoggerAdmin
     from .security import uvicorn_ssl_kwargs
 
-    admin_listeners = config.get("admin.listeners")
-    app = create_app(herder, admin_enabled=admin_listeners is None or admin_listeners != [],
-                     credentials=credentials, forward_client_kwargs=forward_client_kwargs)
-    server_config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                                   timeout_graceful_shutdown=5, **uvicorn_ssl_kwargs(ssl_context))
-    server = uvicorn.Server(server_config)
-    server.install_signal_handlers = lambda: None  # the CLI owns signals
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="rest-server", daemon=True)
-    thread.start()
-    return server, thread
+    loggers = LoggerAdmin()  # one logger state for both apps
+    servers = RestServers()
+
+    def serve(app: Any, socks: list[socket.socket], context: ssl.SSLContext | None, name: str) -> None:
+        server_config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                       timeout_graceful_shutdown=5, **uvicorn_ssl_kwargs(context))
+        server = uvicorn.Server(server_config)
+        server.install_signal_handlers = lambda: None  # the CLI owns signals
+        servers.add(server, socks, name)
+
+    app = create_app(herder, loggers, admin_enabled=sockets.admin is None, credentials=credentials,
+                     forward_client_kwargs=forward_client_kwargs)
+    serve(app, sockets.main, ssl_context, "rest-server")
+    if sockets.admin:
+        admin_app = create_app(herder, loggers, admin_enabled=True, credentials=credentials,
+                               forward_client_kwargs=forward_client_kwargs)
+        serve(_OnlyAdmin(admin_app), sockets.admin, ssl_context if sockets.admin_https else None, "admin-server")
+    return servers, servers
