@@ -33,14 +33,13 @@ class StartupError(Exception):
         self.code = code
 
 
-def configure_logging(level: str) -> None:
+def configure_logging(level: str, fmt: str = "text") -> None:
+    from . import log_context
     from .rest.loggers import LEVELS
 
-    logging.basicConfig(
-        level=LEVELS.get(level.upper(), logging.INFO),
-        format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
-        stream=sys.stdout,
-    )
+    logging.basicConfig(level=LEVELS.get(level.upper(), logging.INFO), stream=sys.stdout)
+    for handler in logging.getLogger().handlers:
+        log_context.install(handler, fmt.strip().lower())
     for noisy in ("uvicorn.access", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
@@ -50,7 +49,7 @@ def load_worker_config(path: Path) -> WorkerConfig:
         props = read_properties(path)
     except OSError as exc:
         raise StartupError(f"Cannot read worker properties file '{path}': {exc.strerror or exc}", 2) from None
-    configure_logging(str(props.get("log.level", "INFO")))
+    configure_logging(str(props.get("log.level", "INFO")), str(props.get("log.format", "text")))
     try:
         return WorkerConfig(props)
     except Exception as exc:  # noqa: BLE001 - any config problem is the file's

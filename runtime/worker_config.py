@@ -62,6 +62,9 @@ WORKER_CONFIG_DEF = (
                           "'disabled' and 'preparing' (which changes nothing yet) are accepted.")
     .define("log.level", Type.STRING, "INFO", ValidString.of("TRACE", "DEBUG", "INFO", "WARN", "ERROR", case_insensitive=True),
             Importance.LOW)
+    .define("log.format", Type.STRING, "text", ValidString.of("text", "json", case_insensitive=True), Importance.LOW,
+            documentation="text: the reference's layout with its connector context ([name|task-0]); json: one "
+                          "JSON object per line")
 )
 
 

@@ -9,6 +9,7 @@ from abc import ABC, abstractmethod
 from typing import Callable
 
 from ..api.task import Task
+from ..log_context import set_task_context
 from ..storage.base import InstanceStatus, StatusStore
 from ..storage.states import State, TargetState
 from .counters import ErrorCounters, TaskCounters
@@ -126,6 +127,7 @@ class TaskRunner(ABC):
         self._report(State.FAILED, format_trace(exc))
 
     def _run(self) -> None:
+        set_task_context(self.connector, self.index)
         try:
             try:
                 self.task = self.task_class()

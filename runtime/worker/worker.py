@@ -10,6 +10,7 @@ from typing import Any, Callable
 from ..api.connector import Connector, ConnectorContext, SinkConnector, SourceConnectorContext
 from ..api.task import OffsetStorageReader
 from ..config_providers import ConfigResolver
+from ..log_context import connector_context
 from ..plugins import Plugins
 from ..storage.base import InstanceStatus, OffsetStore, StatusStore
 from ..storage.connector_offset_store import ConnectorOffsetStore
@@ -116,7 +117,8 @@ class Worker:
     def start_connector(self, name: str, config: dict[str, str], target: TargetState) -> bool:
         """Create the instance and bring it to `target`; False (and FAILED status) when it fails."""
         self.counters.connector_startup_attempts += 1
-        started = self._start_connector(name, config, target)
+        with connector_context(name):
+            started = self._start_connector(name, config, target)
         if started:
             self.counters.connector_startup_successes += 1
         else:
@@ -124,6 +126,7 @@ class Worker:
         return started
 
     def _start_connector(self, name: str, config: dict[str, str], target: TargetState) -> bool:
+        log.info("Creating connector %s of type %s", name, config.get("connector.class", ""))
         try:
             connector = self.plugins.new_connector(config.get("connector.class", ""))
         except Exception as exc:  # noqa: BLE001
@@ -141,9 +144,13 @@ class Worker:
         except Exception as exc:  # noqa: BLE001
             self.fail_connector(name, exc)
             return False
-        return self.transition_connector(name, target)
+        return self._transition_connector(name, target)
 
     def transition_connector(self, name: str, target: TargetState) -> bool:
+        with connector_context(name):
+            return self._transition_connector(name, target)
+
+    def _transition_connector(self, name: str, target: TargetState) -> bool:
         instance = self.connectors.get(name)
         if instance is None:
             return False
