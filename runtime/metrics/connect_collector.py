@@ -85,6 +85,7 @@ class ConnectCollector(Collector):
         yield from self._connector_metrics(worker, mine, connector_statuses)
         yield from self._task_status(my_tasks)
         yield from self._task_metrics(runners, now)
+        yield from self._client_metrics(runners)
         self._rates.forget(set(runners))
 
     # ---- connect-worker-metrics -----------------------------------------------------------------
@@ -202,6 +203,38 @@ class ConnectCollector(Collector):
                          "last_error_timestamp"):
                 add(f"kafka_connect_task_error_{attr}", getattr(e, attr), key)
         yield from families.values()
+
+
+    # ---- Kafka clients, from librdkafka's statistics ---------------------------------------------
+
+    def _client_metrics(self, runners: dict[tuple[str, int], Any]) -> Iterable[Metric]:
+        """As Strimzi renders the Java clients' producer-metrics / producer-topic-metrics / consumer-metrics /
+        consumer-fetch-manager-metrics (librdkafka's totals: bytes to and from the brokers, lag per partition)."""
+        out_bytes = CounterMetricFamily("kafka_producer_outgoing_byte_total",
+                                        "The total number of bytes sent to all brokers.", labels=["clientId"])
+        topic_bytes = CounterMetricFamily("kafka_producer_topic_byte_total",
+                                          "The total number of bytes sent for a topic.", labels=["clientId", "topic"])
+        in_bytes = CounterMetricFamily("kafka_consumer_incoming_byte_total",
+                                       "The total number of bytes received from all brokers.", labels=["clientId"])
+        lag = GaugeMetricFamily("kafka_consumer_fetch_manager_records_lag",
+                                "The latest lag of the partition.", labels=["clientId", "topic", "partition"])
+        for key, runner in sorted(runners.items()):
+            stats = runner.client_stats
+            if not stats:
+                continue
+            client = str(stats.get("client_id") or f"{key[0]}-{key[1]}")
+            if isinstance(runner, SourceTaskRunner):
+                out_bytes.add_metric([client], stats.get("tx_bytes", 0))
+                for topic, info in (stats.get("topics") or {}).items():
+                    sent = sum(p.get("txbytes", 0) for pid, p in (info.get("partitions") or {}).items() if pid != "-1")
+                    topic_bytes.add_metric([client, topic], sent)
+            else:
+                in_bytes.add_metric([client], stats.get("rx_bytes", 0))
+                for topic, info in (stats.get("topics") or {}).items():
+                    for pid, p in (info.get("partitions") or {}).items():
+                        if pid != "-1" and p.get("consumer_lag", -1) >= 0:
+                            lag.add_metric([client, topic, pid], p["consumer_lag"])
+        yield from (out_bytes, topic_bytes, in_bytes, lag)
 
 
 _HELP = {

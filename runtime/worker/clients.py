@@ -20,7 +20,12 @@ JAVA_ONLY_CLIENT_PROPERTIES = {
     "receive.buffer.bytes", "request.timeout.ms", "delivery.timeout.ms", "ssl.engine.factory.class",
 }
 
+# librdkafka's statistics feed the client metrics at /metrics (bytes in and out, consumer lag); one small
+# JSON document per client and interval
+STATISTICS_INTERVAL = {"statistics.interval.ms": "30000"}
+
 PRODUCER_DEFAULTS = {
+    **STATISTICS_INTERVAL,
     "acks": "all",
     "linger.ms": "5",
     "batch.num.messages": "10000",
@@ -29,6 +34,7 @@ PRODUCER_DEFAULTS = {
     "compression.type": "none",
 }
 CONSUMER_DEFAULTS = {
+    **STATISTICS_INTERVAL,
     "enable.auto.commit": "false",
     "enable.auto.offset.store": "false",
     "auto.offset.reset": "earliest",

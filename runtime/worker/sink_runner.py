@@ -122,7 +122,8 @@ class SinkTaskRunner(TaskRunner):
         self.errors = build_operator(self.connector, self.id, self.connector_config, self.error_counters,
                                      self._stopping, self._dead_letter_queue)
         self.errant_reporter = _ErrantRecordReporter(self)
-        self.consumer = create_client(Consumer, self.consumer_config, f"consumer of {self.id}")
+        config = {"client.id": f"connector-consumer-{self.id}", **self.consumer_config, "stats_cb": self.on_client_stats}
+        self.consumer = create_client(Consumer, config, f"consumer of {self.id}")
         topics = [t.strip() for t in self.connector_config.get("topics", "").split(",") if t.strip()]
         regex = self.connector_config.get("topics.regex", "").strip()
         subscription = topics if topics else ["^" + regex.lstrip("^")] if regex else []

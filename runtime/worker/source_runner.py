@@ -102,6 +102,8 @@ class SourceTaskRunner(TaskRunner):
         # only failed deliveries call back: per-record callbacks would cost more than the send itself
         config["delivery.report.only.error"] = True
         config["on_delivery"] = self._on_delivery_error
+        config["stats_cb"] = self.on_client_stats
+        config.setdefault("client.id", f"connector-producer-{self.id}")  # the reference's client id
         self.errors = build_operator(self.connector, self.id, self.connector_config, self.error_counters, self._stopping)
         # the task's own view of its offsets (a connector-specific topic, KIP-618): read it before the task starts
         self.offset_store.start()

@@ -6,7 +6,9 @@ import threading
 import time
 import traceback
 from abc import ABC, abstractmethod
-from typing import Callable
+from typing import Any, Callable
+
+import orjson
 
 from ..api.task import Task
 from ..log_context import set_task_context
@@ -65,6 +67,7 @@ class TaskRunner(ABC):
         self.task: Task | None = None
         self.counters = TaskCounters()
         self.created_at = time.monotonic()  # where rates of the first metrics scrape start
+        self.client_stats: dict[str, Any] | None = None  # librdkafka's latest statistics of the task's client
         self.error_counters = ErrorCounters()
         self._thread = threading.Thread(target=self._run, name=f"task-{self.id}", daemon=True)
 
@@ -113,6 +116,13 @@ class TaskRunner(ABC):
     @property
     def stopping(self) -> bool:
         return self._stopping.is_set()
+
+    def on_client_stats(self, raw: str) -> None:
+        """librdkafka's `stats_cb` (on the task thread, from poll/consume): kept for the next scrape."""
+        try:
+            self.client_stats = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            log.debug("Task %s: unreadable client statistics", self.id)
 
     # ---- the thread -----------------------------------------------------------------------------
 
