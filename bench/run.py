@@ -14,16 +14,18 @@ ratio >= 0.8 against the raw loops, >= 1.0 against the oracle. Nothing here asse
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -366,9 +368,35 @@ def bench_memory(bootstrap: str, count: int, workdir: Path, use_oracle: bool, se
 
 # ---- driver ------------------------------------------------------------------------------------
 
-def worker_props(bootstrap: str) -> dict[str, Any]:
+def worker_props(bootstrap: str, metrics: bool = True) -> dict[str, Any]:
+    # metrics on: librdkafka's statistics every second (the worker's default is 30 s) and /metrics scraped
+    # every second (see `scraping`); off: no statistics, no scrapes
+    interval = 1000 if metrics else 0
     return {"bootstrap.servers": bootstrap, "offset.flush.interval.ms": FLUSH_INTERVAL_MS,
-            "consumer.session.timeout.ms": SESSION_TIMEOUT_MS, "log.level": "WARN"}
+            "consumer.session.timeout.ms": SESSION_TIMEOUT_MS, "log.level": "WARN",
+            "producer.statistics.interval.ms": interval, "consumer.statistics.interval.ms": interval}
+
+
+@contextlib.contextmanager
+def scraping(url: str, enabled: bool) -> Iterator[list[int]]:
+    """GET /metrics every second while the block runs, as a Prometheus server would; yields the scrape count."""
+    done, count = threading.Event(), [0]
+
+    def scrape() -> None:
+        with httpx.Client(timeout=10) as client:
+            while not done.wait(1.0):
+                if client.get(url + "/metrics").status_code == 200:
+                    count[0] += 1
+
+    thread = threading.Thread(target=scrape, daemon=True)
+    if enabled:
+        thread.start()
+    try:
+        yield count
+    finally:
+        done.set()
+        if enabled:
+            thread.join()
 
 
 def print_table(rows: list[Row]) -> None:
@@ -397,6 +425,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, help="rounds per comparison, best of each side kept "
                         "(default 1 quick, 2 full)")
     parser.add_argument("--no-oracle", action="store_true", help="skip the Java oracle")
+    parser.add_argument("--metrics", choices=["on", "off"], default="on",
+                        help="on (default): client statistics every second and /metrics scraped every second during "
+                             "(a)-(c); off: neither. Compare the ratios of one run of each")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "latest.json")
     args = parser.parse_args(argv)
     n = args.records or (100_000 if args.quick else 1_000_000)
@@ -428,20 +459,23 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if set(args.only) & set("abc"):
-            with WorkerProcess(workdir / "worker", bootstrap, props=worker_props(bootstrap)) as worker:
+            metrics = args.metrics == "on"
+            with WorkerProcess(workdir / "worker", bootstrap, props=worker_props(bootstrap, metrics)) as worker, \
+                    scraping(worker.url, metrics) as scrapes:
                 section("a", lambda: bench_sequence_source(bootstrap, worker, n, schemas_enable, repeat))
                 section("b", lambda: bench_recording_sink(bootstrap, worker, n, schemas_enable, workdir, repeat))
                 section("c", lambda: bench_filestream(bootstrap, worker, lines, workdir, use_oracle, repeat))
+            log(f"metrics {args.metrics}: {scrapes[0]} scrapes of /metrics")
         section("d", lambda: bench_memory(bootstrap, args.connectors, workdir, use_oracle, 3 if args.quick else 10))
     finally:
         broker.stop()
 
     print_table(rows)
     load_after = s.load_average()
-    print(f"load average {load_before:.1f} before, {load_after:.1f} after, on {os.cpu_count()} CPUs; "
+    print(f"metrics {args.metrics}; load average {load_before:.1f} before, {load_after:.1f} after, on {os.cpu_count()} CPUs; "
           f"best of {repeat} round(s) per side")
     result = {
-        "mode": "quick" if args.quick else "full", "records": n, "lines": lines, "schemas_enable": schemas_enable,
+        "mode": "quick" if args.quick else "full", "metrics": args.metrics, "records": n, "lines": lines, "schemas_enable": schemas_enable,
         "connectors": args.connectors, "repeat": repeat, "python": platform.python_version(),
         "machine": platform.machine(), "cpus": os.cpu_count(), "load_average": [load_before, load_after], "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "rows": [{**asdict(r), "ratio": r.ratio} for r in rows], "errors": errors,

@@ -76,6 +76,9 @@ class SourceTaskRunner(TaskRunner):
         self._topics_seen: set[str] = set()
         self._store_started = False
         self.errors: RetryWithTolerance | None = None
+        # a stop came while records waited for room in the producer's queue (broker away): they were never
+        # sent, so no offset may be committed any more (they are polled again after a restart)
+        self._abandoned_sends = False
 
     def _on_delivery_error(self, err: KafkaError | None, msg: Any) -> None:
         """A record the broker refused for good (librdkafka has done its own retries by then)."""
@@ -253,6 +256,9 @@ class SourceTaskRunner(TaskRunner):
                     break
                 # keep the unsent ones, in order, while the queue is full; a record refused for good (e.g.
                 # over message.max.bytes) is never queued: retrying it would spin forever
+                if self.stopping:
+                    self._abandon_sends()
+                    break
                 unsent = []
                 for m in messages:
                     err = m.pop("_error", None)
@@ -279,10 +285,19 @@ class SourceTaskRunner(TaskRunner):
                 producer.produce(topic, value, key, partition, timestamp=record.timestamp or 0, headers=headers)
                 return
             except BufferError:
+                if self.stopping:
+                    self._abandon_sends()
+                    return
                 producer.poll(0.05)  # queue full: let deliveries drain
             except KafkaException as exc:  # refused for good before sending (e.g. over message.max.bytes)
                 self._produce_failed(topic, exc.args[0])
                 return
+
+    def _abandon_sends(self) -> None:
+        if not self._abandoned_sends:
+            log.warning("Task %s: stopping with records the producer could not queue (is the broker reachable?); "
+                        "no further offsets are committed, so they are polled again after a restart", self.id)
+        self._abandoned_sends = True
 
     def _headers(self, topic: str, headers: list[Any]) -> list[tuple[str, bytes | None]]:
         convert = self.header_converter.from_connect_header
@@ -295,7 +310,7 @@ class SourceTaskRunner(TaskRunner):
 
     def commit_offsets(self) -> bool:
         """Wait for outstanding sends, then store the offsets of everything sent before the wait."""
-        if self.producer is None or self._cancelled:
+        if self.producer is None or self._cancelled or self._abandoned_sends:
             return False
         began = time.monotonic()
         snapshot = dict(self._pending)
@@ -344,7 +359,7 @@ class SourceTaskRunner(TaskRunner):
             # records acknowledged before the failure are safe to commit; others are retried on restart
             try:
                 self.producer.flush(self.flush_timeout_s)
-                if self._send_error is None and self._pending:
+                if self._send_error is None and self._pending and not self._abandoned_sends:
                     self.offset_store.set({k: encode_value(v) for k, v in self._pending.items()})
             except Exception as exc:  # noqa: BLE001
                 log.error("Task %s: offset commit after failure failed: %s", self.id, exc)
