@@ -21,6 +21,7 @@ from ..storage.kafka_config_store import ConfigUpdateListener, KafkaConfigStore
 from ..storage.kafka_config_store import RestartRequest as StoredRestartRequest
 from ..storage.kafka_status_store import KafkaStatusStore
 from ..storage.states import State, TargetState
+from ..worker.counters import RebalanceCounters
 from ..worker.offsets import OffsetsManager
 from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
@@ -103,6 +104,7 @@ class GroupMember(ConfigUpdateListener):
 
     def attach_worker(self, worker: Worker) -> None:
         self.worker = worker
+        worker.rebalance = RebalanceCounters()
         worker._reconfigure = self._request_reconfiguration  # connector contexts call back into the herder
         worker._on_topic = self._record_topic
 
@@ -414,9 +416,17 @@ class GroupMember(ConfigUpdateListener):
                     or self.status_store.topics(name):
                 self._forget_deleted(name)  # deleted while we owned it: tombstone what is left
         # revocations are done: acknowledge the generation
+        rebalance = worker.rebalance
         if self._applied_generation != generation and not fenced:
             self._applied_generation = generation
             self._heartbeat_now.set()
+            if rebalance is not None:
+                rebalance.completed_rebalances += 1
+                rebalance.epoch = generation
+                rebalance.leader_name = assignment.leader or ""
+                rebalance.last_rebalance_monotonic = time.monotonic()
+        if rebalance is not None:
+            rebalance.rebalancing = fenced or self._applied_generation != generation
         # 3. start or move connectors to their target state
         for name in sorted(mine_c):
             state = connectors[name]

@@ -22,7 +22,7 @@ from prometheus_client.core import CollectorRegistry, CounterMetricFamily, Gauge
 from prometheus_client.registry import Collector
 
 from ..storage.base import InstanceStatus
-from ..worker.counters import TaskCounters
+from ..worker.counters import RebalanceCounters, TaskCounters
 from ..worker.source_runner import SourceTaskRunner
 from ..worker.worker import Worker
 
@@ -82,6 +82,8 @@ class ConnectCollector(Collector):
         runners = dict(worker.tasks)  # a copy: the herder changes the dict meanwhile
 
         yield from self._worker_metrics(worker, my_tasks)
+        if worker.rebalance is not None:
+            yield from self._rebalance_metrics(worker.rebalance, now)
         yield from self._connector_metrics(worker, mine, connector_statuses)
         yield from self._task_status(my_tasks)
         yield from self._task_metrics(runners, now)
@@ -128,6 +130,24 @@ class ConnectCollector(Collector):
         for name, counts in per_connector.items():
             total.add_metric([name], sum(counts.values()))
         yield total
+
+    def _rebalance_metrics(self, r: RebalanceCounters, now: float) -> Iterable[Metric]:
+        """connect-worker-rebalance-metrics (distributed mode)."""
+        yield CounterMetricFamily("kafka_connect_worker_rebalance_completed_rebalances_total",
+                                  "The total number of rebalances completed by this worker.",
+                                  value=r.completed_rebalances)
+        yield GaugeMetricFamily("kafka_connect_worker_rebalance_epoch", "The epoch or generation number of this worker.",
+                                value=r.epoch)
+        yield GaugeMetricFamily("kafka_connect_worker_rebalance_rebalancing",
+                                "Whether this worker is currently rebalancing.", value=int(r.rebalancing))
+        since = -1.0 if r.last_rebalance_monotonic is None else (now - r.last_rebalance_monotonic) * 1000
+        yield GaugeMetricFamily("kafka_connect_worker_rebalance_time_since_last_rebalance_ms",
+                                "The time in milliseconds since this worker completed the most recent rebalance.",
+                                value=since)
+        leader = GaugeMetricFamily("kafka_connect_worker_rebalance_leader_name", "The name of the group leader.",
+                                   labels=["leader_name"])
+        leader.add_metric([r.leader_name], 1)
+        yield leader
 
     # ---- connector-metrics ----------------------------------------------------------------------
 

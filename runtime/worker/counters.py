@@ -55,3 +55,14 @@ class WorkerCounters:
     task_startup_attempts: int = 0
     task_startup_successes: int = 0
     task_startup_failures: int = 0
+
+
+@dataclass
+class RebalanceCounters:
+    """connect-worker-rebalance-metrics of a distributed worker (the group member keeps them)."""
+
+    completed_rebalances: int = 0
+    epoch: int = -1  # the assignment generation this worker applied
+    leader_name: str = ""
+    rebalancing: bool = False
+    last_rebalance_monotonic: float | None = None

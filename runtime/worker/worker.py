@@ -17,7 +17,7 @@ from ..storage.connector_offset_store import ConnectorOffsetStore
 from ..storage.states import State, TargetState
 from ..worker_config import WorkerConfig
 from . import clients
-from .counters import WorkerCounters
+from .counters import RebalanceCounters, WorkerCounters
 from .offsets import SourceOffsetStores
 from .converter_setup import build_converter, build_header_converter
 from .sink_runner import SinkTaskRunner
@@ -97,6 +97,7 @@ class Worker:
         # distributed mode: connectors with their own offsets topic (KIP-618) get a combined store
         self.source_offset_stores: SourceOffsetStores | None = None
         self.counters = WorkerCounters()
+        self.rebalance: RebalanceCounters | None = None  # distributed mode: set by the group member
 
     # ---- connectors -----------------------------------------------------------------------------
 

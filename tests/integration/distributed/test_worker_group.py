@@ -241,3 +241,34 @@ def test_full_cluster_restart_keeps_connectors_and_target_states(cluster: Cluste
         cluster.wait_state(running, "RUNNING", 2, via=i)
     assert cluster.api(2).put(f"/connectors/{paused}/resume").status_code == 202
     cluster.wait_state(paused, "RUNNING", 2, via=0)
+
+
+def test_rebalance_metrics_agree_across_the_group(cluster: Cluster) -> None:
+    """connect-worker-rebalance-metrics at /metrics: every worker applied the same generation from the same
+    leader and none is rebalancing once the group has settled."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    def rebalance_view(index: int) -> tuple[float, str, float, float] | None:
+        values: dict[str, float] = {}
+        leader = ""
+        for family in text_string_to_metric_families(cluster.api(index).get("/metrics").text):
+            for s in family.samples:
+                if s.name.startswith("kafka_connect_worker_rebalance_"):
+                    values[s.name] = s.value
+                    leader = s.labels.get("leader_name", leader)
+        if values.get("kafka_connect_worker_rebalance_rebalancing") != 0:
+            return None
+        return (values["kafka_connect_worker_rebalance_epoch"], leader,
+                values["kafka_connect_worker_rebalance_completed_rebalances_total"],
+                values["kafka_connect_worker_rebalance_time_since_last_rebalance_ms"])
+
+    def agreed() -> list[tuple[float, str, float, float]] | None:
+        views = [rebalance_view(i) for i in range(len(cluster.workers))]
+        if any(v is None for v in views) or len({(v[0], v[1]) for v in views}) != 1:  # type: ignore[index]
+            return None
+        return views  # type: ignore[return-value]
+
+    views = wait_for(agreed, 60, what="every worker on one generation")
+    epoch, leader, _, _ = views[0]
+    assert epoch >= 0 and leader in {cluster.worker_id(i) for i in range(len(cluster.workers))}
+    assert all(completed >= 1 and since >= 0 for _, _, completed, since in views)
