@@ -268,7 +268,12 @@ def test_rebalance_metrics_agree_across_the_group(cluster: Cluster) -> None:
             return None
         return views  # type: ignore[return-value]
 
+    name = unique("rebalanced")
+    response = cluster.api(1).post("/connectors", json={"name": name, "config": {
+        "connector.class": SOURCE, "topic": unique("t"), "tasks.max": "2"}})
+    assert response.status_code == 201, response.text
+    cluster.wait_state(name, "RUNNING", 2)  # placing its work took an assignment from the leader
     views = wait_for(agreed, 60, what="every worker on one generation")
     epoch, leader, _, _ = views[0]
-    assert epoch >= 0 and leader in {cluster.worker_id(i) for i in range(len(cluster.workers))}
+    assert epoch >= 1 and leader in {cluster.worker_id(i) for i in range(len(cluster.workers))}
     assert all(completed >= 1 and since >= 0 for _, _, completed, since in views)
