@@ -80,11 +80,14 @@ def kafka_cluster_id(config: WorkerConfig, admin: Any = None) -> str | None:
 
 
 def bind_rest_sockets(config: WorkerConfig) -> RestSockets:
-    """A socket for every entry of `listeners`, and of `admin.listeners` when set (as the reference: unset
-    keeps /admin on the REST listeners, an empty value turns the admin endpoints off)."""
+    """A socket for every entry of `listeners`, of `admin.listeners` when set (as the reference: unset keeps
+    /admin on the REST listeners, an empty value turns the admin endpoints off) and of `metrics.listeners`."""
     try:
         main = config.listener_addresses("listeners")
         admin = config.listener_addresses("admin.listeners") if config.get("admin.listeners") is not None else None
+        metrics = config.listener_addresses("metrics.listeners")
+        if any(scheme != "http" for scheme, _, _ in metrics):
+            raise ConfigError("metrics.listeners", config.get("metrics.listeners"), "Metrics listeners are http only")
     except ConfigError as exc:
         raise StartupError(str(exc), 2) from None
     if any(scheme == "https" for scheme, _, _ in admin or []) and main[0][0] != "https":
@@ -94,17 +97,24 @@ def bind_rest_sockets(config: WorkerConfig) -> RestSockets:
         raise StartupError("Invalid value for listeners: every REST listener must use the same scheme "
                            "(http or https) in this runtime", 2)
     bound: list[socket.socket] = []
+
+    def bind_each(addresses: list[tuple[str, str, int]]) -> list[socket.socket]:
+        socks = []
+        for _, host, port in addresses:
+            socks.append(bind_socket(host, port))
+            bound.append(socks[-1])
+        return socks
+
     try:
-        for _, host, port in main:
-            bound.append(bind_socket(host, port))
-        admin_socks = None
-        if admin is not None:
-            admin_socks = [bind_socket(host, port) for _, host, port in admin]
+        main_socks = bind_each(main)
+        admin_socks = None if admin is None else bind_each(admin)
+        metrics_socks = bind_each(metrics)
     except StartupError:
         for sock in bound:
             sock.close()
         raise
-    return RestSockets(bound, admin_socks, admin_https=any(s == "https" for s, _, _ in admin or []))
+    return RestSockets(main_socks, admin_socks, admin_https=any(s == "https" for s, _, _ in admin or []),
+                       metrics=metrics_socks)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

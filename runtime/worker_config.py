@@ -35,6 +35,9 @@ WORKER_CONFIG_DEF = (
     .define("rest.advertised.port", Type.INT, None, importance=Importance.LOW)
     .define("rest.advertised.listener", Type.STRING, None, importance=Importance.LOW)
     .define("admin.listeners", Type.LIST, None, importance=Importance.LOW)
+    .define("metrics.listeners", Type.LIST, None, importance=Importance.LOW,
+            documentation="Extra http listeners serving only GET /metrics, without authentication (like the "
+                          "JMX exporter's port 9404 that Strimzi scrapes); the REST listeners serve it too")
     .define("key.converter", Type.CLASS, JSON_CONVERTER, importance=Importance.HIGH)
     .define("value.converter", Type.CLASS, JSON_CONVERTER, importance=Importance.HIGH)
     .define("header.converter", Type.CLASS, SIMPLE_HEADER_CONVERTER, importance=Importance.LOW)

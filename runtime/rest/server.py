@@ -4,7 +4,7 @@ from __future__ import annotations
 import socket
 import ssl
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..worker_config import WorkerConfig
@@ -18,9 +18,10 @@ class RestSockets:
     main: list[socket.socket]
     admin: list[socket.socket] | None = None
     admin_https: bool = False
+    metrics: list[socket.socket] = field(default_factory=list)  # `metrics.listeners`: GET /metrics only
 
     def close(self) -> None:
-        for sock in [*self.main, *(self.admin or [])]:
+        for sock in [*self.main, *(self.admin or []), *self.metrics]:
             sock.close()
 
 
@@ -51,14 +52,16 @@ class RestServers:
             thread.join(timeout_s)
 
 
-class _OnlyAdmin:
-    """The admin listeners serve /admin/* only; anything else is the reference's 404."""
+class _OnlyPaths:
+    """A listener of one purpose (admin, metrics) serves its paths only; anything else is the reference's 404."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, prefix: str) -> None:
         self.app = app
+        self.prefix = prefix
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and not scope["path"].startswith("/admin/") and scope["path"] != "/admin":
+        path = scope.get("path", "")
+        if scope["type"] == "http" and path != self.prefix and not path.startswith(self.prefix + "/"):
             from starlette.responses import JSONResponse
 
             await JSONResponse({"error_code": 404, "message": "HTTP 404 Not Found"}, status_code=404)(scope, receive, send)
@@ -93,5 +96,9 @@ def start_rest_server(config: WorkerConfig, herder: Any, sockets: RestSockets, c
     if sockets.admin:
         admin_app = create_app(herder, loggers, admin_enabled=True, credentials=credentials,
                                forward_client_kwargs=forward_client_kwargs)
-        serve(_OnlyAdmin(admin_app), sockets.admin, ssl_context if sockets.admin_https else None, "admin-server")
+        serve(_OnlyPaths(admin_app, "/admin"), sockets.admin, ssl_context if sockets.admin_https else None,
+              "admin-server")
+    if sockets.metrics:
+        metrics_app = create_app(herder, loggers, admin_enabled=False)  # no credentials: a scrape port
+        serve(_OnlyPaths(metrics_app, "/metrics"), sockets.metrics, None, "metrics-server")
     return servers, servers
