@@ -1,14 +1,56 @@
 """Connector lifecycle operators. Each is idempotent, so Airflow retries are always safe."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+import time
+from datetime import timedelta
+from typing import Any, Mapping, Sequence
 
+from airflow.configuration import conf
 from airflow.sdk import Context
 
 from airflow_provider_connect.errors import ConnectNotFoundError, ConnectorConflictError
 from airflow_provider_connect.hooks.base import normalise_config
 from airflow_provider_connect.operators.base import ConnectOperatorBase, info_summary, load_config
-from airflow_provider_connect.status import ConnectState
+from airflow_provider_connect.sensors.connector import handle_trigger_event
+from airflow_provider_connect.status import ConnectState, Verdict, evaluate_status
+from airflow_provider_connect.triggers.connector import ConnectorStateTrigger
+
+
+class _WaitsForState(ConnectOperatorBase):
+    """An operator that may wait for a connector state after its request: polling in the worker slot, or,
+    with `deferrable` (default: `[operators] default_deferrable`), in the triggerer."""
+
+    def __init__(self, *, connector_name: str, wait_timeout: float = 300.0, poll_interval: float = 2.0,
+                 deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+                 **kwargs: Any) -> None:
+        super().__init__(connector_name=connector_name, **kwargs)
+        self.wait_timeout = wait_timeout
+        self.poll_interval = poll_interval
+        self.deferrable = deferrable
+
+    def wait_for(self, target: ConnectState, result: Any) -> Any:
+        """Wait until `target` (connector and tasks), then return `result` (through the trigger's event when
+        deferred)."""
+        if not self.deferrable:
+            self.hook.wait_for_state(self.connector_name, target, include_tasks=True, timeout=self.wait_timeout,
+                                     poll_interval=self.poll_interval)
+            return result
+        status = self.hook.get_connector_status_or_none(self.connector_name)
+        if evaluate_status(status, target, include_tasks=True).verdict is Verdict.SUCCESS:
+            return result  # already there: no need to occupy the triggerer
+        self.defer(
+            trigger=ConnectorStateTrigger(connector_name=self.connector_name, target_state=target.value,
+                                          deadline=time.time() + self.wait_timeout,
+                                          kafka_connect_conn_id=self.kafka_connect_conn_id, include_tasks=True,
+                                          poll_interval=self.poll_interval),
+            method_name="execute_complete", kwargs={"result": result},
+            timeout=timedelta(seconds=self.wait_timeout))
+
+    def execute_complete(self, context: Context, event: Mapping[str, Any] | None = None,
+                         result: Any = None) -> Any:
+        handle_trigger_event(event)  # raises on a failed, timed-out or unexpected state
+        self.log.info("Connector %s reached the state it waited for", self.connector_name)
+        return result
 
 
 class ConnectorCreateOperator(ConnectOperatorBase):
@@ -103,15 +145,12 @@ class ConnectorDeleteOperator(ConnectOperatorBase):
         return {"name": name, "deleted": deleted, "offsets_reset": reset_message}
 
 
-class _StateChangeOperator(ConnectOperatorBase):
+class _StateChangeOperator(_WaitsForState):
     target: ConnectState
 
-    def __init__(self, *, connector_name: str, wait_for_state: bool = False, wait_timeout: float = 300.0,
-                 poll_interval: float = 2.0, **kwargs: Any) -> None:
+    def __init__(self, *, connector_name: str, wait_for_state: bool = False, **kwargs: Any) -> None:
         super().__init__(connector_name=connector_name, **kwargs)
         self.wait_for_state = wait_for_state
-        self.wait_timeout = wait_timeout
-        self.poll_interval = poll_interval
 
     def change(self) -> None:
         raise NotImplementedError
@@ -120,8 +159,7 @@ class _StateChangeOperator(ConnectOperatorBase):
         self.change()
         self.log.info("Requested %s for connector %s", self.target.value, self.connector_name)
         if self.wait_for_state:
-            self.hook.wait_for_state(self.connector_name, self.target, include_tasks=True,
-                                     timeout=self.wait_timeout, poll_interval=self.poll_interval)
+            return self.wait_for(self.target, self.target.value)
         return self.target.value
 
 
@@ -152,30 +190,27 @@ class ConnectorStopOperator(_StateChangeOperator):
         self.hook.stop_connector(self.connector_name)
 
 
-class ConnectorRestartOperator(ConnectOperatorBase):
+class ConnectorRestartOperator(_WaitsForState):
     """POST restart (KIP-745) with `include_tasks` / `only_failed`; optionally wait until RUNNING.
 
     Returns the restarted instances (`["connector", "task-0", ...]`) as read from the server's plan.
     """
 
     def __init__(self, *, connector_name: str, include_tasks: bool = False, only_failed: bool = False,
-                 wait_for_running: bool = False, wait_timeout: float = 300.0, poll_interval: float = 2.0,
-                 **kwargs: Any) -> None:
+                 wait_for_running: bool = False, **kwargs: Any) -> None:
         super().__init__(connector_name=connector_name, **kwargs)
         self.include_tasks = include_tasks
         self.only_failed = only_failed
         self.wait_for_running = wait_for_running
-        self.wait_timeout = wait_timeout
-        self.poll_interval = poll_interval
 
     def execute(self, context: Context) -> dict[str, Any]:
         plan = self.hook.restart_connector(self.connector_name, self.include_tasks, self.only_failed)
         restarted = restarted_instances(plan) if plan is not None else ["connector"]
         self.log.info("Restart of %s: %s", self.connector_name, ", ".join(restarted) or "nothing to restart")
+        result = {"name": self.connector_name, "restarted": restarted}
         if self.wait_for_running:
-            self.hook.wait_for_state(self.connector_name, ConnectState.RUNNING, include_tasks=True,
-                                     timeout=self.wait_timeout, poll_interval=self.poll_interval)
-        return {"name": self.connector_name, "restarted": restarted}
+            return self.wait_for(ConnectState.RUNNING, result)
+        return result
 
 
 def restarted_instances(plan: dict[str, Any]) -> list[str]:

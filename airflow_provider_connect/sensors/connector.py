@@ -6,6 +6,7 @@ from datetime import timedelta
 from functools import cached_property
 from typing import Any, Mapping, Sequence
 
+from airflow.configuration import conf
 from airflow.sdk import BaseSensorOperator, Context
 from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout
 
@@ -34,7 +35,8 @@ def handle_trigger_event(event: Mapping[str, Any] | None) -> Mapping[str, Any]:
 
 class _ConnectSensor(BaseSensorOperator):
     def __init__(self, *, connector_name: str, kafka_connect_conn_id: str = DEFAULT_CONN_ID,
-                 deferrable: bool = False, **kwargs: Any) -> None:
+                 deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.connector_name = connector_name
         self.kafka_connect_conn_id = kafka_connect_conn_id

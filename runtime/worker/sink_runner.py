@@ -226,7 +226,9 @@ class SinkTaskRunner(TaskRunner):
         for m in messages:
             if m.error() is not None:
                 err = m.error()
-                if err.code() != KafkaError._PARTITION_EOF and (err.fatal() or not err.retriable()):
+                if err.fatal():  # the consumer is unusable: the task fails with the cause
+                    raise ConnectError(f"Unrecoverable error from the consumer: {err}")
+                if err.code() != KafkaError._PARTITION_EOF and not err.retriable():
                     log.warning("Task %s: consumer error %s", self.id, err)
                 continue
             topic = m.topic()

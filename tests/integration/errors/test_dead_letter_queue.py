@@ -138,3 +138,37 @@ def test_without_tolerance_the_task_fails_with_the_converter_error(
              what="the failed task counted")
     api.delete(f"/connectors/{name}")
 
+
+
+def test_records_reported_by_the_task_reach_the_dead_letter_queue(
+        api: Api, kafka: Kafka, bootstrap_servers: str, tmp_path: Path) -> None:
+    """KIP-610: a sink task reports records it cannot handle; they go to the queue at stage TASK_PUT."""
+    topic = kafka.create_topic(unique("reported"))
+    kafka.produce(topic, [{"n": i, "bad": i % 4 == 0} for i in range(GOOD)])
+    dlq = unique("dlq")
+    name = unique("reporting")
+    out = tmp_path / "out.jsonl"
+    config = sink_config(topic, out, **SCHEMALESS_JSON)
+    config.update({"connector.class": "tests.integration.plugins.reporting_sink.ReportingSinkConnector",
+                   "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+                   "errors.deadletterqueue.topic.replication.factor": "1",
+                   "errors.deadletterqueue.context.headers.enable": "true"})
+    assert api.post("/connectors", {"name": name, "config": config}).status_code == 201
+    reported = [i for i in range(GOOD) if i % 4 == 0]
+    queued = _read(bootstrap_servers, dlq, len(reported))
+    assert sorted(json.loads(m.value())["n"] for m in queued) == reported
+    for message in queued:
+        headers = {k: v.decode() for k, v in message.headers()}
+        assert headers["__connect.errors.stage"] == "TASK_PUT"
+        assert headers["__connect.errors.exception.message"].startswith("rejected by the task")
+        assert headers["__connect.errors.connector.name"] == name
+    delivered = wait_for(lambda: (r := read_jsonl(out)) and len(r) >= GOOD - len(reported) and r, 30,
+                         what="the accepted records")
+    assert sorted(r["value"]["n"] for r in delivered) == [i for i in range(GOOD) if i % 4]
+    labels = {"connector": name, "task": "0"}
+    wait_for(lambda: sample(api, "kafka_connect_task_error_deadletterqueue_produce_requests", **labels)
+             == len(reported), 30, what="the reported records counted")
+    # the sink's offsets are committed past the reported records once the queue has them
+    wait_for(lambda: kafka.group_offsets(f"connect-{name}").get((topic, 0)) == GOOD, 30,
+             what="the sink's committed offset at the end")
+    api.delete(f"/connectors/{name}")

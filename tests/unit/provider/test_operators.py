@@ -1,7 +1,12 @@
+import inspect
 import json
+import time
+from datetime import timedelta
 
 import httpx
 import pytest
+from airflow.configuration import conf
+from airflow.sdk.exceptions import TaskDeferred
 
 from airflow_provider_connect.errors import ConnectApiError, ConnectorConflictError, ConnectorStateError
 from airflow_provider_connect.operators.base import load_config
@@ -12,6 +17,7 @@ from airflow_provider_connect.operators.connector import (
 from airflow_provider_connect.operators.offsets import (
     ConnectorAlterOffsetsOperator, ConnectorGetOffsetsOperator, ConnectorResetOffsetsOperator,
 )
+from airflow_provider_connect.triggers.connector import ConnectorStateTrigger
 from tests.unit.provider.conftest import BASE
 
 CONFIG = {"connector.class": "SequenceSourceConnector", "tasks.max": 2, "topic": "t",
@@ -182,3 +188,47 @@ def test_secrets_never_reach_logs(fake, caplog, capsys):
     assert secret not in str(info.value)
     assert secret not in caplog.text and secret not in out.out and secret not in out.err
     assert "HTTP 500" in caplog.text + out.out + out.err  # the retries were logged, just not the secret
+
+
+# ---- deferrable waits (Airflow's convention: `deferrable`, default [operators] default_deferrable) ---------
+
+RESTART_PLAN = {"name": "c", "connector": {"state": "RUNNING", "worker_id": "w"},
+                "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "w"},
+                          {"id": 1, "state": "RESTARTING", "worker_id": "w"}]}
+
+
+def test_restart_defers_its_wait_to_the_triggerer_and_returns_the_plan(router):
+    router.post(f"{BASE}/connectors/c/restart").respond(202, json=RESTART_PLAN)
+    router.get(f"{BASE}/connectors/c/status").respond(200, json=RESTART_PLAN)  # still restarting
+    op = ConnectorRestartOperator(task_id="r", connector_name="c", include_tasks=True, wait_for_running=True,
+                                  deferrable=True, wait_timeout=60, poll_interval=3)
+    before = time.time()
+    with pytest.raises(TaskDeferred) as info:
+        op.execute({})
+    trigger = info.value.trigger
+    assert isinstance(trigger, ConnectorStateTrigger)
+    assert (trigger.target_state, trigger.include_tasks, trigger.poll_interval) == ("RUNNING", True, 3)
+    assert before + 60 <= trigger.deadline <= time.time() + 60
+    assert info.value.timeout == timedelta(seconds=60) and info.value.method_name == "execute_complete"
+    result = {"name": "c", "restarted": ["task-1"]}
+    assert info.value.kwargs == {"result": result}
+    event = {"status": "success", "connector": "c", "state": "RUNNING", "message": "c is RUNNING"}
+    assert op.execute_complete({}, event, **info.value.kwargs) == result
+    with pytest.raises(ConnectorStateError, match="Boom"):
+        op.execute_complete({}, {"status": "failed", "connector": "c", "message": "task 1 FAILED: Boom"},
+                            **info.value.kwargs)
+
+
+def test_deferrable_state_change_returns_at_once_when_already_there(fake):
+    fake.add("c", {"connector.class": "X"}, state="RUNNING", tasks=1)
+    op = ConnectorStopOperator(task_id="s", connector_name="c", wait_for_state=True, deferrable=True)
+    assert op.execute({}) == "STOPPED"  # the fake stops at once: nothing to wait for in the triggerer
+
+
+@pytest.mark.parametrize("op_cls", [ConnectorPauseOperator, ConnectorResumeOperator, ConnectorStopOperator,
+                                    ConnectorRestartOperator])
+def test_waiting_operators_default_deferrable_from_airflow_config(op_cls):
+    waiting_base = next(c for c in op_cls.__mro__ if c.__name__ == "_WaitsForState")
+    default = inspect.signature(waiting_base.__init__).parameters["deferrable"].default
+    assert default is conf.getboolean("operators", "default_deferrable", fallback=False)
+    assert op_cls(task_id="x", connector_name="c").deferrable is default
