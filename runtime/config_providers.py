@@ -59,7 +59,9 @@ class FileConfigProvider(ConfigProvider):
         if not path:
             return {}
         try:
-            props = read_properties(self._check(path))
+            props = read_properties(self._check(path), encoding="utf-8")  # as Kafka's FileConfigProvider
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"Could not read properties from file {path}: not UTF-8 ({exc.reason})") from None
         except OSError as exc:
             raise ConfigError(f"Could not read properties from file {path}: {exc.strerror or exc}") from None
         return {k: v for k, v in props.items() if k in keys}

@@ -38,12 +38,12 @@ def _missing_name(path: Path) -> ConnectorFileError:
 
 def parse_connector_file(path: Path) -> ConnectorRequest:
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConnectorFileError(f"Cannot read connector file '{path}': {exc.strerror or exc}") from None
     try:
-        document = json.loads(text)
-    except ValueError:
+        document = json.loads(raw.decode("utf-8"))  # JSON files are UTF-8, as Jackson reads them
+    except ValueError:  # UnicodeDecodeError included
         document = None
     if isinstance(document, dict):
         if all(_scalar(v) for v in document.values()):
@@ -73,7 +73,7 @@ def parse_connector_file(path: Path) -> ConnectorRequest:
     if document is not None:
         raise ConnectorFileError(
             f"Connector file '{path}' holds JSON that is neither a flat config object nor {{name, config, initial_state}}")
-    props = parse_properties(text)
+    props = parse_properties(raw.decode("iso-8859-1"))  # as Java's Properties.load(InputStream)
     name = props.get("name", "").strip()
     if not name:
         raise _missing_name(path)

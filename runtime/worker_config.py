@@ -131,9 +131,12 @@ class WorkerConfig(AbstractConfig):
 
 
 
-def read_properties(path: Path) -> dict[str, str]:
-    """Java properties: `key=value` or `key: value`, `#`/`!` comments, `\\` line continuations."""
-    text = path.read_text(encoding="utf-8")
+def read_properties(path: Path, encoding: str = "iso-8859-1") -> dict[str, str]:
+    """Java properties: `key=value` or `key: value`, `#`/`!` comments, `\\` line continuations, `\\uXXXX`.
+
+    ISO-8859-1 by default, as Java's `Properties.load(InputStream)` reads worker and connector files (every
+    byte is a character there, so no file is undecodable); readers that Java opens as UTF-8 pass it."""
+    text = path.read_text(encoding=encoding)
     return parse_properties(text)
 
 

@@ -97,3 +97,13 @@ def test_unreadable_file(tmp_path):
     with pytest.raises(ConnectorFileError) as info:
         parse_connector_file(tmp_path / "missing.json")
     assert "missing.json" in str(info.value)
+
+
+def test_properties_connector_files_are_iso_8859_1_and_json_files_utf_8(tmp_path):
+    props = tmp_path / "c.properties"
+    props.write_bytes(b"name=caf\xe9\nconnector.class=FileStreamSource\nfile=/tmp/\xff\n")
+    request = parse_connector_file(props)  # bytes that are not UTF-8 read as Java reads them
+    assert request.name == "café" and request.config["file"] == "/tmp/ÿ"
+    as_json = tmp_path / "c.json"
+    as_json.write_bytes('{"name": "café", "connector.class": "FileStreamSource"}'.encode("utf-8"))
+    assert parse_connector_file(as_json).name == "café"

@@ -131,3 +131,12 @@ def test_java_only_properties_are_accepted_with_a_log(caplog):
         config = WorkerConfig({"metric.reporters": "x.Y", "plugin.discovery": "service_load"})
     assert config.originals["metric.reporters"] == "x.Y"
     assert "metric.reporters" in caplog.text and "plugin.discovery" in caplog.text
+
+
+def test_properties_files_are_read_as_iso_8859_1_like_java(tmp_path):
+    """Java's Properties.load(InputStream) reads ISO-8859-1: a Latin-1 byte is its character, UTF-8 bytes
+    become two characters each, `\\uXXXX` escapes give any character, and no file is undecodable."""
+    path = tmp_path / "worker.properties"
+    path.write_bytes(b"latin=caf\xe9\nutf8=caf\xc3\xa9\nescaped=caf\\u00e9 \\u20ac\nbroken=\xff\xfe\n")
+    props = read_properties(path)
+    assert props == {"latin": "café", "utf8": "cafÃ©", "escaped": "café €", "broken": "ÿþ"}
