@@ -15,9 +15,12 @@ got, so an Airflow retry after a failure at any step finishes the move without r
 """
 from __future__ import annotations
 
+import time
+from datetime import timedelta
 from functools import cached_property
 from typing import Any, Mapping, Sequence
 
+from airflow.configuration import conf
 from airflow.sdk import BaseOperator, Context
 
 from airflow_provider_connect.errors import ConnectorConflictError, ConnectorStateError
@@ -25,7 +28,9 @@ from airflow_provider_connect.hooks.base import normalise_config
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.operators.base import load_config
 from airflow_provider_connect.redaction import secret_values
-from airflow_provider_connect.status import ConnectState
+from airflow_provider_connect.sensors.connector import handle_trigger_event
+from airflow_provider_connect.status import ConnectState, Verdict, evaluate_status
+from airflow_provider_connect.triggers.connector import ConnectorStateTrigger
 
 SOURCE_ACTIONS = ("delete", "stop")
 
@@ -41,6 +46,9 @@ class ConnectorMigrateOperator(BaseOperator):
     :param on_source: "delete" (default) or "stop" (keep the source STOPPED, e.g. for a rollback).
     :param target_state: state to leave the target in: RUNNING (default), PAUSED or STOPPED.
     :param wait_timeout: seconds to wait for stops and, with `wait_for_running`, for the target to run.
+    :param deferrable: wait for the source's stop and the target's start in the triggerer, not in a worker
+        slot (default: `[operators] default_deferrable`). After each wait the operator runs again from the
+        top: every step is idempotent and it looks at both clusters first, so it carries on where it was.
     Returns a summary: the steps done in this try, the number of offsets moved.
     """
 
@@ -64,6 +72,7 @@ class ConnectorMigrateOperator(BaseOperator):
         wait_for_running: bool = True,
         wait_timeout: float = 300.0,
         poll_interval: float = 1.0,
+        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -77,6 +86,7 @@ class ConnectorMigrateOperator(BaseOperator):
         self.wait_for_running = wait_for_running
         self.wait_timeout = wait_timeout
         self.poll_interval = poll_interval
+        self.deferrable = deferrable
 
     @cached_property
     def source(self) -> ConnectHook:
@@ -126,7 +136,7 @@ class ConnectorMigrateOperator(BaseOperator):
     def _transfer(self, src_name: str, dst_name: str, source_info: Mapping[str, Any], target_exists: bool,
                   final_state: ConnectState, steps: list[str]) -> int:
         # 1-2. Stop on the source (tasks commit their last offsets on stop), then read those offsets.
-        self.source.ensure_stopped(src_name, timeout=self.wait_timeout, poll_interval=self.poll_interval)
+        self._ensure_stopped_on_source(src_name)
         steps.append("stopped on source")
         offsets = self.source.get_offsets(src_name)
         steps.append(f"read {len(offsets)} offset(s) from source")
@@ -164,12 +174,52 @@ class ConnectorMigrateOperator(BaseOperator):
             self.target.resume_connector(dst_name)
             steps.append("resumed on target")
             if self.wait_for_running:
-                self.target.wait_for_state(dst_name, ConnectState.RUNNING, include_tasks=True,
-                                           timeout=self.wait_timeout, poll_interval=self.poll_interval)
+                self._wait_running_on_target(dst_name, steps, len(offsets))
         elif final_state is ConnectState.PAUSED:
             self.target.pause_connector(dst_name)
             steps.append("paused on target")
         return len(offsets)
+
+
+    # ---- waits: here, or in the triggerer (deferrable) ---------------------------------------------
+
+    def _ensure_stopped_on_source(self, name: str) -> None:
+        if not self.deferrable:
+            self.source.ensure_stopped(name, timeout=self.wait_timeout, poll_interval=self.poll_interval)
+            return
+        self.source.stop_connector(name)
+        if not self._reached(self.source, name, ConnectState.STOPPED):
+            self._defer_until(self.source_conn_id, name, ConnectState.STOPPED, {})
+
+    def _wait_running_on_target(self, name: str, steps: list[str], moved: int) -> None:
+        if not self.deferrable:
+            self.target.wait_for_state(name, ConnectState.RUNNING, include_tasks=True, timeout=self.wait_timeout,
+                                       poll_interval=self.poll_interval)
+        elif not self._reached(self.target, name, ConnectState.RUNNING):
+            self._defer_until(self.target_conn_id, name, ConnectState.RUNNING, {"earlier_steps": steps, "moved": moved})
+
+    @staticmethod
+    def _reached(hook: ConnectHook, name: str, state: ConnectState) -> bool:
+        status = hook.get_connector_status_or_none(name)
+        return evaluate_status(status, state, include_tasks=True).verdict is Verdict.SUCCESS
+
+    def _defer_until(self, conn_id: str, name: str, state: ConnectState, kwargs: dict[str, Any]) -> None:
+        self.defer(trigger=ConnectorStateTrigger(connector_name=name, target_state=state.value,
+                                                 deadline=time.time() + self.wait_timeout,
+                                                 kafka_connect_conn_id=conn_id, include_tasks=True,
+                                                 poll_interval=self.poll_interval),
+                   method_name="execute_complete", kwargs=kwargs, timeout=timedelta(seconds=self.wait_timeout))
+
+    def execute_complete(self, context: Context, event: Mapping[str, Any] | None = None,
+                         earlier_steps: list[str] | None = None, moved: int | None = None) -> dict[str, Any]:
+        """Back from the triggerer: the state was reached (or this raises); carry on from where the move is."""
+        handle_trigger_event(event)
+        result = self.execute(context)
+        if earlier_steps:
+            result["steps"] = [*earlier_steps, *result["steps"]]
+        if moved is not None:
+            result["offsets"] = moved
+        return result
 
 
 def _entry(offset: Mapping[str, Any]) -> dict[str, Any]:

@@ -99,3 +99,39 @@ def test_bad_arguments():
         migrate(on_source="explode").execute({})
     with pytest.raises(ValueError, match="same connector"):
         ConnectorMigrateOperator(task_id="m", connector_name="c", source_conn_id="x", target_conn_id="x").execute({})
+
+
+def test_deferrable_migration_waits_for_the_source_stop_in_the_triggerer(fake, fake_target):
+    """With `deferrable`, the slow stop on the source is waited for by a trigger; back from it the operator
+    carries on from where the move is and finishes it once."""
+    from airflow.sdk.exceptions import TaskDeferred
+
+    from airflow_provider_connect.triggers.connector import ConnectorStateTrigger
+
+    fake.add("c", CONFIG, state="RUNNING", tasks=2, offsets=OFFSETS)
+    plain_route = fake.route
+
+    def slow_stop(method, path, params, body):  # a running connector stops; its tasks are still being revoked
+        was_running = fake.connectors.get("c", {}).get("state") == "RUNNING"
+        response = plain_route(method, path, params, body)
+        if (method, path) == ("PUT", "/connectors/c/stop") and was_running:
+            fake.connectors["c"]["tasks"] = ["UNASSIGNED", "UNASSIGNED"]
+        return response
+
+    fake.route = slow_stop
+    operator = migrate(deferrable=True)
+    with pytest.raises(TaskDeferred) as deferred:
+        operator.execute({})
+    trigger = deferred.value.trigger
+    assert isinstance(trigger, ConnectorStateTrigger)
+    assert (trigger.kafka_connect_conn_id, trigger.target_state) == ("source", "STOPPED")
+    assert ("GET", "/connectors/c/offsets") not in fake.calls  # offsets are read only once it has stopped
+    assert mutations(fake_target) == []
+
+    fake.connectors["c"]["tasks"] = []  # what the trigger saw: STOPPED with no tasks
+    event = {"status": "success", "connector": "c", "state": "STOPPED", "message": "c is STOPPED"}
+    result = operator.execute_complete({}, event, **deferred.value.kwargs)
+    assert result["offsets"] == 2 and "deleted on source" in result["steps"]
+    moved = fake_target.connectors["c"]
+    assert moved["offsets"] == OFFSETS and moved["state"] == "RUNNING"
+    assert "c" not in fake.connectors
