@@ -31,6 +31,7 @@ def get_provider_info() -> dict[str, Any]:
                 ],
             }
         ],
+        "extra-links": ["airflow_provider_connect.links.ConnectorLink"],
         "operators": [
             {
                 "integration-name": "Kafka Connect",

@@ -27,6 +27,7 @@ class ConnectSettings:
     verify: bool | str = True
     timeout: float = DEFAULT_TIMEOUT
     headers: Mapping[str, str] = field(default_factory=dict)
+    ui_url_template: str | None = None  # extra `ui_url_template`: a UI's page of a connector ({connector}, {base_url})
 
     def __repr__(self) -> str:  # never show credentials or header values
         return f"ConnectSettings(base_url={self.base_url!r}, auth={'yes' if self.auth else 'no'}, verify={self.verify!r})"
@@ -59,7 +60,9 @@ class ConnectSettings:
             headers = json.loads(headers) if headers.strip() else {}
         if not isinstance(headers, dict):
             raise ValueError(f"Connection {conn.conn_id!r}: extra 'headers' must be a JSON object")
-        settings = cls(host.rstrip("/"), auth, verify, timeout, {str(k): str(v) for k, v in headers.items()})
+        template = str(extra.get("ui_url_template") or "").strip() or None
+        settings = cls(host.rstrip("/"), auth, verify, timeout, {str(k): str(v) for k, v in headers.items()},
+                       template)
         register_with_airflow(settings.secrets)
         return settings
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from urllib.parse import quote
 from functools import cached_property
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -132,11 +133,29 @@ class ConnectHook(BaseHook):
         raise api_error("GET", "/health", response, self.settings.secrets)
 
     def test_connection(self) -> tuple[bool, str]:
+        """The UI's Test button: `GET /`, then the worker's `GET /health` (KIP-1017; older workers lack it)."""
         try:
-            info = self.get_server_info()
+            version = self.get_server_info().get("version")
         except Exception as exc:  # noqa: BLE001 - reported to the UI, not raised
             return False, str(exc)
-        return True, f"Connected to Kafka Connect {info.get('version')}"
+        try:
+            health = self.get_health()
+        except ConnectNotFoundError:
+            return True, f"Connected to Kafka Connect {version} (it has no /health endpoint)"
+        except Exception as exc:  # noqa: BLE001
+            return False, f"Kafka Connect {version} answers, but its health could not be read: {exc}"
+        if health.get("status") != "healthy":
+            return False, f"Kafka Connect {version} answers, but its worker is not healthy ({health.get('status')}): " \
+                          f"{health.get('message')}"
+        return True, f"Connected to Kafka Connect {version}: {health.get('message')}"
+
+    def connector_url(self, name: str) -> str:
+        """Where a person looks at the connector: the connection's `ui_url_template`, or its REST status."""
+        base = self.settings.base_url
+        template = self.settings.ui_url_template
+        if template:
+            return template.format(connector=quote(name, safe=""), base_url=base)
+        return f"{base}/connectors/{quote(name, safe='')}/status"
 
     # ---- connectors (1.3) -----------------------------------------------------------------------
 

@@ -10,12 +10,14 @@ from airflow.sdk import BaseOperator
 
 from airflow_provider_connect.hooks.base import DEFAULT_CONN_ID
 from airflow_provider_connect.hooks.connect import ConnectHook
+from airflow_provider_connect.links import ConnectorLink
 from airflow_provider_connect.redaction import redact_config
 
 
 class ConnectOperatorBase(BaseOperator):
     template_fields: Sequence[str] = ("connector_name", "kafka_connect_conn_id")
     ui_color = "#e8f1fb"
+    operator_extra_links = (ConnectorLink(),)
 
     def __init__(self, *, connector_name: str, kafka_connect_conn_id: str = DEFAULT_CONN_ID, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -25,6 +27,9 @@ class ConnectOperatorBase(BaseOperator):
     @cached_property
     def hook(self) -> ConnectHook:
         return ConnectHook(self.kafka_connect_conn_id)
+
+    def pre_execute(self, context: Any) -> None:
+        ConnectorLink.persist(context, self.hook.connector_url(self.connector_name))
 
 
 def load_json_value(value: Any, what: str) -> Any:

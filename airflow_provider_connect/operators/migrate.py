@@ -26,6 +26,7 @@ from airflow.sdk import BaseOperator, Context
 from airflow_provider_connect.errors import ConnectorConflictError, ConnectorStateError
 from airflow_provider_connect.hooks.base import normalise_config
 from airflow_provider_connect.hooks.connect import ConnectHook
+from airflow_provider_connect.links import ConnectorLink
 from airflow_provider_connect.operators.base import load_config
 from airflow_provider_connect.redaction import secret_values
 from airflow_provider_connect.sensors.connector import handle_trigger_event
@@ -58,6 +59,7 @@ class ConnectorMigrateOperator(BaseOperator):
     )
     template_fields_renderers = {"config_overrides": "json"}
     ui_color = "#fdf0dc"
+    operator_extra_links = (ConnectorLink(),)  # the connector on the target cluster
 
     def __init__(
         self,
@@ -87,6 +89,9 @@ class ConnectorMigrateOperator(BaseOperator):
         self.wait_timeout = wait_timeout
         self.poll_interval = poll_interval
         self.deferrable = deferrable
+
+    def pre_execute(self, context: Any) -> None:
+        ConnectorLink.persist(context, self.target.connector_url(self.target_connector_name or self.connector_name))
 
     @cached_property
     def source(self) -> ConnectHook:

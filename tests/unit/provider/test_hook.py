@@ -248,6 +248,45 @@ def test_wait_for_state_times_out(router):
         hook().wait_for_state("a", "RUNNING", timeout=0, poll_interval=0)
 
 
-def test_test_connection(router):
-    router.get(f"{BASE}/").respond(200, json={"version": "3.9.0"})
-    assert hook().test_connection() == (True, "Connected to Kafka Connect 3.9.0")
+# ---- the UI: connection test and the connector link ----------------------------------------------
+
+def test_connection_test_reads_the_server_and_its_health(router):
+    router.get(f"{BASE}/").respond(200, json={"version": "3.9.0", "commit": "x", "kafka_cluster_id": "k"})
+    health = router.get(f"{BASE}/health")
+    health.respond(200, json={"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."})
+    assert hook().test_connection() == (True, "Connected to Kafka Connect 3.9.0: Worker has completed startup "
+                                              "and is ready to handle requests.")
+    health.respond(503, json={"status": "unhealthy", "message": "Worker is still starting up."})
+    ok, message = hook().test_connection()
+    assert not ok and "not healthy" in message and "still starting up" in message
+    health.respond(404, json={"error_code": 404, "message": "HTTP 404 Not Found"})  # before Kafka Connect 3.9
+    assert hook().test_connection() == (True, "Connected to Kafka Connect 3.9.0 (it has no /health endpoint)")
+    router.get(f"{BASE}/").respond(401, json={"error_code": 401, "message": "Unauthorized"})
+    ok, message = hook().test_connection()
+    assert not ok and "401" in message
+
+
+def test_connector_url_is_the_rest_status_or_the_connection_ui_template():
+    plain = hook(settings=ConnectSettings.from_connection(conn(host="http://connect.example:8083")))
+    assert plain.connector_url("my conn/1") == "http://connect.example:8083/connectors/my%20conn%2F1/status"
+    ui = hook(settings=ConnectSettings.from_connection(conn(
+        host="http://connect.example:8083",
+        extra_dejson={"ui_url_template": "http://akhq:8080/ui/connect/main/connector/{connector}"})))
+    assert ui.connector_url("orders") == "http://akhq:8080/ui/connect/main/connector/orders"
+
+
+def test_operators_store_their_connector_link_before_running(router):
+    from airflow_provider_connect.links import XCOM_KEY, ConnectorLink
+    from airflow_provider_connect.operators.connector import ConnectorStopOperator
+    from airflow_provider_connect.operators.migrate import ConnectorMigrateOperator
+
+    pushed = {}
+    ti = SimpleNamespace(xcom_push=lambda key, value: pushed.__setitem__(key, value))
+    stop = ConnectorStopOperator(task_id="s", connector_name="orders")
+    assert any(isinstance(link, ConnectorLink) for link in stop.operator_extra_links)
+    stop.pre_execute({"ti": ti})
+    assert pushed == {XCOM_KEY: f"{BASE}/connectors/orders/status"}
+    move = ConnectorMigrateOperator(task_id="m", connector_name="orders", target_connector_name="orders2",
+                                    source_conn_id="source", target_conn_id="target")
+    move.pre_execute({"ti": ti})
+    assert pushed[XCOM_KEY] == "http://target.test:8083/connectors/orders2/status"
