@@ -28,6 +28,7 @@ class ConnectSettings:
     timeout: float = DEFAULT_TIMEOUT
     headers: Mapping[str, str] = field(default_factory=dict)
     ui_url_template: str | None = None  # extra `ui_url_template`: a UI's page of a connector ({connector}, {base_url})
+    kafka_bootstrap_servers: str | None = None  # extra `kafka_bootstrap_servers`: the workers' cluster, for lineage
 
     def __repr__(self) -> str:  # never show credentials or header values
         return f"ConnectSettings(base_url={self.base_url!r}, auth={'yes' if self.auth else 'no'}, verify={self.verify!r})"
@@ -61,8 +62,9 @@ class ConnectSettings:
         if not isinstance(headers, dict):
             raise ValueError(f"Connection {conn.conn_id!r}: extra 'headers' must be a JSON object")
         template = str(extra.get("ui_url_template") or "").strip() or None
+        bootstrap = str(extra.get("kafka_bootstrap_servers") or "").strip() or None
         settings = cls(host.rstrip("/"), auth, verify, timeout, {str(k): str(v) for k, v in headers.items()},
-                       template)
+                       template, bootstrap)
         register_with_airflow(settings.secrets)
         return settings
 

@@ -10,6 +10,7 @@ from airflow.sdk import BaseOperator
 
 from airflow_provider_connect.hooks.base import DEFAULT_CONN_ID
 from airflow_provider_connect.hooks.connect import ConnectHook
+from airflow_provider_connect.lineage import operator_lineage
 from airflow_provider_connect.links import ConnectorLink
 from airflow_provider_connect.redaction import redact_config
 
@@ -30,6 +31,10 @@ class ConnectOperatorBase(BaseOperator):
 
     def pre_execute(self, context: Any) -> None:
         ConnectorLink.persist(context, self.hook.connector_url(self.connector_name))
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """The connector's input and output datasets (Kafka topics, files, Spark datasets), as it is now."""
+        return operator_lineage(self.hook, self.connector_name)
 
 
 def load_json_value(value: Any, what: str) -> Any:

@@ -26,6 +26,7 @@ from airflow.sdk import BaseOperator, Context
 from airflow_provider_connect.errors import ConnectorConflictError, ConnectorStateError
 from airflow_provider_connect.hooks.base import normalise_config
 from airflow_provider_connect.hooks.connect import ConnectHook
+from airflow_provider_connect.lineage import operator_lineage
 from airflow_provider_connect.links import ConnectorLink
 from airflow_provider_connect.operators.base import load_config
 from airflow_provider_connect.redaction import secret_values
@@ -92,6 +93,10 @@ class ConnectorMigrateOperator(BaseOperator):
 
     def pre_execute(self, context: Any) -> None:
         ConnectorLink.persist(context, self.target.connector_url(self.target_connector_name or self.connector_name))
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """The moved connector's datasets, as it is now on the target."""
+        return operator_lineage(self.target, self.target_connector_name or self.connector_name)
 
     @cached_property
     def source(self) -> ConnectHook:
