@@ -28,9 +28,8 @@ from typing import Any
 from airflow.sdk import DAG, Param, get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException
 
-from airflow_provider_connect.errors import ConnectApiError, ConnectorStateError
+from airflow_provider_connect import remediation
 from airflow_provider_connect.hooks.connect import ConnectHook
-from airflow_provider_connect.status import ConnectState
 
 with DAG(
     dag_id="restart_failed_connectors",
@@ -52,51 +51,27 @@ with DAG(
     @task
     def find_failed() -> list[dict[str, Any]]:
         params = get_current_context()["params"]
-        wanted = set(params["connectors"] or [])
-        expanded = ConnectHook(params["conn_id"]).list_connectors(expand=["status"])
-        failed = []
-        for name, entry in sorted(expanded.items()):
-            if wanted and name not in wanted:
-                continue
-            status = entry.get("status") or {}
-            connector_failed = (status.get("connector") or {}).get("state") == ConnectState.FAILED.value
-            failed_tasks = [t["id"] for t in status.get("tasks") or [] if t.get("state") == ConnectState.FAILED.value]
-            if connector_failed or failed_tasks:
-                failed.append({"name": name, "connector_failed": connector_failed, "failed_tasks": failed_tasks})
-        print(f"{len(failed)} of {len(expanded)} connector(s) have FAILED instances: {[f['name'] for f in failed]}")
+        failed = remediation.find_failed(ConnectHook(params["conn_id"]), params["connectors"] or [])
+        print(f"{len(failed)} connector(s) have FAILED instances: {[f['name'] for f in failed]}")
         return failed
 
     @task
     def restart_failed(failed: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        hook = ConnectHook(get_current_context()["params"]["conn_id"])
-        restarted = []
-        for entry in failed:
-            plan = hook.restart_connector(entry["name"], include_tasks=True, only_failed=True) or {}
-            instances = (["connector"] if (plan.get("connector") or {}).get("state") == "RESTARTING" else []) + [
-                f"task-{t['id']}" for t in plan.get("tasks") or [] if t.get("state") == "RESTARTING"]
-            print(f"Restarted {entry['name']}: {instances}")
-            restarted.append({**entry, "restarted": instances})
+        restarted = remediation.restart_failed(ConnectHook(get_current_context()["params"]["conn_id"]), failed)
+        for entry in restarted:
+            print(f"Restarted {entry['name']}: {entry['restarted']}")
         return restarted
 
     @task
     def report(restarted: list[dict[str, Any]]) -> dict[str, Any]:
         params = get_current_context()["params"]
-        hook = ConnectHook(params["conn_id"])
-        healed, still_failed = [], {}
-        for entry in restarted:
-            try:
-                hook.wait_for_state(entry["name"], ConnectState.RUNNING, include_tasks=True,
-                                    timeout=float(params["wait_timeout_s"]), poll_interval=1.0)
-                healed.append(entry["name"])
-            except (ConnectorStateError, ConnectApiError) as exc:
-                still_failed[entry["name"]] = str(exc)
-        total = len(hook.list_connectors())
-        summary = {"healed": healed, "still_failed": still_failed, "healthy": total - len(restarted)}
-        print(f"Healed: {healed}; still failed: {sorted(still_failed)}; untouched healthy: {summary['healthy']}")
+        summary = remediation.report(ConnectHook(params["conn_id"]), restarted, float(params["wait_timeout_s"]))
+        still_failed = summary["still_failed"]
+        print(f"Healed: {summary['healed']}; still failed: {sorted(still_failed)}; untouched healthy: {summary['healthy']}")
         if still_failed and params["fail_if_unhealed"]:
             # AirflowFailException: retrying the report would not heal anything
             raise AirflowFailException(f"Connectors still FAILED after restart: {sorted(still_failed)}\n"
-                                   + "\n".join(still_failed.values()))
+                                       + "\n".join(still_failed.values()))
         return summary
 
     report(restart_failed(find_failed()))
