@@ -53,8 +53,11 @@ class _WaitsForState(ConnectOperatorBase):
         return result
 
 
-class ConnectorCreateOperator(ConnectOperatorBase):
+class ConnectorCreateOperator(_WaitsForState):
     """Create a connector (optionally in `initial_state` RUNNING/PAUSED/STOPPED, KIP-980).
+
+    With `wait_for_state`, wait until the connector and its tasks are in `initial_state` (RUNNING by
+    default), in the worker slot or, with `deferrable`, in the triggerer.
 
     An existing connector with the identical config counts as success (a retried task, or a create whose
     answer was lost). A different existing config is an error unless `update_if_different=True`, which
@@ -66,13 +69,20 @@ class ConnectorCreateOperator(ConnectOperatorBase):
     template_fields_renderers = {"config": "json"}
 
     def __init__(self, *, connector_name: str, config: Any, initial_state: str | None = None,
-                 update_if_different: bool = False, **kwargs: Any) -> None:
+                 update_if_different: bool = False, wait_for_state: bool = False, **kwargs: Any) -> None:
         super().__init__(connector_name=connector_name, **kwargs)
         self.config = config
         self.initial_state = initial_state
         self.update_if_different = update_if_different
+        self.wait_for_state = wait_for_state
 
     def execute(self, context: Context) -> dict[str, Any]:
+        summary = self._create()
+        if self.wait_for_state:
+            return self.wait_for(ConnectState.parse(self.initial_state or ConnectState.RUNNING.value), summary)
+        return summary
+
+    def _create(self) -> dict[str, Any]:
         config = load_config(self.config)
         name = self.connector_name
         desired = normalise_config(name, config)

@@ -232,3 +232,19 @@ def test_waiting_operators_default_deferrable_from_airflow_config(op_cls):
     default = inspect.signature(waiting_base.__init__).parameters["deferrable"].default
     assert default is conf.getboolean("operators", "default_deferrable", fallback=False)
     assert op_cls(task_id="x", connector_name="c").deferrable is default
+
+
+def test_create_can_wait_for_its_initial_state_in_the_triggerer(router):
+    router.post(f"{BASE}/connectors").respond(201, json={"name": "c", "config": {**CONFIG, "name": "c"}, "tasks": [],
+                                                         "type": "source"})
+    router.get(f"{BASE}/connectors/c/status").respond(404, json={"error_code": 404, "message": "not yet"})
+    op = create(wait_for_state=True, deferrable=True)
+    with pytest.raises(TaskDeferred) as info:
+        op.execute({})
+    assert info.value.trigger.target_state == "RUNNING"
+    assert info.value.kwargs["result"]["created"] is True
+
+
+def test_create_waits_for_a_stopped_initial_state_here(fake):
+    result = create(initial_state="STOPPED", wait_for_state=True, poll_interval=0).execute({})
+    assert result["created"] and fake.connectors["c"]["state"] == "STOPPED"
