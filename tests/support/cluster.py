@@ -93,7 +93,11 @@ class Cluster:
                 return None
             return body
 
-        return wait_for(check, timeout_s, 0.1, f"{name} {connector} with {tasks} tasks {task_state} (via worker {via})")
+        try:
+            return wait_for(check, timeout_s, 0.1, f"{name} {connector} with {tasks} tasks {task_state} (via worker {via})")
+        except AssertionError as exc:  # say what the worker showed instead, for the next reader of a CI log
+            shown = {i: self.status(name, i) for i in range(len(self.workers)) if self.workers[i].process is not None}
+            raise AssertionError(f"{exc}; statuses shown by each worker: {shown}") from None
 
     def logs(self) -> str:
         return "\n\n".join(f"--- worker {i} ({w.url})\n{w.log_tail(40)}" for i, w in enumerate(self.workers))
