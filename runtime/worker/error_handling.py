@@ -193,6 +193,15 @@ class RetryWithTolerance:
             self.handle(ErrorContext(stage, class_name(cls), exc, record, attempts))
             return False, None
 
+    def transform(self, chain: Any, record: Any, failed: FailedRecord) -> Any:
+        """A record through a TransformationChain stage by stage: the result, or None when filtered or skipped."""
+        for stage in chain.stages:
+            ok, record = self.execute(Stage.TRANSFORMATION, stage.transformation,
+                                      lambda r=record, s=stage: s.apply(r), failed)
+            if not ok or record is None:
+                return None
+        return record
+
     def handle(self, context: ErrorContext) -> None:
         """A record failed for good: report it, then skip it (tolerance all) or fail the task."""
         counters = self.counters

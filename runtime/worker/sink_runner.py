@@ -295,15 +295,9 @@ class SinkTaskRunner(TaskRunner):
         if not ok:
             return None
         assert key is not None and value is not None
-        record: SinkRecord | None = SinkRecord(
-            topic, m.partition(), key[1], value[1], m.offset(), key[0], value[0], ts if ts_type else None,
-            _TIMESTAMP_TYPES.get(ts_type, "CreateTime"), headers)
-        for stage in self.transforms.stages:
-            ok, record = errors.execute(Stage.TRANSFORMATION, stage.transformation,
-                                        lambda r=record, s=stage: s.apply(r), failed)
-            if not ok or record is None:
-                return None
-        return record
+        record = SinkRecord(topic, m.partition(), key[1], value[1], m.offset(), key[0], value[0],
+                            ts if ts_type else None, _TIMESTAMP_TYPES.get(ts_type, "CreateTime"), headers)
+        return errors.transform(self.transforms, record, failed)
 
     def _deliver(self, task: SinkTask, records: list[SinkRecord]) -> bool:
         """put() the batch, redelivering after a RetriableError; False if stopped before it went in."""

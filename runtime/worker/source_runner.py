@@ -220,16 +220,8 @@ class SourceTaskRunner(TaskRunner):
 
     def _transform_failed(self, original: Any) -> Any:
         """Transform one record stage by stage under errors.*: the result, or None when skipped."""
-        errors = self.errors
-        assert errors is not None
-        failed = FailedRecord(source_record=original)
-        record = original
-        for stage in self.transforms.stages:
-            ok, record = errors.execute(Stage.TRANSFORMATION, stage.transformation,
-                                        lambda r=record, s=stage: s.apply(r), failed)
-            if not ok or record is None:
-                return None
-        return record
+        assert self.errors is not None
+        return self.errors.transform(self.transforms, original, FailedRecord(source_record=original))
 
     def _convert_failed(self, record: Any) -> tuple[bytes | None, bytes | None] | None:
         """Convert one record's key and value under errors.*: the bytes, or None when skipped."""

@@ -105,3 +105,27 @@ def test_the_log_reporter_is_built_only_when_enabled(caplog: pytest.LogCaptureFi
     line = next(r.getMessage() for r in caplog.records if "Error encountered in task" in r.getMessage())
     assert "Executing stage 'VALUE_CONVERTER'" in line and "offset=7" in line
     assert "secret" not in line  # record contents only with errors.log.include.messages
+
+
+class Upper:
+    def apply(self, record: str) -> str:
+        return record.upper()
+
+
+class Refuses:
+    def apply(self, record: str) -> str:
+        raise DataError(f"cannot take {record}")
+
+
+def chain(*transformations):
+    return type("Chain", (), {"stages": [type("Stage", (), {"transformation": t, "apply": t.apply})()
+                                         for t in transformations]})()
+
+
+def test_a_failing_transformation_is_reported_with_its_class_and_the_record_skipped() -> None:
+    op, reporter = operator({"errors.tolerance": "all"})
+    assert op.transform(chain(Upper()), "a", FailedRecord()) == "A"
+    assert op.transform(chain(Upper(), Refuses()), "b", FailedRecord()) is None
+    assert reporter.reports[0].stage is Stage.TRANSFORMATION
+    assert reporter.reports[0].class_name.endswith("Refuses")
+    assert str(reporter.reports[0].error) == "cannot take B"  # the first transformation had run
