@@ -56,6 +56,28 @@ def json_converters(schemas_enable: bool) -> tuple[JsonConverter, JsonConverter]
     return key, value
 
 
+class JsonCodec:
+    """SequenceSource-shaped records as the worker's JsonConverter writes them (keys and values)."""
+
+    def __init__(self, schemas_enable: bool) -> None:
+        self.key_conv, self.value_conv = json_converters(schemas_enable)
+
+    def key_bytes(self, topic: str, key: str) -> bytes:
+        return self.key_conv.from_connect_data(topic, STRING_SCHEMA, key)
+
+    def value_encoder(self, topic: str) -> Callable[[int], bytes]:
+        convert = self.value_conv.from_connect_data
+        return lambda seqno: convert(topic, SEQUENCE_VALUE_SCHEMA, {"task": 0, "seqno": seqno})
+
+    def key_decoder(self) -> Callable[[str, bytes | None], Any]:
+        convert = self.key_conv.to_connect_data
+        return lambda topic, raw: convert(topic, raw)[1]
+
+    def value_decoder(self) -> Callable[[str, bytes | None], Any]:
+        convert = self.value_conv.to_connect_data
+        return lambda topic, raw: convert(topic, raw)[1]
+
+
 def _produce(producer: Producer, topic: str, value: bytes | None, key: bytes | None) -> None:
     while True:
         try:
@@ -65,21 +87,20 @@ def _produce(producer: Producer, topic: str, value: bytes | None, key: bytes | N
             producer.poll(0.05)  # queue full: let deliveries drain
 
 
-def raw_sequence_producer(bootstrap: str, topic: str, n: int, task_key: str, schemas_enable: bool) -> tuple[float, float]:
-    """Produce what SequenceSource task 0 would (same dicts, same converter, same producer settings),
+def raw_sequence_producer(bootstrap: str, topic: str, n: int, task_key: str, codec: Any) -> tuple[float, float]:
+    """Produce what SequenceSource task 0 would (same dicts, same serializer, same producer settings),
     converting each record as the worker must. Returns (seconds from the first produce to the end of
     flush, CPU seconds this process spent meanwhile, librdkafka's threads included)."""
-    key_conv, value_conv = json_converters(schemas_enable)
     # Only failures are reported, as in the worker: successful deliveries need no bookkeeping here.
     producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_DEFAULTS, "delivery.report.only.error": True})
-    key_from, value_from, produce, poll = key_conv.from_connect_data, value_conv.from_connect_data, producer.produce, producer.poll
+    value_of, produce, poll = codec.value_encoder(topic), producer.produce, producer.poll
     cpu0 = cpu_seconds()
     started = time.perf_counter()
     # The key never changes: converted once, as the worker does for a repeated immutable key.
-    key = key_from(topic, STRING_SCHEMA, task_key)
+    key = codec.key_bytes(topic, task_key)
     for n0 in range(0, n, 1000):  # polls once per 1000 records, as the worker does once per batch
         for seqno in range(n0, min(n0 + 1000, n)):
-            value = value_from(topic, SEQUENCE_VALUE_SCHEMA, {"task": 0, "seqno": seqno})
+            value = value_of(seqno)
             try:
                 produce(topic, value, key)
             except BufferError:
@@ -93,14 +114,13 @@ def raw_sequence_producer(bootstrap: str, topic: str, n: int, task_key: str, sch
     return elapsed, cpu
 
 
-def prefill(bootstrap: str, topic: str, n: int, schemas_enable: bool, key: str = "prefill-0") -> None:
-    """N SequenceSource-shaped JSON records, for the sink benchmarks."""
-    key_conv, value_conv = json_converters(schemas_enable)
+def prefill(bootstrap: str, topic: str, n: int, codec: Any, key: str = "prefill-0") -> None:
+    """N SequenceSource-shaped records, for the sink benchmarks."""
     producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_DEFAULTS})
-    key_bytes = key_conv.from_connect_data(topic, STRING_SCHEMA, key)
+    key_bytes = codec.key_bytes(topic, key)
+    value_of = codec.value_encoder(topic)
     for seqno in range(n):
-        _produce(producer, topic, value_conv.from_connect_data(topic, SEQUENCE_VALUE_SCHEMA, {"task": 0, "seqno": seqno}),
-                 key_bytes)
+        _produce(producer, topic, value_of(seqno), key_bytes)
         if seqno % 10000 == 0:
             producer.poll(0)
     if producer.flush(120):
@@ -122,15 +142,14 @@ def prefill_lines(bootstrap: str, topic: str, path: Path) -> int:
     return count
 
 
-def raw_recording_consumer(bootstrap: str, topic: str, n: int, out_path: Path, schemas_enable: bool,
+def raw_recording_consumer(bootstrap: str, topic: str, n: int, out_path: Path, codec: Any,
                            group: str, session_timeout_ms: int) -> tuple[float, float, float]:
-    """A consumer loop that does RecordingSink's job: convert with JsonConverter, write the same JSON lines.
-    Same client settings and batch size as the worker. Returns (seconds from subscribe to the N-th line
-    written, seconds from the first record received to the N-th line written, CPU seconds spent)."""
-    key_conv, value_conv = json_converters(schemas_enable)
+    """A consumer loop that does RecordingSink's job: deserialize as the worker's converter does, write the
+    same JSON lines. Same client settings and batch size as the worker. Returns (seconds from subscribe to
+    the N-th line written, seconds from the first record received to the N-th line written, CPU seconds)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, **CONSUMER_DEFAULTS,
                          "session.timeout.ms": str(session_timeout_ms)})
-    key_to, value_to = key_conv.to_connect_data, value_conv.to_connect_data
+    key_to, value_to = codec.key_decoder(), codec.value_decoder()
     fd = os.open(out_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     seen = 0
     first: float | None = None
@@ -155,11 +174,11 @@ def raw_recording_consumer(bootstrap: str, topic: str, n: int, out_path: Path, s
                 t = m.topic()
                 raw_key = m.key()
                 if raw_key != last_raw_key or raw_key is None:  # keys repeat: decode each distinct one once, as the worker does
-                    key = key_to(t, raw_key)[1]
+                    key = key_to(t, raw_key)
                     last_raw_key = raw_key
                 lines.append(orjson.dumps(
                     {"topic": t, "partition": m.partition(), "offset": m.offset(),
-                     "key": key, "value": value_to(t, m.value())[1]}, option=_JSON_LINE))
+                     "key": key, "value": value_to(t, m.value())}, option=_JSON_LINE))
             os.write(fd, b"".join(lines))
             seen += len(lines)
         done = time.perf_counter()

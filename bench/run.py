@@ -8,6 +8,8 @@ Measures (see bench/README.md for how each is timed and why):
   (b) Kafka -> RecordingSink              vs a raw consumer loop writing the same JSON lines
   (c) FileStreamSource / FileStreamSink   vs the reference Kafka Connect 3.9 (the oracle), same file
   (d) worker RSS idle and with 100 connectors (and the oracle's)
+  (e) (a) and (b) with Avro values through a Schema Registry (AvroConverter) vs raw loops using
+      confluent-kafka's AvroSerializer / AvroDeserializer on the same records
 Prints a table (ours, baseline, ratio) and writes it as JSON to bench/results/latest.json. Targets:
 ratio >= 0.8 against the raw loops, >= 1.0 against the oracle. Nothing here asserts a timing.
 """
@@ -34,7 +36,9 @@ import httpx  # noqa: E402
 
 from bench import _support as s  # noqa: E402
 from runtime.embedded_broker import EmbeddedBroker  # noqa: E402
+from bench._avro import AvroCodec, worker_converters  # noqa: E402
 from tests.support.oracle import OracleProcess, oracle_tool  # noqa: E402
+from tests.support.schema_registry import SchemaRegistryServer  # noqa: E402
 from tests.support.worker import WorkerProcess  # noqa: E402
 
 SESSION_TIMEOUT_MS = 6000  # Tansu: a first group join takes about half of this
@@ -126,21 +130,35 @@ def rows_for(label: str, unit: str, ours: Metrics, base: Metrics | None, base_na
 
 # ---- (a) source --------------------------------------------------------------------------------
 
-def bench_sequence_source(bootstrap: str, worker: WorkerProcess, n: int, schemas_enable: bool, repeat: int) -> list[Row]:
-    converters = {
-        "key.converter": JSON_CONVERTER, "value.converter": JSON_CONVERTER,
-        "key.converter.schemas.enable": str(schemas_enable).lower(),
-        "value.converter.schemas.enable": str(schemas_enable).lower(),
-    }
+def json_converters(schemas_enable: bool) -> dict[str, str]:
+    return {"key.converter": JSON_CONVERTER, "value.converter": JSON_CONVERTER,
+            "key.converter.schemas.enable": str(schemas_enable).lower(),
+            "value.converter.schemas.enable": str(schemas_enable).lower()}
+
+
+@dataclass
+class Format:
+    """How records are serialized on both sides of (a)/(b) (JsonConverter) or (e) (Avro with a registry)."""
+
+    label: str  # "(a) SequenceSource -> Kafka" style prefix
+    converters: dict[str, str]  # the worker's
+    codec: Any  # the raw loop's, in bench/_support.py (JsonCodec) or bench/_avro.py (AvroCodec)
+    producer_suffix: str = ""  # how the raw loops (de)serialize, for the baselines' names
+    consumer_suffix: str = ""
+
+
+def bench_sequence_source(bootstrap: str, worker: WorkerProcess, n: int, fmt: Format, repeat: int,
+                          label: str = "(a)") -> list[Row]:
+    converters = fmt.converters
     names = [s.unique("seq") for _ in range(repeat)]
 
     def raw(i: int) -> Metrics:
         topic = f"{names[i]}-raw"
         s.create_topic(bootstrap, topic)
-        log(f"(a) raw producer loop: {n} records")
+        log(f"{label} raw producer loop: {n} records")
         started = time.time()
         # SequenceSource keys each record with its task id, "<connector>-0"
-        _, cpu = s.raw_sequence_producer(bootstrap, topic, n, f"{names[i]}-0", schemas_enable)
+        _, cpu = s.raw_sequence_producer(bootstrap, topic, n, f"{names[i]}-0", fmt.codec)
         first_ms, last_ms = s.record_timestamps_ms(bootstrap, topic, [0, n - 1])
         # timed like ours: from the start to the CreateTime of the last record
         return {"total": n / (last_ms / 1000 - started), "stream": n / max((last_ms - first_ms) / 1000, 1e-3),
@@ -149,7 +167,7 @@ def bench_sequence_source(bootstrap: str, worker: WorkerProcess, n: int, schemas
     def ours(i: int) -> Metrics:
         name, topic = names[i], f"{names[i]}-ours"
         s.create_topic(bootstrap, topic)
-        log(f"(a) SequenceSource: {n} records")
+        log(f"{label} SequenceSource: {n} records")
         config = {"connector.class": "SequenceSource", "tasks.max": "1", "topic": topic, "messages.per.task": str(n),
                   **converters}
         cpu0 = s.cpu_seconds(worker.process.pid)
@@ -162,13 +180,14 @@ def bench_sequence_source(bootstrap: str, worker: WorkerProcess, n: int, schemas
             # Both wrote the same bytes, or the comparison means nothing.
             sample = min(n, 1000)
             if s.read_records(bootstrap, f"{name}-raw", sample) != s.read_records(bootstrap, topic, sample):
-                raise RuntimeError("(a) the worker and the raw loop did not send the same key/value bytes")
+                raise RuntimeError(f"{label} the worker and the raw loop did not send the same key/value bytes")
         return {"total": n / (last_ms / 1000 - created), "stream": n / max((last_ms - first_ms) / 1000, 1e-3),
                 "cpu": n / cpu}
 
     # raw first on round 0, so its topic exists for the byte comparison
     ours_m, raw_m = compare(repeat, ours, raw)
-    return rows_for("(a) SequenceSource -> Kafka", "records/s", ours_m, raw_m, "raw confluent-kafka producer loop",
+    return rows_for(f"{label} {fmt.label}SequenceSource -> Kafka", "records/s", ours_m, raw_m,
+                    f"raw confluent-kafka producer loop{fmt.producer_suffix}",
                     0.8, ("create to last record sent", "first to last record sent"),
                     ("ours includes connector/task start; raw its producer creation",
                      "CreateTime of the first and last record, both sides"))
@@ -176,34 +195,30 @@ def bench_sequence_source(bootstrap: str, worker: WorkerProcess, n: int, schemas
 
 # ---- (b) sink ----------------------------------------------------------------------------------
 
-def bench_recording_sink(bootstrap: str, worker: WorkerProcess, n: int, schemas_enable: bool, workdir: Path,
-                         repeat: int) -> list[Row]:
+def bench_recording_sink(bootstrap: str, worker: WorkerProcess, n: int, fmt: Format, workdir: Path,
+                         repeat: int, label: str = "(b)") -> list[Row]:
     name = s.unique("rec")
     topic = f"{name}-in"
     s.create_topic(bootstrap, topic)
-    log(f"(b) prefilling {topic} with {n} records")
-    s.prefill(bootstrap, topic, n, schemas_enable)
+    log(f"{label} prefilling {topic} with {n} records")
+    s.prefill(bootstrap, topic, n, fmt.codec)
     outputs: dict[str, Path] = {}
 
     def raw(i: int) -> Metrics:
-        log(f"(b) raw consumer loop: {n} records")
+        log(f"{label} raw consumer loop: {n} records")
         out = outputs.setdefault("raw", workdir / f"{name}-raw-{i}.jsonl")
         out.unlink(missing_ok=True)
-        total, stream, cpu = s.raw_recording_consumer(bootstrap, topic, n, out, schemas_enable,
+        total, stream, cpu = s.raw_recording_consumer(bootstrap, topic, n, out, fmt.codec,
                                                       group=s.unique(f"{name}-raw"), session_timeout_ms=SESSION_TIMEOUT_MS)
         return {"total": n / total, "stream": n / stream, "cpu": n / cpu}
 
     def ours(i: int) -> Metrics:
-        log(f"(b) RecordingSink: {n} records")
+        log(f"{label} RecordingSink: {n} records")
         connector = f"{name}-{i}"
         out = outputs.setdefault("ours", workdir / f"{name}-ours.jsonl")
         out.unlink(missing_ok=True)
-        config = {
-            "connector.class": "RecordingSink", "tasks.max": "1", "topics": topic, "output.file": str(out),
-            "key.converter": JSON_CONVERTER, "value.converter": JSON_CONVERTER,
-            "key.converter.schemas.enable": str(schemas_enable).lower(),
-            "value.converter.schemas.enable": str(schemas_enable).lower(),
-        }
+        config = {"connector.class": "RecordingSink", "tasks.max": "1", "topics": topic, "output.file": str(out),
+                  **fmt.converters}
         cpu0 = s.cpu_seconds(worker.process.pid)
         created = time.perf_counter()
         create_connector(worker.url, connector, config)
@@ -213,17 +228,18 @@ def bench_recording_sink(bootstrap: str, worker: WorkerProcess, n: int, schemas_
         return {"total": n / (last - created), "stream": n / (last - first), "cpu": n / cpu}
 
     ours_m, raw_m = compare(repeat, ours, raw)
-    _check_same_lines(outputs["raw"], outputs["ours"])
-    return rows_for("(b) Kafka -> RecordingSink", "records/s", ours_m, raw_m, "raw confluent-kafka consumer loop",
+    _check_same_lines(outputs["raw"], outputs["ours"], label)
+    return rows_for(f"{label} {fmt.label}Kafka -> RecordingSink", "records/s", ours_m, raw_m,
+                    f"raw confluent-kafka consumer loop{fmt.consumer_suffix}",
                     0.8, ("create to last line written", "first to last line written"),
                     ("both include the consumer group join (~session.timeout.ms/2 on Tansu)", ""))
 
 
-def _check_same_lines(raw: Path, ours: Path, sample: int = 1000) -> None:
+def _check_same_lines(raw: Path, ours: Path, label: str, sample: int = 1000) -> None:
     with open(raw, "rb") as a, open(ours, "rb") as b:
         for _ in range(sample):
             if a.readline() != b.readline():
-                raise RuntimeError(f"(b) RecordingSink and the raw loop wrote different lines ({raw} vs {ours})")
+                raise RuntimeError(f"{label} RecordingSink and the raw loop wrote different lines ({raw} vs {ours})")
 
 
 # ---- (c) FileStream vs the oracle --------------------------------------------------------------
@@ -421,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connectors", type=int, default=100, help="connectors for the RSS measure (d)")
     parser.add_argument("--schemas-enable", choices=["true", "false"], default="true",
                         help="JsonConverter schemas.enable on both sides of (a) and (b)")
-    parser.add_argument("--only", default="abcd", help="which measures to run, e.g. 'ab'")
+    parser.add_argument("--only", default="abcde", help="which measures to run, e.g. 'ab'")
     parser.add_argument("--repeat", type=int, help="rounds per comparison, best of each side kept "
                         "(default 1 quick, 2 full)")
     parser.add_argument("--no-oracle", action="store_true", help="skip the Java oracle")
@@ -458,12 +474,19 @@ def main(argv: list[str] | None = None) -> int:
             log(f"({key}) failed: {errors[key]}")
 
     try:
-        if set(args.only) & set("abc"):
+        if set(args.only) & set("abce"):
             metrics = args.metrics == "on"
             with WorkerProcess(workdir / "worker", bootstrap, props=worker_props(bootstrap, metrics)) as worker, \
                     scraping(worker.url, metrics) as scrapes:
-                section("a", lambda: bench_sequence_source(bootstrap, worker, n, schemas_enable, repeat))
-                section("b", lambda: bench_recording_sink(bootstrap, worker, n, schemas_enable, workdir, repeat))
+                json_format = Format("", json_converters(schemas_enable), s.JsonCodec(schemas_enable))
+                section("a", lambda: bench_sequence_source(bootstrap, worker, n, json_format, repeat))
+                section("b", lambda: bench_recording_sink(bootstrap, worker, n, json_format, workdir, repeat))
+                if "e" in args.only:
+                    with SchemaRegistryServer() as registry:
+                        avro = Format("Avro: ", worker_converters(registry.url), AvroCodec(registry.url),
+                                      " with AvroSerializer", " with AvroDeserializer")
+                        section("e", lambda: bench_sequence_source(bootstrap, worker, n, avro, repeat, "(e)")
+                                + bench_recording_sink(bootstrap, worker, n, avro, workdir, repeat, "(e)"))
                 section("c", lambda: bench_filestream(bootstrap, worker, lines, workdir, use_oracle, repeat))
             log(f"metrics {args.metrics}: {scrapes[0]} scrapes of /metrics")
         section("d", lambda: bench_memory(bootstrap, args.connectors, workdir, use_oracle, 3 if args.quick else 10))

@@ -36,6 +36,9 @@ BUILTIN_CONVERTERS = (
     "runtime.converters.json:JsonConverter",
     "runtime.converters.string:StringConverter",
     "runtime.converters.bytearray:ByteArrayConverter",
+    "runtime.converters.schema_registry.avro:AvroConverter",
+    "runtime.converters.schema_registry.json_schema:JsonSchemaConverter",
+    "runtime.converters.schema_registry.protobuf:ProtobufConverter",
 )
 BUILTIN_HEADER_CONVERTERS = ("runtime.converters.headers:SimpleHeaderConverter",)
 
@@ -49,6 +52,10 @@ JAVA_ALIASES = {
     "org.apache.kafka.connect.storage.StringConverter": "runtime.converters.string.StringConverter",
     "org.apache.kafka.connect.converters.ByteArrayConverter": "runtime.converters.bytearray.ByteArrayConverter",
     "org.apache.kafka.connect.storage.SimpleHeaderConverter": "runtime.converters.headers.SimpleHeaderConverter",
+    # Confluent's Schema Registry converters, which most deployments configure by these names.
+    "io.confluent.connect.avro.AvroConverter": "runtime.converters.schema_registry.avro.AvroConverter",
+    "io.confluent.connect.json.JsonSchemaConverter": "runtime.converters.schema_registry.json_schema.JsonSchemaConverter",
+    "io.confluent.connect.protobuf.ProtobufConverter": "runtime.converters.schema_registry.protobuf.ProtobufConverter",
     **TRANSFORM_ALIASES,
 }
 

@@ -10,7 +10,8 @@ SequenceSourceConnector (alias SequenceSource)
 
 RecordingSinkConnector (alias RecordingSink)
     Appends every record `put` to `output.file` as one JSON line
-    {"topic", "partition", "offset", "key", "value"}; keys and values appear as the converter delivered
+    {"topic", "partition", "offset", "key", "value"} (plus "value_schema" with `record.schemas=true`,
+    as JsonConverter writes schemas); keys and values appear as the converter delivered
     them (maps, lists, strings, numbers, booleans, null). Bytes (at any depth) are written as base64
     strings, as Kafka's JsonConverter encodes them; other non-JSON values (e.g. Decimal) via str().
     Each batch is one append-mode write, so several tasks can share the file; everything is written to
@@ -46,6 +47,7 @@ from ..api import (
 )
 from ..api.data import INT32_SCHEMA, INT64_SCHEMA, STRING_SCHEMA, SchemaBuilder
 from ..api.records import TopicPartition
+from ..converters.json import JsonConverter
 from .file import make_record
 
 log = logging.getLogger(__name__)
@@ -67,6 +69,7 @@ THROUGHPUT_CONFIG = "throughput"
 BATCH_SIZE_CONFIG = "batch.size"
 OWN_PARTITION_CONFIG = "task.own.partition"
 OUTPUT_FILE_CONFIG = "output.file"
+RECORD_SCHEMAS_CONFIG = "record.schemas"
 
 TASK_ID_FIELD = "task.id"
 SAVED_FIELD = "saved"
@@ -136,6 +139,9 @@ RECORDING_CONFIG_DEF = _define_faults(
             documentation="File every record is appended to, one JSON line "
                           '{"topic", "partition", "offset", "key", "value"} per record; bytes are base64.',
             group="Recording", order_in_group=1)
+    .define(RECORD_SCHEMAS_CONFIG, Type.BOOLEAN, False, importance=Importance.LOW,
+            documentation='Also write each value\'s schema ("value_schema", as JsonConverter writes schemas).',
+            group="Recording", order_in_group=2)
 )
 
 
@@ -355,13 +361,13 @@ def _jsonable(value: Any) -> Any:
 _JSON_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
 
 
-def record_line(record: SinkRecord) -> bytes:
-    """The JSON line RecordingSink writes for one record."""
-    return orjson.dumps(
-        {"topic": record.topic, "partition": record.kafka_partition, "offset": record.kafka_offset,
-         "key": record.key, "value": record.value},
-        default=_jsonable, option=_JSON_OPTIONS,
-    )
+def record_line(record: SinkRecord, schemas: JsonConverter | None = None) -> bytes:
+    """The JSON line RecordingSink writes for one record (with its value schema when given `schemas`)."""
+    line = {"topic": record.topic, "partition": record.kafka_partition, "offset": record.kafka_offset,
+            "key": record.key, "value": record.value}
+    if schemas is not None:
+        line["value_schema"] = schemas.as_json_schema(record.value_schema)
+    return orjson.dumps(line, default=_jsonable, option=_JSON_OPTIONS)
 
 
 class RecordingSinkConnector(_FaultyConnector, SinkConnector):
@@ -388,6 +394,8 @@ class RecordingSinkTask(SinkTask):
         self.task_id = f"{connector}-{index}"
         self._faults.on_task_start(connector, index)
         self.path: str = config.get_str(OUTPUT_FILE_CONFIG) or ""
+        # a converter of its own per task: the schema JSON exactly as Kafka's JsonConverter writes it
+        self.schemas = JsonConverter() if config.get(RECORD_SCHEMAS_CONFIG) else None
         self.received = 0  # by this instance, for task.fail.after.records
         try:
             # O_APPEND makes each write land at the end even when several tasks share the file.
@@ -400,7 +408,7 @@ class RecordingSinkTask(SinkTask):
             return
         allowed = self._faults.records_allowed(self.received, len(records), self.task_id)
         accepted = records[:allowed] if allowed < len(records) else records
-        self._write(b"".join([record_line(r) for r in accepted]))
+        self._write(b"".join([record_line(r, self.schemas) for r in accepted]))
         self.received += len(accepted)
         if len(accepted) < len(records):
             # Consistent with the source: exactly N records are handled, then the task fails.

@@ -51,8 +51,11 @@ def arrow_type(schema: Schema) -> pa.DataType:
     if schema.name == TIME:
         return pa.time32("ms")
     if schema.name == DECIMAL:
-        scale = int(dict(schema.parameters or ()).get("scale", "0"))
-        return pa.decimal128(38, scale)
+        params = dict(schema.parameters or ())
+        scale = int(params.get("scale", "0"))
+        # the writer's precision when it said one (Avro, Protobuf) and Spark can hold it, else Spark's widest
+        precision = int(params.get("connect.decimal.precision", "38"))
+        return pa.decimal128(precision if scale <= precision <= 38 else 38, scale)
     if schema.type in _PRIMITIVE_TYPES:
         return _primitive(schema.type)
     if schema.type == "array":

@@ -141,6 +141,58 @@ def test_rows_written_equal_records_produced(tmp_path, bootstrap_servers, client
     assert committed(client, name) == ends
 
 
+AVRO_ORDER = {"type": "record", "name": "Order", "namespace": "io.example", "fields": [
+    {"name": "id", "type": "long"}, {"name": "region", "type": "string"},
+    {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+    {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+    {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+    {"name": "note", "type": ["null", "string"], "default": None}]}
+
+
+def test_avro_records_land_in_typed_columns(tmp_path, bootstrap_servers, client):
+    """Records written by confluent-kafka's AvroSerializer, read with the Avro converter: decimals, dates and
+    timestamps keep their types in the dataset Spark reads (decimal(9,2), date, timestamp)."""
+    import datetime as dt
+    import decimal
+
+    from confluent_kafka import Producer
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    from tests.support.schema_registry import SchemaRegistryServer, registry_url_from_env
+
+    topic, root, name = unique("avro-orders"), tmp_path / "ds", unique("spark-avro")
+    create_topic(bootstrap_servers, topic, 1)
+    with SchemaRegistryServer() as server:
+        url = registry_url_from_env() or server.url
+        serialize = AvroSerializer(SchemaRegistryClient({"url": url}), json.dumps(AVRO_ORDER))
+        producer = Producer({"bootstrap.servers": bootstrap_servers})
+        utc = dt.timezone.utc
+        rows = [{"id": i, "region": "eu", "price": decimal.Decimal(i).scaleb(-2) + 1,
+                 "day": dt.date(2025, 1, 1) + dt.timedelta(days=i),
+                 "at": dt.datetime(2025, 1, 1, tzinfo=utc) + dt.timedelta(milliseconds=i), "note": None}
+                for i in range(50)]
+        for row in rows:
+            producer.produce(topic, serialize(row, SerializationContext(topic, MessageField.VALUE)))
+        assert producer.flush(30) == 0
+        config = sink_config(topic, root, **{"tasks.max": "1",
+                                              "value.converter": "io.confluent.connect.avro.AvroConverter",
+                                              "value.converter.schema.registry.url": url})
+        assert client.post("/connectors", json={"name": name, "config": config}).status_code == 201
+        wait_committed(client, name, {0: 50})
+    table = pads.dataset(str(root), format="parquet", partitioning="hive").to_table()
+    types = {f.name: f.type for f in table.schema}
+    assert types["id"] == pa.int64() and types["region"] == pa.string()
+    assert types["price"] == pa.decimal128(9, 2) and types["day"] == pa.date32()
+    assert pa.types.is_timestamp(types["at"])  # Spark's TimestampType (stored as Spark writes it)
+    got = sorted(table.select(["id", "region", "price", "day", "at", "note"]).to_pylist(), key=lambda r: r["id"])
+    for row in got:
+        if row["at"].tzinfo is None:  # Spark's timestamps are UTC instants; pyarrow reads INT96 ones as naive
+            row["at"] = row["at"].replace(tzinfo=dt.timezone.utc)
+    assert got == rows
+
+
 def test_kill_9_mid_batch_loses_and_duplicates_nothing(tmp_path, bootstrap_servers, worker, client):
     topic, root, name = unique("orders"), tmp_path / "ds", unique("spark-sink")
     create_topic(bootstrap_servers, topic, 2)

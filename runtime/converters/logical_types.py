@@ -1,0 +1,23 @@
+"""Connect's logical types (Decimal, Date, Time, Timestamp) as every converter encodes them.
+
+The JSON converter defined these first; the Schema Registry converters share its exact rules (a Decimal
+must have its schema's scale; a naive datetime is UTC; Date/Time/Timestamp also accept encoded ints).
+"""
+from __future__ import annotations
+
+from .json import (  # noqa: F401 - re-exported under public names
+    DATE_LOGICAL_NAME,
+    DECIMAL_LOGICAL_NAME,
+    DECIMAL_SCALE_PARAMETER,
+    TIME_LOGICAL_NAME,
+    TIMESTAMP_LOGICAL_NAME,
+    _decimal_scale as decimal_scale,
+    _encode_date as date_to_days,
+    _encode_time as time_to_millis,
+    _encode_timestamp as timestamp_to_millis,
+    decimal_from_bytes,
+    decimal_schema,
+    decimal_to_bytes,
+)
+
+LOGICAL_NAMES = (DECIMAL_LOGICAL_NAME, DATE_LOGICAL_NAME, TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME)

@@ -1,0 +1,1 @@
+"""Converters for Confluent Schema Registry formats: Avro, Protobuf and JSON Schema."""

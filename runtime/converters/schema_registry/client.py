@@ -1,0 +1,55 @@
+"""Schema Registry clients for the converters: confluent-kafka's client, shared and classified.
+
+One client per distinct configuration serves every converter of the worker (its caches of ids and
+schemas are thread-safe), so a thousand tasks do not ask the registry a thousand times for one schema.
+`mock://scope` URLs get confluent-kafka's in-memory registry, one per scope and process, as Confluent's
+`MockSchemaRegistry` scopes them: a source and a sink in one worker share what they register.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, TypeVar
+
+from confluent_kafka.schema_registry import SchemaRegistryClient, SchemaRegistryError
+
+try:  # the HTTP library confluent-kafka's client uses (httpx2 or httpx), for its transport errors
+    from confluent_kafka.schema_registry.common._httpx_compat import httpx
+except ImportError:  # older confluent-kafka releases use httpx itself
+    import httpx  # type: ignore[no-redef]
+
+from ...api.errors import DataError, RetriableError
+from .config import RegistrySettings
+
+T = TypeVar("T")
+
+_lock = threading.Lock()
+_clients: dict[tuple[tuple[str, Any], ...], SchemaRegistryClient] = {}
+
+# Registry answers that no retry can change (Confluent's error codes: 40401 subject, 40402 version,
+# 40403 schema not found; 409 incompatible; 422 invalid schema; 401/403 credentials).
+_PERMANENT_STATUSES = {400, 401, 403, 404, 405, 409, 415, 422}
+
+
+def registry_client(settings: RegistrySettings) -> SchemaRegistryClient:
+    key = settings.client_conf
+    if settings.url.startswith("mock://"):
+        key = (("url", settings.url),)  # one in-process registry per scope, whatever the other settings
+    with _lock:
+        client = _clients.get(key)
+        if client is None:
+            client = SchemaRegistryClient.new_client(dict(key))
+            _clients[key] = client
+        return client
+
+
+def call_registry(what: str, operation: Callable[[], T]) -> T:
+    """Run one registry request: unreachable or failing registries are retriable, refusals are data errors."""
+    try:
+        return operation()
+    except SchemaRegistryError as exc:
+        status = exc.http_status_code
+        if status in _PERMANENT_STATUSES or (status is not None and 400 <= status < 500 and status not in (408, 429)):
+            raise DataError(f"Failed to {what}: {exc.error_message} (HTTP {status}, error code {exc.error_code})") from None
+        raise RetriableError(f"Failed to {what}: Schema Registry answered HTTP {status}: {exc.error_message}") from None
+    except (httpx.TransportError, OSError, TimeoutError) as exc:
+        raise RetriableError(f"Failed to {what}: Schema Registry is unreachable ({type(exc).__name__}: {exc})") from None
