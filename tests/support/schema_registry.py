@@ -16,8 +16,11 @@ until `outage(None)` or the client's timeout.
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
+import ssl
+import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -36,6 +39,7 @@ class RegistryState:
         self.mode: str | None = None  # None | "refuse" | "hang"
         self.released = threading.Event()
         self.requests = 0
+        self.user_info: str | None = None  # "user:password" to require HTTP basic authentication
 
     def schema_id(self, body: dict[str, Any]) -> int:
         key = (body.get("schemaType") or "AVRO", body["schema"], json.dumps(body.get("references") or []))
@@ -117,6 +121,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self, method: str) -> None:
         state = self.server.state
+        if state.user_info is not None:
+            expected = "Basic " + base64.b64encode(state.user_info.encode()).decode()
+            if self.headers.get("Authorization") != expected:
+                self._body()
+                return self._error(401, 401, "Unauthorized")
         with state.lock:
             state.requests += 1
             mode = state.mode
@@ -217,13 +226,21 @@ class _Server(ThreadingHTTPServer):
 
 
 class SchemaRegistryServer:
-    """The fixture registry, on an ephemeral loopback port."""
+    """The fixture registry, on an ephemeral loopback port; HTTPS with `tls=(certificate, key)` PEM files,
+    HTTP basic authentication with `user_info="user:password"`."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: tuple[str, str] | None = None, user_info: str | None = None) -> None:
         self.state = RegistryState()
+        self.state.user_info = user_info
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.state = self.state
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        scheme = "http"
+        if tls is not None:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(*tls)
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, name="schema-registry", daemon=True)
 
     def __enter__(self) -> "SchemaRegistryServer":
@@ -243,6 +260,15 @@ class SchemaRegistryServer:
                 self.state.released.clear()
             else:
                 self.state.released.set()
+
+
+def self_signed_certificate(directory: str) -> tuple[str, str]:
+    """A certificate for 127.0.0.1 and its key, as PEM files made with the openssl command."""
+    cert, key = os.path.join(directory, "registry.pem"), os.path.join(directory, "registry-key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                    "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert],
+                   check=True, capture_output=True)
+    return cert, key
 
 
 def registry_url_from_env() -> str | None:

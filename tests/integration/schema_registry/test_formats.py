@@ -4,7 +4,8 @@
   the writer's schema (the RecordingSink writes each value's Connect schema next to it);
 - records a source of this runtime writes are read back by confluent-kafka's deserializers into the same
   values, for every field type (tests/integration/plugins/typed_source.py);
-- `schema.registry.url=mock://scope` lets a source and a sink of one worker share an in-process registry.
+- `schema.registry.url=mock://scope` lets a source and a sink of one worker share an in-process registry;
+- transforms work on the structs these converters deliver (ReplaceField, InsertField).
 """
 from __future__ import annotations
 
@@ -249,3 +250,32 @@ def test_mock_registry_scope_is_shared_by_a_source_and_a_sink_of_one_worker(
     assert [r["value"] for r in records] == [as_recorded(typed_source.value(n)) for n in range(N)]
     api.delete(f"/connectors/{name}-src")
     api.delete(f"/connectors/{name}-sink")
+
+
+def test_transforms_work_on_registry_records(
+        api: Api, kafka: Kafka, bootstrap_servers: str, registry_url: str, name: str, out_file: Path) -> None:
+    topic = kafka.create_topic(unique("avro-smt"))
+    data, values, _ = avro_records(SchemaRegistryClient({"url": registry_url}), topic)
+    producer = Producer({"bootstrap.servers": bootstrap_servers})
+    for payload in data:
+        producer.produce(topic, payload)
+    assert producer.flush(30) == 0
+    replace = "org.apache.kafka.connect.transforms.ReplaceField$Value"
+    api.create(name, sink_config(topic, out_file, **converter_config("avro", registry_url), record_schemas="true",
+                                 transforms="drop,tag", transforms_drop_type=replace,
+                                 transforms_drop_exclude="blob,meta,scores",
+                                 **{"transforms.drop.renames": "id:payment_id",
+                                    "transforms.tag.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+                                    "transforms.tag.static.field": "origin",
+                                    "transforms.tag.static.value": "registry"}))
+    records = wait_records(out_file, N)
+    expected = []
+    for v in values:
+        kept = {("payment_id" if k == "id" else k): x for k, x in v.items() if k not in ("blob", "meta", "scores")}
+        expected.append(as_recorded({**kept, "origin": "registry"}))
+    assert [r["value"] for r in records] == expected
+    fields = {f["field"]: f for f in records[0]["value_schema"]["fields"]}
+    assert list(fields) == ["payment_id", "amount", "when", "day", "kind", "memo", "origin"]
+    assert fields["amount"]["name"] == "org.apache.kafka.connect.data.Decimal"
+    assert fields["day"]["name"] == "org.apache.kafka.connect.data.Date" and fields["origin"]["type"] == "string"
+    api.delete(f"/connectors/{name}")

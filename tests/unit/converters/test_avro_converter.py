@@ -15,7 +15,7 @@ from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerialize
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from runtime.api.data import Schema, SchemaBuilder
-from runtime.api.errors import ConfigError, DataError
+from runtime.api.errors import ConfigError, DataError, RetriableError
 from runtime.converters.json import DATE_SCHEMA, TIME_SCHEMA, TIMESTAMP_SCHEMA, decimal_schema
 from runtime.converters.schema_registry.avro import AvroConverter
 from runtime.converters.schema_registry.avro_data import avro_to_connect_schema, connect_to_avro_schema
@@ -234,3 +234,26 @@ def test_a_general_union_is_a_connect_union_struct(url) -> None:
     assert value == {"v": {"int": None, "string": "s"}}
     assert AvroDeserializer(c.client)(c.from_connect_data("u2", schema, value),
                                       SerializationContext("u2", MessageField.VALUE)) == {"v": "s"}
+
+
+def test_tls_and_basic_auth_settings_reach_the_registry(tmp_path) -> None:
+    from tests.support.schema_registry import SchemaRegistryServer, self_signed_certificate
+
+    cert, key = self_signed_certificate(str(tmp_path))
+    schema = SchemaBuilder.struct().name("com.example.S").field("n", Schema("int32")).build()
+    with SchemaRegistryServer(tls=(cert, key), user_info="alice:s3cret") as server:
+        secured = converter(server.url, **{"schema.registry.ssl.truststore.location": cert,
+                                           "schema.registry.ssl.truststore.type": "PEM",
+                                           "basic.auth.credentials.source": "USER_INFO",
+                                           "basic.auth.user.info": "alice:s3cret"})
+        data = secured.from_connect_data("secure", schema, {"n": 1})
+        assert secured.to_connect_data("secure", data)[1] == {"n": 1}
+        untrusted = converter(server.url, **{"schema.registry.request.timeout.ms": "5000"})
+        with pytest.raises(RetriableError, match="CERTIFICATE_VERIFY_FAILED"):
+            untrusted.from_connect_data("secure", schema, {"n": 2})
+        wrong = converter(server.url, **{"schema.registry.ssl.ca.location": cert,
+                                         "basic.auth.credentials.source": "USER_INFO",
+                                         "basic.auth.user.info": "alice:wrong"})
+        with pytest.raises(DataError, match="HTTP 401") as refused:
+            wrong.from_connect_data("secure", schema, {"n": 3})
+        assert "wrong" not in str(refused.value) and "s3cret" not in str(refused.value)
