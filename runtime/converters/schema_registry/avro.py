@@ -14,6 +14,7 @@ from confluent_kafka.schema_registry import Schema as RegistrySchema
 
 from ...api.data import Schema
 from .avro_data import avro_to_connect_schema, connect_to_avro_schema, to_avro_value, to_connect_value
+from .client import call_registry
 from .serde import Reader, SchemaRegistryConverter, WriterSchema
 
 
@@ -30,7 +31,10 @@ class AvroConverter(SchemaRegistryConverter):
 
     def make_writer(self, schema: Schema, registered: RegistrySchema, writer_schema: WriterSchema
                     ) -> tuple[Callable[[Any], bytes], list[int] | None]:
-        parsed = fastavro.parse_schema(json.loads(registered.schema_str), named_schemas={})
+        named: dict[str, Any] = {}
+        for referenced in self._references(registered):
+            fastavro.parse_schema(referenced, named_schemas=named)
+        parsed = fastavro.parse_schema(json.loads(registered.schema_str), named_schemas=named)
         convert = to_avro_value(schema)
         write = fastavro.schemaless_writer
         if convert is None:
@@ -47,8 +51,12 @@ class AvroConverter(SchemaRegistryConverter):
 
     def make_reader(self, registered: RegistrySchema, version: int | None) -> Reader:
         avro = json.loads(registered.schema_str)
-        connect = avro_to_connect_schema(avro, version, self.settings.connect_meta_data)
-        parsed = fastavro.parse_schema(avro, named_schemas={})
+        references = self._references(registered)
+        connect = avro_to_connect_schema(avro, version, self.settings.connect_meta_data, references)
+        named: dict[str, Any] = {}
+        for referenced in references:
+            fastavro.parse_schema(referenced, named_schemas=named)
+        parsed = fastavro.parse_schema(avro, named_schemas=named)
         convert = to_connect_value(connect)
         read = fastavro.schemaless_reader
 
@@ -59,3 +67,18 @@ class AvroConverter(SchemaRegistryConverter):
             def decode(body: memoryview) -> Any:
                 return convert(read(io.BytesIO(body), parsed, None))
         return Reader(connect, decode)
+
+    def _references(self, registered: RegistrySchema, seen: set[tuple[str, int]] | None = None) -> list[Any]:
+        """The schemas `registered` references (Avro named types in other subjects), dependencies first."""
+        seen = set() if seen is None else seen
+        out: list[Any] = []
+        for ref in registered.references or []:
+            key = (ref.subject, ref.version)
+            if key in seen:
+                continue
+            seen.add(key)
+            found = call_registry(f"get the referenced schema {ref.name} ({ref.subject} version {ref.version})",
+                                  lambda ref=ref: self.client.get_version(ref.subject, ref.version))
+            out.extend(self._references(found.schema, seen))
+            out.append(json.loads(found.schema.schema_str))
+        return out

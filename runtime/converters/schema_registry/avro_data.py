@@ -23,6 +23,7 @@ decimals, naive timestamps (UTC here, local time in fastavro), non-string-keyed 
 """
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import re
 from typing import Any, Callable
@@ -411,11 +412,14 @@ class _ToConnect:
         return full
 
 
-def avro_to_connect_schema(avro: Any, version: int | None = None, connect_meta_data: bool = True) -> Schema:
-    """The Connect schema Confluent's AvroConverter reads from an Avro schema (as parsed JSON)."""
-    import copy
-
-    return _ToConnect(connect_meta_data).convert(copy.deepcopy(avro), None, version=version)
+def avro_to_connect_schema(avro: Any, version: int | None = None, connect_meta_data: bool = True,
+                           references: list[Any] = ()) -> Schema:
+    """The Connect schema Confluent's AvroConverter reads from an Avro schema (as parsed JSON), whose named
+    types may be defined by `references` (the referenced schemas, dependencies first)."""
+    converter = _ToConnect(connect_meta_data)
+    for referenced in references:
+        converter.convert(copy.deepcopy(referenced), None)  # defines its named types
+    return converter.convert(copy.deepcopy(avro), None, version=version)
 
 
 def default_from_avro(schema: Schema, value: Any) -> Any:

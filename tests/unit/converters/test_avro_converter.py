@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import io
 import json
 import uuid
 
+import fastavro
 import pytest
+from confluent_kafka.schema_registry import Schema as RegistrySchema
+from confluent_kafka.schema_registry import SchemaReference
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
@@ -19,6 +23,7 @@ from runtime.api.errors import ConfigError, DataError, RetriableError
 from runtime.converters.json import DATE_SCHEMA, TIME_SCHEMA, TIMESTAMP_SCHEMA, decimal_schema
 from runtime.converters.schema_registry.avro import AvroConverter
 from runtime.converters.schema_registry.avro_data import avro_to_connect_schema, connect_to_avro_schema
+from tests.support.schema_registry import SchemaRegistryServer, self_signed_certificate
 
 UTC = dt.timezone.utc
 
@@ -237,8 +242,6 @@ def test_a_general_union_is_a_connect_union_struct(url) -> None:
 
 
 def test_tls_and_basic_auth_settings_reach_the_registry(tmp_path) -> None:
-    from tests.support.schema_registry import SchemaRegistryServer, self_signed_certificate
-
     cert, key = self_signed_certificate(str(tmp_path))
     schema = SchemaBuilder.struct().name("com.example.S").field("n", Schema("int32")).build()
     with SchemaRegistryServer(tls=(cert, key), user_info="alice:s3cret") as server:
@@ -257,3 +260,23 @@ def test_tls_and_basic_auth_settings_reach_the_registry(tmp_path) -> None:
         with pytest.raises(DataError, match="HTTP 401") as refused:
             wrong.from_connect_data("secure", schema, {"n": 3})
         assert "wrong" not in str(refused.value) and "s3cret" not in str(refused.value)
+
+
+def test_schema_references_resolve_named_types_from_other_subjects(url) -> None:
+    c = converter(url)
+    address = {"type": "record", "name": "Address", "namespace": "io.example",
+               "fields": [{"name": "city", "type": "string"}]}
+    c.client.register_schema("address", RegistrySchema(json.dumps(address), "AVRO"))
+    person = {"type": "record", "name": "Person", "namespace": "io.example",
+              "fields": [{"name": "name", "type": "string"}, {"name": "home", "type": "io.example.Address"}]}
+    reference = SchemaReference("io.example.Address", "address", 1)
+    c.client.register_schema("people-value", RegistrySchema(json.dumps(person), "AVRO", [reference]))
+    schema_id = c.client.get_latest_version("people-value").schema_id
+    named: dict = {}
+    fastavro.parse_schema(address, named_schemas=named)
+    body = io.BytesIO()
+    fastavro.schemaless_writer(body, fastavro.parse_schema(person, named_schemas=named),
+                               {"name": "ann", "home": {"city": "Oslo"}})
+    schema, value = c.to_connect_data("people", b"\x00" + schema_id.to_bytes(4, "big") + body.getvalue())
+    assert value == {"name": "ann", "home": {"city": "Oslo"}}
+    assert schema.fields[1].schema.name == "io.example.Address"
