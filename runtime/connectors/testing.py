@@ -26,6 +26,9 @@ Fault knobs (both connectors; all errors are ConnectErrors naming the knob):
                                   full task ids ("C-0"), or `all`.
     task.fail.after.records=N     A task instance handles exactly N records (source: produces; sink:
                                   accepts in put) and raises when asked for more.
+    task.fail.times=N             Only the first N instances of each task fail so (a restart recovers);
+                                  counted per worker process.
+    task.start.block.ms=N         Task.start() sleeps N ms first (the task is not RUNNING until then).
     task.stop.block.ms=N          Task.stop() blocks N ms (for hang tests).
     alter.offsets=V               alter_offsets: true -> True, false -> False (default),
                                   unsupported -> UnsupportedOperationError, error -> ConnectError.
@@ -60,7 +63,9 @@ CONNECTOR_START_BLOCK_MS = "connector.start.block.ms"
 CONNECTOR_VALIDATE_BLOCK_MS = "connector.validate.block.ms"
 TASK_START_FAIL = "task.start.fail"
 TASK_FAIL_AFTER_RECORDS = "task.fail.after.records"
+TASK_FAIL_TIMES = "task.fail.times"
 TASK_STOP_BLOCK_MS = "task.stop.block.ms"
+TASK_START_BLOCK_MS = "task.start.block.ms"
 ALTER_OFFSETS = "alter.offsets"
 
 TOPIC_CONFIG = "topic"
@@ -107,8 +112,14 @@ def _define_faults(definition: ConfigDef) -> ConfigDef:
         .define(TASK_FAIL_AFTER_RECORDS, Type.LONG, -1, Range.at_least(-1), Importance.LOW,
                 "Each task instance handles exactly this many records, then raises an error when asked for "
                 "more (-1 = never).", g, 5)
+        .define(TASK_FAIL_TIMES, Type.LONG, -1, Range.at_least(-1), Importance.LOW,
+                "How many instances of each task fail by task.fail.after.records; later instances (after a "
+                "restart) run on without failing (-1 = every instance). Counted per worker process.", g, 5)
         .define(TASK_STOP_BLOCK_MS, Type.LONG, 0, Range.at_least(0), Importance.LOW,
                 "Milliseconds a task's stop() blocks before returning.", g, 6)
+        .define(TASK_START_BLOCK_MS, Type.LONG, 0, Range.at_least(0), Importance.LOW,
+                "Milliseconds a task's start() blocks before returning (the task is not RUNNING until then).",
+                g, 6)
         .define(ALTER_OFFSETS, Type.STRING, "false",
                 ValidString.of("true", "false", "unsupported", "error", case_insensitive=True), Importance.LOW,
                 "What the alter_offsets hook does: 'true' (the connector applied the change itself), "
@@ -155,7 +166,9 @@ class Faults:
         self.connector_start_block_ms: int = config.get_int(CONNECTOR_START_BLOCK_MS)
         self.task_start_fail: list[str] = config.get_list(TASK_START_FAIL)
         self.task_fail_after_records: int = config.get_int(TASK_FAIL_AFTER_RECORDS)
+        self.task_fail_times: int = config.get_int(TASK_FAIL_TIMES)
         self.task_stop_block_ms: int = config.get_int(TASK_STOP_BLOCK_MS)
+        self.task_start_block_ms: int = config.get_int(TASK_START_BLOCK_MS)
 
     def on_connector_start(self) -> None:
         if self.connector_start_block_ms > 0:
@@ -168,6 +181,8 @@ class Faults:
             raise ConnectError(f"Injected failure: {CONNECTOR_STOP_FAIL}=true made {self.owner}.stop() fail")
 
     def on_task_start(self, connector: str, index: int) -> None:
+        if self.task_start_block_ms > 0:
+            time.sleep(self.task_start_block_ms / 1000)
         task_id = f"{connector}-{index}"
         chosen = {entry.strip() for entry in self.task_start_fail}
         if "all" in chosen or str(index) in chosen or task_id in chosen:
@@ -177,9 +192,10 @@ class Faults:
     def records_allowed(self, handled: int, wanted: int, task_id: str) -> int:
         """How many of `wanted` more records a task that has handled `handled` may take; raises at the limit."""
         limit = self.task_fail_after_records
-        if limit < 0:
+        if limit < 0 or 0 <= self.task_fail_times <= _injected_failures(task_id):
             return wanted
         if handled >= limit and wanted > 0:
+            _injected_failures(task_id, add=1)
             raise ConnectError(f"Injected failure: {TASK_FAIL_AFTER_RECORDS}={limit} made task {task_id} "
                                f"fail after {handled} records")
         return min(wanted, limit - handled)
@@ -187,6 +203,16 @@ class Faults:
     def on_task_stop(self) -> None:
         if self.task_stop_block_ms > 0:
             time.sleep(self.task_stop_block_ms / 1000)
+
+
+_FAILURES_LOCK = threading.Lock()
+_FAILURES: dict[str, int] = {}  # task id -> instances failed by task.fail.after.records, in this process
+
+
+def _injected_failures(task_id: str, add: int = 0) -> int:
+    with _FAILURES_LOCK:
+        _FAILURES[task_id] = _FAILURES.get(task_id, 0) + add
+        return _FAILURES[task_id]
 
 
 def _block_in_validate(connector_configs: dict[str, str]) -> None:

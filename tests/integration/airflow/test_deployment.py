@@ -1,0 +1,150 @@
+"""The DAGs under a real Airflow 3 deployment: api-server, scheduler, dag-processor and triggerer as separate
+processes, LocalExecutor, the metadata database on PostgreSQL (tests/support/airflow_deployment.py),
+driven through Airflow's REST API, against two live Connect workers.
+
+- `connector_migration` moves a running source between the workers with deferrable sensors: the run
+  succeeds, the triggerer ran the sensors' triggers, and the source continues exactly where it stopped
+  (every task's sequence is 0..N-1 once in the topic);
+- `restart_failed_connectors_on_failure` runs on the FAILED event of its AssetWatcher (the triggerer polls
+  the cluster) and restarts the failed task.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Iterator
+
+import httpx
+import pytest
+
+from tests.integration.airflow.test_dags import create, saved_by_task, states
+from tests.integration.scenarios.helpers import Kafka
+from tests.support.airflow_deployment import AirflowDeployment
+from tests.support.broker import unique
+from tests.support.env import require
+from tests.support.postgres import PostgresServer, postgres_bin
+from tests.support.worker import WorkerProcess, wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.airflow, pytest.mark.timeout(900)]
+
+MIGRATION = "connector_migration"
+ON_FAILURE = "restart_failed_connectors_on_failure"
+
+
+@pytest.fixture(scope="module")
+def connect_workers(tmp_path_factory, bootstrap_servers) -> Iterator[tuple[WorkerProcess, WorkerProcess]]:
+    root = tmp_path_factory.mktemp("deployment-workers")
+    old = WorkerProcess(root / "old", bootstrap_servers).start()
+    new = WorkerProcess(root / "new", bootstrap_servers).start()
+    try:
+        yield old, new
+    finally:
+        old.stop()
+        new.stop()
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory, connect_workers) -> Iterator[AirflowDeployment]:
+    try:
+        import airflow  # noqa: F401
+    except ImportError:
+        require(False, "Apache Airflow")
+    require(postgres_bin() is not None, "PostgreSQL (Debian package postgresql)")
+    old, new = connect_workers
+
+    def connection(url: str) -> str:
+        return json.dumps({"conn_type": "kafka_connect", "host": url})
+
+    env = {"AIRFLOW_CONN_KAFKA_CONNECT_SOURCE": connection(old.url),
+           "AIRFLOW_CONN_KAFKA_CONNECT_TARGET": connection(new.url),
+           "AIRFLOW_CONN_KAFKA_CONNECT_DEFAULT": connection(old.url),
+           "KAFKA_CONNECT_WATCH_INTERVAL_S": "1"}
+    with PostgresServer() as pg:
+        database = pg.create_database("airflow")
+        root = tmp_path_factory.mktemp("airflow-deployment")
+        with AirflowDeployment(root, database, ["connector_migration.py", "restart_failed_connectors_on_failure.py"],
+                               env) as airflow_deployment:
+            yield airflow_deployment
+
+
+def sequences(kafka: Kafka, topic: str) -> dict[int, list[int]]:
+    """Seqnos per SequenceSource task, in topic order (JsonConverter with schemas)."""
+    per_task: dict[int, list[int]] = defaultdict(list)
+    for _, _, _, value in sorted(kafka.read_all(topic), key=lambda r: (r[0], r[1])):
+        payload = json.loads(value)["payload"]
+        per_task[payload["task"]].append(payload["seqno"])
+    return per_task
+
+
+def test_migration_runs_under_the_scheduler_with_deferred_sensors(
+        deployment: AirflowDeployment, connect_workers, bootstrap_servers: str) -> None:
+    old, new = connect_workers
+    kafka = Kafka(bootstrap_servers)
+    topic, source = kafka.create_topic(unique("deploy"), partitions=2), unique("seq")
+    # Tasks that take 15 s to start: the sensor's first check finds the moved connector's tasks not yet
+    # RUNNING, so it defers to the triggerer (a deferrable sensor checks once before deferring).
+    create(old, source, {"connector.class": "SequenceSourceConnector", "topic": topic, "tasks.max": "2",
+                         "throughput": "40", "task.own.partition": "true", "task.start.block.ms": "15000"})
+    wait_for(lambda: len(saved_by_task(old, source)) == 2 and min(saved_by_task(old, source).values()) >= 20,
+             90, 0.2, "the source to run on old")
+    deployment.wait_dag(MIGRATION)
+
+    run_id = deployment.trigger(MIGRATION, {"connector": source})
+    run = deployment.wait_run(MIGRATION, run_id)
+    assert run["state"] == "success", deployment.log("scheduler")[-4000:]
+    assert deployment.task_states(MIGRATION, run_id) == {
+        "migrate": "success", "wait_running_on_target": "success", "report": "success"}
+    # the sensor deferred: it left its worker slot, and the triggerer ran its trigger and fired the event
+    events = [e["event"] + " " + str(e.get("result", "")) for e in
+              deployment.task_log(MIGRATION, run_id, "wait_running_on_target")]
+    assert any(e.startswith("Pausing task as DEFERRED") for e in events), events
+    assert any(e.startswith("Trigger fired event") and "'state': 'RUNNING', 'status': 'success'" in e
+               for e in events), events
+    assert source not in httpx.get(old.url + "/connectors", timeout=30).json()
+    moved_from = saved_by_task(new, source)
+
+    wait_for(lambda: min(saved_by_task(new, source).values()) >= max(moved_from.values()) + 20, 90, 0.2,
+             "the source to continue on the new worker")
+    assert httpx.put(f"{new.url}/connectors/{source}/stop", timeout=30).status_code == 204
+    wait_for(lambda: states(new, source) == ("STOPPED", []), 60, 0.2, "the source to stop")
+    final = saved_by_task(new, source)
+    per_task = sequences(kafka, topic)
+    for task_id, saved in final.items():
+        index = int(task_id.rsplit("-", 1)[1])
+        assert per_task[index] == list(range(saved)), f"task {index}: a gap or a repeat across the move"
+
+
+def test_a_failed_task_is_restarted_by_the_failure_event(
+        deployment: AirflowDeployment, connect_workers, bootstrap_servers: str) -> None:
+    old, _ = connect_workers
+    kafka = Kafka(bootstrap_servers)
+    topic, name = kafka.create_topic(unique("fails")), unique("flaky")
+    deployment.wait_dag(ON_FAILURE)
+    before = {run["dag_run_id"] for run in deployment.runs(ON_FAILURE)}
+    # the task's first instance produces 5 records and fails; the event-driven DAG restarts it, and the
+    # restarted instance runs on
+    create(old, name, {"connector.class": "SequenceSourceConnector", "topic": topic, "tasks.max": "1",
+                       "task.fail.after.records": "5", "task.fail.times": "1", "throughput": "50"})
+
+    def a_finished_new_run() -> dict | None:
+        for run in deployment.runs(ON_FAILURE):
+            if run["dag_run_id"] not in before and run["state"] in ("success", "failed"):
+                return run
+        return None
+
+    try:
+        run = wait_for(a_finished_new_run, 240, 1, f"{ON_FAILURE} to run on the FAILED event")
+        tasks = deployment.task_states(ON_FAILURE, run["dag_run_id"])
+        assert (run["run_type"], run["state"], tasks) == (
+            "asset_triggered", "success",
+            {"find_failed": "success", "restart_failed": "success", "report": "success"}), (run, tasks)
+        # the event came from the triggerer: the watcher's trigger (it belongs to no task) fired for this
+        # connector's failed task
+        assert any("task_id=None" in line and name in line for line in deployment.fired_trigger_events())
+        # restarted, the task runs on from its committed offset: 0, 1, 2, ... with no gap
+        wait_for(lambda: states(old, name) == ("RUNNING", ["RUNNING"]) and
+                 saved_by_task(old, name).get(f"{name}-0", 0) >= 20, 120, 0.5, "the restarted task to run on")
+        seqnos = sequences(kafka, topic)[0]
+        assert seqnos[:20] == list(range(20)), seqnos[:40]
+    finally:
+        httpx.delete(f"{old.url}/connectors/{name}", timeout=30)

@@ -1,0 +1,172 @@
+"""A real Airflow 3 deployment on loopback, for tests: `airflow api-server`, `scheduler`, `dag-processor` and
+`triggerer` as separate processes, LocalExecutor, the metadata database on PostgreSQL (tests/support/
+postgres.py), Airflow's simple auth manager with one admin user, driven through Airflow's REST API.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.support.worker import wait_for
+
+REPO = Path(__file__).resolve().parents[2]
+COMPONENTS = ("scheduler", "dag-processor", "triggerer")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class AirflowDeployment:
+    def __init__(self, root: Path, database_url: str, dag_files: list[str], env: dict[str, str]) -> None:
+        self.root = root
+        self.dags = root / "dags"
+        self.dags.mkdir(parents=True, exist_ok=True)
+        for dag_file in dag_files:
+            (self.dags / dag_file).symlink_to(REPO / "dags" / dag_file)
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.password = secrets.token_urlsafe(12)
+        passwords = root / "passwords.json"
+        passwords.write_text(json.dumps({"admin": self.password}))
+        self.env = {
+            **os.environ,
+            "AIRFLOW_HOME": str(root),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": database_url,
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__PARALLELISM": "4",
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags),
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+            "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
+            "AIRFLOW__API__BASE_URL": self.url,
+            "AIRFLOW__API__PORT": str(self.port),
+            "AIRFLOW__API__HOST": "127.0.0.1",
+            "AIRFLOW__API__WORKERS": "1",
+            "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(32),
+            "AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE": "True",
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+            "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "1",
+            "AIRFLOW__TRIGGERER__JOB_HEARTBEAT_SEC": "1",
+            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+            **env,
+        }
+        self.processes: dict[str, subprocess.Popen] = {}
+        self._token: str | None = None
+
+    # ---- lifecycle ------------------------------------------------------------------------------------
+
+    def start(self) -> "AirflowDeployment":
+        subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=self.env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
+        for component in ("api-server", *COMPONENTS):
+            log = open(self.log_path(component), "wb")  # noqa: SIM115 - closed when the process is stopped
+            args = [sys.executable, "-m", "airflow", component]
+            if component == "api-server":
+                args += ["--port", str(self.port), "--host", "127.0.0.1"]
+            self.processes[component] = subprocess.Popen(args, env=self.env, cwd=self.root, stdout=log,
+                                                         stderr=subprocess.STDOUT, start_new_session=True)
+        wait_for(self._healthy, 240, 1, "the Airflow deployment to report every component healthy")
+        return self
+
+    def log_path(self, component: str) -> Path:
+        return self.root / f"{component}.log"
+
+    def log(self, component: str) -> str:
+        return self.log_path(component).read_text(errors="replace")
+
+    def _healthy(self) -> bool:
+        for name, proc in self.processes.items():
+            if proc.poll() is not None:
+                raise AssertionError(f"airflow {name} exited with {proc.returncode}:\n{self.log(name)[-4000:]}")
+        try:
+            health = httpx.get(f"{self.url}/api/v2/monitor/health", timeout=5).json()
+        except (httpx.HTTPError, ValueError):
+            return False
+        wanted = ("metadatabase", "scheduler", "triggerer", "dag_processor")
+        return all((health.get(part) or {}).get("status") == "healthy" for part in wanted)
+
+    def stop(self) -> None:
+        for proc in self.processes.values():
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        for proc in self.processes.values():
+            try:
+                proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+
+    def __enter__(self) -> "AirflowDeployment":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def fired_trigger_events(self) -> list[str]:
+        """The "Trigger fired event" lines in the triggerer's own output: those of triggers that belong to no
+        task (an AssetWatcher's), with the event's payload."""
+        return [line for line in self.log("triggerer").splitlines() if "Trigger fired event" in line]
+
+    # ---- REST API -------------------------------------------------------------------------------------
+
+    def api(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        if self._token is None:
+            response = httpx.post(f"{self.url}/auth/token", json={"username": "admin", "password": self.password},
+                                  timeout=30)
+            response.raise_for_status()
+            self._token = response.json()["access_token"]
+        headers = {"Authorization": f"Bearer {self._token}", **kwargs.pop("headers", {})}
+        return httpx.request(method, f"{self.url}{path}", headers=headers, timeout=30, **kwargs)
+
+    def wait_dag(self, dag_id: str, timeout_s: float = 120) -> None:
+        """Until the dag-processor has parsed the DAG file and the DAG is active."""
+        def parsed() -> bool:
+            response = self.api("GET", f"/api/v2/dags/{dag_id}")
+            return response.status_code == 200 and not response.json().get("is_paused")
+        wait_for(parsed, timeout_s, 1, f"DAG {dag_id} to be parsed")
+
+    def trigger(self, dag_id: str, conf: dict[str, Any]) -> str:
+        response = self.api("POST", f"/api/v2/dags/{dag_id}/dagRuns", json={"logical_date": None, "conf": conf})
+        assert response.status_code == 200, response.text
+        return response.json()["dag_run_id"]
+
+    def runs(self, dag_id: str) -> list[dict[str, Any]]:
+        response = self.api("GET", f"/api/v2/dags/{dag_id}/dagRuns")
+        response.raise_for_status()
+        return response.json()["dag_runs"]
+
+    def wait_run(self, dag_id: str, run_id: str, timeout_s: float = 300) -> dict[str, Any]:
+        def finished() -> dict[str, Any] | None:
+            run = self.api("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}").json()
+            return run if run.get("state") in ("success", "failed") else None
+        return wait_for(finished, timeout_s, 1, f"{dag_id} run {run_id} to finish")
+
+    def task_states(self, dag_id: str, run_id: str) -> dict[str, str]:
+        response = self.api("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances")
+        response.raise_for_status()
+        return {ti["task_id"]: ti["state"] for ti in response.json()["task_instances"]}
+
+    def task_log(self, dag_id: str, run_id: str, task_id: str, try_number: int = 1) -> list[dict[str, Any]]:
+        """The task instance's log events: the task's own lines and, after a deferral, its trigger's lines
+        (the triggerer writes those to the task's log, not to its own output)."""
+        response = self.api("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/logs/"
+                                   f"{try_number}", params={"full_content": "true"})
+        response.raise_for_status()
+        return [event if isinstance(event, dict) else {"event": str(event)} for event in response.json()["content"]]

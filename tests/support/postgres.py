@@ -1,0 +1,79 @@
+"""A PostgreSQL server for tests: Debian's `postgresql` binaries, a throwaway data directory, loopback only.
+
+PostgreSQL refuses to run as root, so under root the server runs as the `postgres` system user the
+Debian package creates (`runuser`), with its data and socket directories owned by that user.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def postgres_bin() -> Path | None:
+    """The newest installed PostgreSQL's bin directory (Debian keeps them under /usr/lib/postgresql/N/bin)."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
+    return Path(found[-1]).parent if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class PostgresServer:
+    """`with PostgresServer() as pg: pg.url("airflow")` gives a SQLAlchemy URL of a fresh database."""
+
+    def __init__(self, user: str = "connect_test") -> None:
+        bin_dir = postgres_bin()
+        if bin_dir is None:
+            raise RuntimeError("PostgreSQL is not installed (Debian package `postgresql`)")
+        self.bin = bin_dir
+        self.user = user
+        self.port = _free_port()
+        # Not under pytest's tmp_path: the `postgres` user cannot traverse root's private directories.
+        self.root = Path(tempfile.mkdtemp(prefix="connect-pg-"))
+        self.data = self.root / "data"
+        self.log = self.root / "server.log"
+        self._as_root = os.geteuid() == 0
+
+    def _run(self, *args: str, **kwargs: Any) -> subprocess.CompletedProcess:
+        command = list(args)
+        if self._as_root:
+            command = ["runuser", "-u", "postgres", "--", *command]
+        return subprocess.run(command, check=True, capture_output=True, text=True, timeout=120, **kwargs)
+
+    def start(self) -> "PostgresServer":
+        if self._as_root:
+            shutil.chown(self.root, "postgres", "postgres")
+        self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", self.user, "--auth=trust",
+                  "--encoding=UTF8", "--no-sync")
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60",
+                  "-o", f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+        return self
+
+    def create_database(self, name: str) -> str:
+        self._run(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user, name)
+        return self.url(name)
+
+    def url(self, database: str, driver: str = "postgresql+psycopg2") -> str:
+        return f"{driver}://{self.user}@127.0.0.1:{self.port}/{database}"
+
+    def stop(self) -> None:
+        try:
+            self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+        except subprocess.SubprocessError:
+            pass
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> "PostgresServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
