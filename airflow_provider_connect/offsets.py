@@ -66,7 +66,11 @@ def evaluate_offsets(offsets: Sequence[Mapping[str, Any]], targets: Mapping[Topi
 
 def fetch_topic_ends(kafka_config: Mapping[str, Any], topics: Sequence[str], timeout: float = 30.0) -> dict[TopicPartitionKey, int]:
     """High watermarks of every partition of `topics` (the offsets a caught-up sink will have committed)."""
-    from confluent_kafka import Consumer, TopicPartition
+    try:  # optional: only this step reads Kafka itself (the provider's `kafka` extra)
+        from confluent_kafka import Consumer, TopicPartition
+    except ImportError as exc:
+        raise ImportError("Waiting for the ends of topics reads them from Kafka and needs confluent-kafka: "
+                          "pip install 'airflow-provider-connect[kafka]' (or give target offsets instead)") from exc
 
     consumer = Consumer({"group.id": "airflow-provider-connect-probe", "enable.auto.commit": False,
                          **dict(kafka_config)})

@@ -1,6 +1,7 @@
 """A real Airflow 3 deployment on loopback, for tests: `airflow api-server`, `scheduler`, `dag-processor` and
 `triggerer` as separate processes, LocalExecutor, the metadata database on PostgreSQL (tests/support/
-postgres.py), Airflow's simple auth manager with one admin user, driven through Airflow's REST API.
+postgres.py), Airflow's simple auth manager with one admin user, driven through Airflow's REST API; the
+OpenLineage provider writes the tasks' lineage events to a file.
 """
 from __future__ import annotations
 
@@ -39,6 +40,8 @@ class AirflowDeployment:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.password = secrets.token_urlsafe(12)
+        # OpenLineage events of every task, through the OpenLineage provider's file transport (one per line)
+        self.lineage_file = root / "openlineage.jsonl"
         passwords = root / "passwords.json"
         passwords.write_text(json.dumps({"admin": self.password}))
         self.env = {
@@ -58,11 +61,16 @@ class AirflowDeployment:
             "AIRFLOW__API__PORT": str(self.port),
             "AIRFLOW__API__HOST": "127.0.0.1",
             "AIRFLOW__API__WORKERS": "1",
+            # the log servers of the scheduler's executor and of the triggerer (defaults 8793, 8794)
+            "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(_free_port()),
+            "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(_free_port()),
             "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(32),
             "AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE": "True",
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
             "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "1",
             "AIRFLOW__TRIGGERER__JOB_HEARTBEAT_SEC": "1",
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "file", "log_file_path": str(self.lineage_file),
+                                                           "append": True}),
             "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
             **env,
         }

@@ -3,8 +3,9 @@ processes, LocalExecutor, the metadata database on PostgreSQL (tests/support/air
 driven through Airflow's REST API, against two live Connect workers.
 
 - `connector_migration` moves a running source between the workers with deferrable sensors: the run
-  succeeds, the triggerer ran the sensors' triggers, and the source continues exactly where it stopped
-  (every task's sequence is 0..N-1 once in the topic);
+  succeeds, the sensor waited in the triggerer (its trigger fired the event that resumed it), the
+  migration's OpenLineage COMPLETE event names the topic, and the source continues exactly where it
+  stopped (every task's sequence is 0..N-1 once in the topic);
 - `restart_failed_connectors_on_failure` runs on the FAILED event of its AssetWatcher (the triggerer polls
   the cluster) and restarts the failed task.
 """
@@ -44,7 +45,7 @@ def connect_workers(tmp_path_factory, bootstrap_servers) -> Iterator[tuple[Worke
 
 
 @pytest.fixture(scope="module")
-def deployment(tmp_path_factory, connect_workers) -> Iterator[AirflowDeployment]:
+def deployment(tmp_path_factory, connect_workers, bootstrap_servers) -> Iterator[AirflowDeployment]:
     try:
         import airflow  # noqa: F401
     except ImportError:
@@ -52,8 +53,9 @@ def deployment(tmp_path_factory, connect_workers) -> Iterator[AirflowDeployment]
     require(postgres_bin() is not None, "PostgreSQL (Debian package postgresql)")
     old, new = connect_workers
 
-    def connection(url: str) -> str:
-        return json.dumps({"conn_type": "kafka_connect", "host": url})
+    def connection(url: str) -> str:  # the extra names the workers' Kafka cluster, for lineage
+        return json.dumps({"conn_type": "kafka_connect", "host": url,
+                           "extra": {"kafka_bootstrap_servers": bootstrap_servers}})
 
     env = {"AIRFLOW_CONN_KAFKA_CONNECT_SOURCE": connection(old.url),
            "AIRFLOW_CONN_KAFKA_CONNECT_TARGET": connection(new.url),
@@ -74,6 +76,22 @@ def sequences(kafka: Kafka, topic: str) -> dict[int, list[int]]:
         payload = json.loads(value)["payload"]
         per_task[payload["task"]].append(payload["seqno"])
     return per_task
+
+
+def lineage_outputs(deployment: AirflowDeployment, job: str, run_id: str) -> set[tuple[str, str]]:
+    """(namespace, name) of the outputs in the COMPLETE events of a task's job, in the given DAG run."""
+    if not deployment.lineage_file.exists():
+        return set()
+    outputs: set[tuple[str, str]] = set()
+    for line in deployment.lineage_file.read_text().splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue  # a line being written
+        in_run = run_id in json.dumps(event.get("run"))  # the run's `airflow` facet names the DAG run
+        if event.get("eventType") == "COMPLETE" and event.get("job", {}).get("name") == job and in_run:
+            outputs.update((o["namespace"], o["name"]) for o in event.get("outputs") or [])
+    return outputs
 
 
 def test_migration_runs_under_the_scheduler_with_deferred_sensors(
@@ -101,6 +119,10 @@ def test_migration_runs_under_the_scheduler_with_deferred_sensors(
     assert any(e.startswith("Trigger fired event") and "'state': 'RUNNING', 'status': 'success'" in e
                for e in events), events
     assert source not in httpx.get(old.url + "/connectors", timeout=30).json()
+    # OpenLineage: the migration's COMPLETE event names the moved source's topic as its output
+    namespace = "kafka://" + bootstrap_servers.split(",")[0]
+    wait_for(lambda: (namespace, topic) in lineage_outputs(deployment, f"{MIGRATION}.migrate", run_id), 60, 0.5,
+             f"an OpenLineage COMPLETE event of {MIGRATION}.migrate with output {namespace} {topic}")
     moved_from = saved_by_task(new, source)
 
     wait_for(lambda: min(saved_by_task(new, source).values()) >= max(moved_from.values()) + 20, 90, 0.2,

@@ -158,7 +158,7 @@ def test_sequence_config_definition():
     keys = SequenceSourceConnector().config().keys
     assert {"topic", "messages.per.task", "throughput", "batch.size", "connector.start.fail", "connector.stop.fail",
             "connector.start.block.ms", "connector.validate.block.ms", "task.start.fail", "task.fail.after.records", "task.stop.block.ms",
-            "alter.offsets", "task.own.partition"} == set(keys)
+            "task.fail.times", "task.start.block.ms", "alter.offsets", "task.own.partition"} == set(keys)
     info = {name: key.to_info() for name, key in keys.items()}
     assert info["topic"]["required"] is True
     assert info["messages.per.task"]["default_value"] == "-1"
@@ -251,6 +251,18 @@ def test_fail_after_records_counts_per_task_instance(start_source, offsets):
     # A restarted instance counts afresh, from where the last one's offset left off.
     second = start_source(SequenceSourceTask, props)
     assert [r.value["seqno"] for r in second.poll()] == [3, 4, 5]
+
+
+def test_fail_times_lets_a_restarted_instance_run_on(start_source, offsets):
+    # the count is per worker process and task id: a name of its own keeps other tests' failures out
+    props = seq_props(**{"name": "fail-once", "task.fail.after.records": "3", "task.fail.times": "1",
+                         "batch.size": "3"})
+    first = start_source(SequenceSourceTask, props)
+    commit_last(offsets, first.poll())
+    with pytest.raises(ConnectError, match="task.fail.after.records=3"):
+        first.poll()
+    second = start_source(SequenceSourceTask, props)  # the restart: no limit any more
+    assert [r.value["seqno"] for r in second.poll() + second.poll()] == list(range(3, 9))
 
 
 @pytest.mark.parametrize("task_class", [SequenceSourceTask, RecordingSinkTask])
