@@ -301,6 +301,10 @@ class DistributedHerder(GroupMember, HerderBase):
         self._require_leader()
         with self._request():
             self._fresh_state(name, f"Unknown connector: {name}")
+            # the plan (which instances restart) is read from the statuses: first read what other workers
+            # wrote up to now, so it covers every task whose status any worker could already show
+            with self.stages.stage("reading to the end of the status topic"):
+                self.status_store.refresh()
             connector_status = self.status_store.connector(name)
             if connector_status is None:
                 raise NotFound(f"Status for connector {name} not found")

@@ -2,9 +2,10 @@
 
 Writes are asynchronous, as in the reference (a status update must never block a task thread on the
 broker), but this worker's own writes show in its cache at once, so a state change is visible as soon
-as the request that caused it returns. While an own write of a key is in flight, records of that key
-read from the topic are older than it and are not applied; once acknowledged, records before its
-offset are skipped. Reader rules (section 3.2): a tombstone removes the entry (a connector tombstone
+as the request that caused it returns. While an own write of a key is in flight, a record of that key
+read from the topic may be older or newer than it (the write can be in the log before its acknowledgement
+is processed), so the latest such record is held back and applied only if the acknowledged offset shows
+it to be newer; once acknowledged, records before its offset are skipped. Reader rules (section 3.2): a tombstone removes the entry (a connector tombstone
 its tasks too); a task UNASSIGNED does not replace a RUNNING status of the same or a newer generation;
 `put_*_safe` (UNASSIGNED/FAILED reports) skip the write when the cache holds another worker's status of
 a newer generation.
@@ -35,6 +36,8 @@ class KafkaStatusStore(StatusStore):
         self._topics: dict[str, dict[str, TopicStatus]] = {}  # connector -> topic -> status
         self._inflight: Counter[str] = Counter()
         self._acked: dict[str, int] = {}  # key -> offset of this worker's latest acknowledged write
+        # key -> (offset, value) of the latest record read while an own write of the key was in flight
+        self._held: dict[str, tuple[int, bytes | None]] = {}
         self._read_timeout_s = read_timeout_s
         self._extra: dict[str, Any] = {}  # key prefix -> handler(key, raw_value), for records of our own
         spec = TopicSpec(spec.name, spec.partitions, spec.replication_factor, spec.setting or "status.storage.topic",
@@ -109,10 +112,16 @@ class KafkaStatusStore(StatusStore):
         def delivered(err: KafkaError | None, partition: int, offset: int) -> None:
             with self._lock:
                 self._inflight[key] -= 1
-                if self._inflight[key] <= 0:
-                    del self._inflight[key]
                 if err is None:
                     self._acked[key] = max(offset, self._acked.get(key, -1))
+                if self._inflight[key] <= 0:
+                    del self._inflight[key]
+                    held = self._held.pop(key, None)
+                    if held is not None and held[0] > self._acked.get(key, -1):
+                        try:  # another worker wrote the key after this write
+                            self._apply(key, held[1])
+                        except Exception:  # noqa: BLE001 - as on the reader: skip a record that cannot apply
+                            log.exception("Skipping status record %s that could not be applied", key)
             if err is not None:
                 log.error("Failed to write status update %s: %s", key, err.str())
 
@@ -145,16 +154,23 @@ class KafkaStatusStore(StatusStore):
                     log.exception("Handler of status record %s failed", key)
                 return
         with self._lock:
-            if self._inflight.get(key) or offset < self._acked.get(key, -1):
+            if self._inflight.get(key):
+                self._held[key] = (offset, raw_value)  # older or newer than the own write: its ack will tell
+                return
+            if offset < self._acked.get(key, -1):
                 return  # this worker has already written a newer value of the key
-            if key.startswith(CONNECTOR_STATUS_PREFIX):
-                self._read_connector(key, raw_value)
-            elif key.startswith(TASK_STATUS_PREFIX):
-                self._read_task(key, raw_value)
-            elif key.startswith(TOPIC_STATUS_PREFIX):
-                self._read_topic(key, raw_value)
-            else:
-                log.warning("Discarding record with invalid key %s", key or raw_key)
+            self._apply(key, raw_value)
+
+    def _apply(self, key: str, raw_value: bytes | None) -> None:
+        """A record of the topic into the cache (lock held)."""
+        if key.startswith(CONNECTOR_STATUS_PREFIX):
+            self._read_connector(key, raw_value)
+        elif key.startswith(TASK_STATUS_PREFIX):
+            self._read_task(key, raw_value)
+        elif key.startswith(TOPIC_STATUS_PREFIX):
+            self._read_topic(key, raw_value)
+        else:
+            log.warning("Discarding record with invalid key %r", key)
 
     def _read_connector(self, key: str, raw: bytes | None) -> None:
         name = key[len(CONNECTOR_STATUS_PREFIX):]

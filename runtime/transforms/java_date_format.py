@@ -1,6 +1,9 @@
 """A port of the java.text.SimpleDateFormat pattern language, fixed to UTC as Kafka's transforms use it.
 
-Supported letters: G y Y M L d D E u a H k K h m s S z Z X and quoted literals ('' is a quote). Parsing,
+Supported letters: G y Y M L w W d D F E u a H k K h m s S z Z X and quoted literals ('' is a quote); any
+other letter is illegal, as in Java 17 (`n`, for one, is DateTimeFormatter's, not SimpleDateFormat's).
+Week fields (`Y` week year, `w`, `W`) follow the calendar of the JVM's default locale where the reference
+runs (`en`: weeks start on Sunday, and the week holding 1 January is week 1 of its year). Parsing,
 like Java's `DateFormat.parse(String)`, reads from the start and ignores trailing text; adjacent numeric
 fields (`yyyyMMdd`) take exactly their pattern width.
 """
@@ -14,7 +17,7 @@ _UTC = _dt.timezone.utc
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December"]
 _DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-_LETTERS = set("GyYMLdDEuaHkKhmsSzZXwWFn")
+_LETTERS = set("GyYMLdDEuaHkKhmsSzZXwWF")
 _NUMERIC = set("yYMLdDuHkKhmsSwWF")
 
 
@@ -68,6 +71,27 @@ def _pad(number: int, count: int) -> str:
     return f"{number:0{count}d}" if number >= 0 else "-" + f"{-number:0{count}d}"
 
 
+def _sunday_index(day: _dt.date) -> int:
+    """Days since the Sunday that starts the week of `day` (Sunday = 0)."""
+    return (day.weekday() + 1) % 7
+
+
+def week_of_year(day: _dt.date) -> tuple[int, int]:
+    """(week year, week of year) as java.util.GregorianCalendar counts them with the first day of the week
+    Sunday and one minimal day in the first week: the week that holds 1 January is week 1, so the last
+    days of December can be in week 1 of the next year (2024-12-29 is 2025-W01)."""
+    week_end = day + _dt.timedelta(days=6 - _sunday_index(day))
+    if week_end.year > day.year:
+        return day.year + 1, 1
+    first = _sunday_index(_dt.date(day.year, 1, 1))
+    return day.year, (day.timetuple().tm_yday - 1 + first) // 7 + 1
+
+
+def week_of_month(day: _dt.date) -> int:
+    """Week of the month with the same rules: the week that holds the 1st is week 1."""
+    return (day.day - 1 + _sunday_index(day.replace(day=1))) // 7 + 1
+
+
 def format_datetime(tokens: list[_Token], moment: _dt.datetime) -> str:
     """`SimpleDateFormat.format` of an aware (or naive = UTC) datetime, in UTC."""
     m = moment.astimezone(_UTC) if moment.tzinfo is not None else moment
@@ -78,7 +102,8 @@ def format_datetime(tokens: list[_Token], moment: _dt.datetime) -> str:
         elif letter == "G":
             out.append("AD" if m.year > 0 else "BC")
         elif letter in "yY":
-            out.append(_pad(m.year % 100, 2) if count == 2 else _pad(m.year, count))
+            year = week_of_year(m.date())[0] if letter == "Y" else m.year
+            out.append(_pad(year % 100, 2) if count == 2 else _pad(year, count))
         elif letter in "ML":
             if count >= 4:
                 out.append(_MONTHS[m.month - 1])
@@ -118,13 +143,11 @@ def format_datetime(tokens: list[_Token], moment: _dt.datetime) -> str:
         elif letter == "X":
             out.append("Z")
         elif letter == "w":
-            out.append(_pad(m.isocalendar()[1], count))
+            out.append(_pad(week_of_year(m.date())[1], count))
         elif letter == "W":
-            out.append(_pad((m.day - 1 + m.replace(day=1).weekday() + 1) // 7 + 1, count))
-        elif letter == "F":
+            out.append(_pad(week_of_month(m.date()), count))
+        else:  # F: day of week in month
             out.append(_pad((m.day - 1) // 7 + 1, count))
-        else:
-            out.append(_pad(m.microsecond * 1000, count))
     return "".join(out)
 
 

@@ -1,0 +1,73 @@
+"""KafkaStatusStore's rule for a key this worker is writing: a record of that key read before the write's
+acknowledgement may be older or newer than the write, and the acknowledged offset decides.
+
+The write path is replaced by one that holds the delivery callback, so the order of "record read" and
+"write acknowledged" is chosen by the test (with a broker it is a race; the broker-backed store tests are
+in tests/unit/storage_kafka)."""
+from __future__ import annotations
+
+from typing import Callable
+
+from confluent_kafka import KafkaError
+import pytest
+
+from runtime.storage.base import InstanceStatus
+from runtime.storage.kafka_log import TopicSpec
+from runtime.storage.kafka_status_store import KafkaStatusStore
+from runtime.storage.states import State
+from runtime.storage.status_codec import encode_status
+
+
+class HeldWrites:
+    """Stands in for the store's KafkaBasedLog: keeps each write's delivery callback for the test to call."""
+
+    def __init__(self) -> None:
+        self.callbacks: list[Callable[..., None]] = []
+
+    def send_async(self, key: bytes | None, value: bytes | None, callback: Callable[..., None]) -> None:
+        self.callbacks.append(callback)
+
+
+@pytest.fixture
+def store() -> tuple[KafkaStatusStore, HeldWrites]:
+    status_store = KafkaStatusStore(TopicSpec("statuses", 1, 1), {"bootstrap.servers": "127.0.0.1:1"})
+    writes = HeldWrites()
+    status_store.log = writes  # type: ignore[assignment]
+    return status_store, writes
+
+
+OWN = InstanceStatus(State.UNASSIGNED, "w0:8083", None, 4)
+OTHER = InstanceStatus(State.PAUSED, "w1:8083", None, 4)
+KEY = "status-connector-c"
+
+
+def read(status_store: KafkaStatusStore, status: InstanceStatus, offset: int) -> None:
+    status_store._on_record(KEY.encode(), encode_status(status), 0, offset)
+
+
+def test_a_newer_record_read_before_the_own_write_is_acknowledged_wins(store) -> None:
+    status_store, writes = store
+    status_store.put_connector("c", OWN)  # in the log at offset 10, acknowledgement not yet processed
+    read(status_store, OTHER, 11)  # another worker's later write
+    assert status_store.connector("c") == OWN  # the acknowledgement decides
+    writes.callbacks[0](None, 0, 10)
+    assert status_store.connector("c") == OTHER
+
+
+def test_an_older_record_read_before_the_own_write_is_acknowledged_loses(store) -> None:
+    status_store, writes = store
+    status_store.put_connector("c", OWN)
+    read(status_store, OTHER, 9)
+    writes.callbacks[0](None, 0, 10)
+    assert status_store.connector("c") == OWN
+    read(status_store, OWN, 10)  # the own write comes back through the reader
+    read(status_store, OTHER, 8)  # and anything older than it is skipped
+    assert status_store.connector("c") == OWN
+
+
+def test_a_failed_own_write_gives_way_to_what_was_read(store) -> None:
+    status_store, writes = store
+    status_store.put_connector("c", OWN)
+    read(status_store, OTHER, 3)
+    writes.callbacks[0](KafkaError(KafkaError._MSG_TIMED_OUT), 0, -1)  # not written
+    assert status_store.connector("c") == OTHER
