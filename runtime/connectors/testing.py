@@ -86,8 +86,9 @@ SEQUENCE_VALUE_SCHEMA = (
 
 # Throttling and idle waits sleep in slices this long, so stop() is honoured promptly.
 SLEEP_SLICE_S = 0.05
-# poll() returns None after waiting this long when the task may produce nothing now.
-IDLE_WAIT_S = 0.1
+# poll() returns None after waiting this long when the task may produce nothing now (as Kafka's
+# FileStreamSource waits 1 s); stop() ends the wait at once. Thousands of idle tasks must cost nothing.
+IDLE_WAIT_S = 1.0
 # A throttled poll waits at most this long for its next record before returning None.
 THROTTLE_MAX_WAIT_S = 1.0
 

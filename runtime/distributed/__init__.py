@@ -18,13 +18,16 @@ Leader
 Assignment (assignment.py)
     The leader computes a balanced, sticky placement of connectors and of tasks (separately, round-robin
     over the least loaded workers; units stay where they are while their owner lives) and publishes it
-    as `assignment-<group.id>` in the config topic with generation = previous + 1. The config topic has a
-    single partition, so every worker sees assignments in one order and follows the latest. The Java
-    reference skips this key with a log line.
+    as `assignment-<group.id>` in the config topic with generation = previous + 1, its units in part
+    records of at most 1,000 written just before it (no record over about 40 KB at any size). The config
+    topic has a single partition, so every worker sees assignments in one order and follows the latest.
+    The Java reference skips these keys with a log line. The leader recomputes only when the config
+    snapshot, the assignment, the live members or the held workers changed.
 
 Reconciling (herder.py, the tick thread)
-    On every record that matters (and every 200 ms) a worker compares what it runs with its share of the
-    latest assignment and the stored configs: it first stops what it lost (writing UNASSIGNED, or removing
+    On every record that matters (and every 200 ms, skipped while the config snapshot, the assignment and
+    its fencing are the very objects it last reconciled; a full pass every 5 s) a worker compares what it
+    runs with its share of the latest assignment and the stored configs: it first stops what it lost (writing UNASSIGNED, or removing
     statuses of deleted connectors and removed tasks), then acknowledges the generation in an immediate
     heartbeat, then starts what it gained and applies target states and config changes. Connector owners
     generate task configs and write them (task-/commit- records) when they differ from the stored ones or

@@ -1,8 +1,14 @@
 """Assignments of connectors and tasks to workers, and the leader's sticky, balanced assignor.
 
-An assignment is one record in the config topic, key `assignment-<group.id>`, value
-{"generation": N, "leader": id, "leader_url": url,
- "connectors": {connector: worker}, "tasks": [[connector, index, worker], ...]}.
+An assignment is a few records in the config topic, written together: its units in parts of at most
+PART_UNITS, key `assignment-<group.id>.part-<k>`, value {"generation": N, "part": k, "units":
+[["c", connector, worker] | ["t", connector, index, worker], ...]}, then the record that completes them,
+key `assignment-<group.id>`, value {"generation": N, "leader": id, "leader_url": url, "parts": K}. Parts
+keep every record small (about 40 KB) whatever the cluster's size (one record held 0.5 MB at 5,000
+tasks); part keys are reused, so compaction bounds them. Earlier versions wrote the whole assignment
+as the value {"generation", "leader", "leader_url", "connectors": {connector: worker}, "tasks":
+[[connector, index, worker], ...]} of `assignment-<group.id>`, which is still read; they log and skip
+the new records (no "connectors" or "tasks" in them), as KIP-915 asks.
 The config topic has one partition, so every worker sees assignments in the same order; a worker
 follows the last one it reads whose generation is not lower than its current one.
 
@@ -16,6 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any, Hashable, Iterable, TypeVar
 
 ASSIGNMENT_PREFIX = "assignment-"
+PART_SEPARATOR = ".part-"
+PART_UNITS = 1000
+PART, OTHER, INVALID = "part", "other", "invalid"  # AssignmentReader.read outcomes other than an assignment
 
 TaskId = tuple[str, int]
 U = TypeVar("U", bound=Hashable)
@@ -42,9 +51,83 @@ class Assignment:
         return self.connectors == other.connectors and self.tasks == other.tasks
 
     def encode(self) -> dict[str, Any]:
+        """The single-record form earlier versions wrote (still read; see records() for what is written)."""
         return {"generation": self.generation, "leader": self.leader, "leader_url": self.leader_url,
                 "connectors": dict(sorted(self.connectors.items())),
                 "tasks": [[c, i, w] for (c, i), w in sorted(self.tasks.items())]}
+
+    def records(self, group_id: str) -> list[tuple[str, dict[str, Any]]]:
+        """The records to write, in order: the parts, then the record that completes them."""
+        units: list[list[Any]] = [["c", c, w] for c, w in sorted(self.connectors.items())]
+        units += [["t", c, i, w] for (c, i), w in sorted(self.tasks.items())]
+        parts = [units[start:start + PART_UNITS] for start in range(0, len(units), PART_UNITS)]
+        records: list[tuple[str, dict[str, Any]]] = [
+            (part_key(group_id, k), {"generation": self.generation, "part": k, "units": part})
+            for k, part in enumerate(parts)]
+        records.append((assignment_key(group_id), {"generation": self.generation, "leader": self.leader,
+                                                   "leader_url": self.leader_url, "parts": len(parts)}))
+        return records
+
+
+def assignment_key(group_id: str) -> str:
+    return ASSIGNMENT_PREFIX + group_id
+
+
+def part_key(group_id: str, index: int) -> str:
+    return f"{ASSIGNMENT_PREFIX}{group_id}{PART_SEPARATOR}{index}"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class AssignmentReader:
+    """Assembles assignments from the records of one group, read in topic order."""
+
+    def __init__(self, group_id: str) -> None:
+        self.key = assignment_key(group_id)
+        self._part_prefix = self.key + PART_SEPARATOR
+        self._parts: dict[int, tuple[int, list[Any]]] = {}  # part index -> (generation, units)
+
+    def read(self, key: str, value: Any) -> Assignment | str:
+        """The assignment a record completes; otherwise PART (a part, kept until its assignment's
+        record), OTHER (another group's key that shares the prefix) or INVALID (malformed, or parts
+        missing: the caller logs it)."""
+        if key.startswith(self._part_prefix):
+            index = key[len(self._part_prefix):]
+            if not index.isdigit() or not isinstance(value, dict) or not _is_int(value.get("generation")) \
+                    or not isinstance(value.get("units"), list):
+                return INVALID
+            self._parts[int(index)] = (value["generation"], value["units"])
+            return PART
+        if key != self.key:
+            return OTHER
+        if isinstance(value, dict) and _is_int(value.get("parts")) and _is_int(value.get("generation")):
+            assembled = self._assemble(value)
+        else:
+            assembled = decode_assignment(value)
+        return INVALID if assembled is None else assembled
+
+    def _assemble(self, value: dict[str, Any]) -> Assignment | None:
+        generation = value["generation"]
+        connectors: dict[str, str] = {}
+        tasks: dict[TaskId, str] = {}
+        for k in range(value["parts"]):
+            part = self._parts.get(k)
+            if part is None or part[0] != generation:
+                return None
+            for unit in part[1]:
+                if isinstance(unit, list) and len(unit) == 3 and unit[0] == "c" \
+                        and isinstance(unit[1], str) and isinstance(unit[2], str):
+                    connectors[unit[1]] = unit[2]
+                elif isinstance(unit, list) and len(unit) == 4 and unit[0] == "t" and isinstance(unit[1], str) \
+                        and _is_int(unit[2]) and isinstance(unit[3], str):
+                    tasks[(unit[1], unit[2])] = unit[3]
+                else:
+                    return None
+        return Assignment(generation, str(value.get("leader") or ""), str(value.get("leader_url") or ""),
+                          connectors, tasks)
+
 
 
 def decode_assignment(value: Any) -> Assignment | None:

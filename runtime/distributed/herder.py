@@ -139,6 +139,29 @@ class DistributedHerder(GroupMember, HerderBase):
     def connector_names(self) -> list[str]:
         return sorted(self.config_store.snapshot().connectors)
 
+    def connector_listing(self, status: bool, info: bool) -> dict[str, dict[str, Any]]:
+        """One config snapshot for the whole listing, and no read to the end of a topic per connector that
+        has no status yet (it is left out, as the reference does)."""
+        snapshot = self.config_store.snapshot()
+        worker = self._worker
+        result: dict[str, dict[str, Any]] = {}
+        for name in sorted(snapshot.connectors):
+            state = snapshot.connectors[name]
+            if name in snapshot.inconsistent:
+                state = ConnectorState(state.config, state.target_state, [])
+            entry: dict[str, Any] = {}
+            if status:
+                connector = self.status_store.connector(name)
+                if connector is None:
+                    continue
+                entry["status"] = views.connector_state_info(name, connector, self.status_store.tasks(name),
+                                                             worker.connector_type(state.config),
+                                                             task_count=len(state.task_configs))
+            if info:
+                entry["info"] = self._info(name, state)
+            result[name] = entry
+        return result
+
     def connector_status(self, name: str, overrides: RestartPlan | None = None) -> dict[str, Any]:
         assert self.worker is not None
         state = self.config_store.snapshot().connectors.get(name)

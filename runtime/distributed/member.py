@@ -28,7 +28,7 @@ from ..worker_config import WorkerConfig
 from ..herder.errors import RequestTimeout, ServerError
 from ..herder.restart import RestartPlan, RestartRequest
 from ..herder.stages import StageTracker
-from .assignment import ASSIGNMENT_PREFIX, Assignment, TaskId, compute_assignment, decode_assignment
+from .assignment import INVALID, Assignment, AssignmentReader, TaskId, compute_assignment
 from .membership import HEARTBEAT_PREFIX, Heartbeat, Membership, decode_heartbeat
 from .statuses import GenerationStatuses
 
@@ -36,6 +36,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 TICK_S = 0.2  # the tick thread also wakes on every relevant record
+# A tick whose inputs (config snapshot, assignment, fencing, pending reconfigurations) are those of the
+# last reconciliation skips it, so an idle cluster costs next to nothing whatever its size; a full pass
+# still runs this often, for what the inputs do not show (statuses of a deleted connector read late).
+FULL_RECONCILE_S = 5.0
 
 
 class Timing:
@@ -92,6 +96,9 @@ class GroupMember(ConfigUpdateListener):
         self._task_targets: dict[TaskId, TargetState] = {}
         self._departed: dict[str, float] = {}
         self._fence_checked_at = 0.0  # when _reconcile last read the status topic to confirm fencing
+        self._reconciled: tuple[Any, ...] | None = None  # inputs of the last complete reconciliation
+        self._reconciled_at = 0.0
+        self._rebalance_inputs: tuple[Any, ...] | None = None  # the leader's last assignment computation
         self._own_heartbeat_seen: float | None = None
         self._replaying_statuses = True
         self._request_timeout_s = config.get_int("rest.request.timeout.ms") / 1000
@@ -99,7 +106,8 @@ class GroupMember(ConfigUpdateListener):
         self.worker: Worker | None = None
         self.broker_monitor: Any = None  # says when Kafka has been unreachable for a while (for /health)
         config_store.listener = self
-        config_store.register_prefix(ASSIGNMENT_PREFIX + group_id, self._on_assignment_record)
+        self._assignment_reader = AssignmentReader(group_id)
+        config_store.register_prefix(self._assignment_reader.key, self._on_assignment_record)
         status_store.register_prefix(HEARTBEAT_PREFIX, self._on_heartbeat_record)
 
     def attach_worker(self, worker: Worker) -> None:
@@ -188,9 +196,10 @@ class GroupMember(ConfigUpdateListener):
         self._wake.set()
 
     def _on_assignment_record(self, key: str, value: Any, started: bool) -> None:
-        assignment = decode_assignment(value)
-        if assignment is None:
-            log.error("Ignoring invalid assignment record %s", key)
+        assignment = self._assignment_reader.read(key, value)
+        if isinstance(assignment, str):  # a part (kept for its assignment), another group's, or invalid
+            if assignment == INVALID:
+                log.error("Ignoring invalid or incomplete assignment record %s", key)
             return
         with self._lock:
             if assignment.generation < self._assignment.generation:
@@ -332,10 +341,15 @@ class GroupMember(ConfigUpdateListener):
                 del self._departed[worker]
         held = {w for w, t in self._departed.items() if now - t < self.timing.rebalance_delay_s}
         snapshot = self.config_store.snapshot()
+        inputs = (snapshot, current, frozenset(live), frozenset(held))
+        last = self._rebalance_inputs
+        if last is not None and last[0] is snapshot and last[1] is current and last[2:] == inputs[2:]:
+            return  # nothing the assignment depends on has changed since it was last computed
         tasks = [(c, i) for c, state in snapshot.connectors.items() if c not in snapshot.inconsistent
                  for i in range(len(state.task_configs))]
         connectors, placed = compute_assignment(current, list(live), snapshot.connectors, tasks, held)
         if connectors == current.connectors and placed == current.tasks:
+            self._rebalance_inputs = inputs
             return
         new = Assignment(current.generation + 1, self.worker_id, self.url, connectors, placed)
         if unacked:
@@ -343,7 +357,8 @@ class GroupMember(ConfigUpdateListener):
                         unacked, current.generation)
         log.info("Leader %s publishes assignment generation %d for members %s (held for departed workers: %s)",
                  self.worker_id, new.generation, sorted(live), sorted(held))
-        self.config_store.write_raw(ASSIGNMENT_PREFIX + self.group_id, new.encode())
+        self.config_store.write_raw_many(new.records(self.group_id))
+        self._rebalance_inputs = inputs
 
     def _forget_deleted(self, name: str) -> None:
         """Tombstone a deleted connector's statuses and, as the reference does on revocation, its active
@@ -357,9 +372,7 @@ class GroupMember(ConfigUpdateListener):
         assert worker is not None
         with self._lock:
             assignment = self._assignment
-        generation = assignment.generation
         snapshot = self.config_store.snapshot()
-        connectors = snapshot.connectors
         fenced = self._fenced()
         if fenced and self._own_heartbeat_seen is not None \
                 and time.monotonic() - self._fence_checked_at > self.timing.session_timeout_s:
@@ -370,6 +383,19 @@ class GroupMember(ConfigUpdateListener):
             except Exception as exc:  # noqa: BLE001 - Kafka unreachable: stay fenced
                 log.warning("Could not read the status topic to its end: %s", exc)
             fenced = self._fenced()
+        with self._lock:
+            reconfig_pending = bool(self._reconfig)
+        inputs = (snapshot, assignment, fenced)
+        last = self._reconciled
+        if last is not None and all(a is b for a, b in zip(inputs, last)) and not reconfig_pending \
+                and time.monotonic() - self._reconciled_at < FULL_RECONCILE_S:
+            return  # the snapshot and the assignment are shared, immutable views: identity is equality
+        self._reconcile_with(worker, assignment, snapshot, fenced)
+        self._reconciled, self._reconciled_at = inputs, time.monotonic()
+
+    def _reconcile_with(self, worker: Worker, assignment: Assignment, snapshot: Any, fenced: bool) -> None:
+        generation = assignment.generation
+        connectors = snapshot.connectors
         mine_c = set() if fenced else {c for c in assignment.connectors_of(self.worker_id) if c in connectors}
         mine_t: dict[TaskId, ConnectorState] = {}
         if not fenced:

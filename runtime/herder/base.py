@@ -50,6 +50,13 @@ class HerderBase:
         """The stored state of `name`, or NotFound(message)."""
         raise NotImplementedError
 
+    def connector_names(self) -> list[str]:
+        raise NotImplementedError
+
+    def connector_status(self, name: str, overrides: Any = None) -> dict[str, Any]:
+        """ConnectorStateInfo of `name`, or NotFound."""
+        raise NotImplementedError
+
     def _staged(self, fn: Callable[[], T], stage: str) -> T:
         """Run `fn` where this herder runs connector code, under the stage a timeout message names."""
         raise NotImplementedError
@@ -73,6 +80,22 @@ class HerderBase:
 
     def connector_info(self, name: str) -> dict[str, Any]:
         return self._info(name, self._state(name, f"Connector {name} not found"))
+
+    def connector_listing(self, status: bool, info: bool) -> dict[str, dict[str, Any]]:
+        """`GET /connectors?expand=...`: each connector's status and/or info. A connector with no status
+        yet (or removed meanwhile) is left out, as the reference does."""
+        result: dict[str, dict[str, Any]] = {}
+        for name in self.connector_names():
+            entry: dict[str, Any] = {}
+            try:
+                if status:
+                    entry["status"] = self.connector_status(name)
+                if info:
+                    entry["info"] = self.connector_info(name)
+            except NotFound:
+                continue
+            result[name] = entry
+        return result
 
     def _info(self, name: str, state: ConnectorState) -> dict[str, Any]:
         return views.connector_info(name, state, self._worker.connector_type(state.config))

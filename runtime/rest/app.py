@@ -185,22 +185,10 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
 
     @app.get("/connectors", summary="List all active connectors")
     async def list_connectors(request: Request) -> Any:
-        names = herder.connector_names()
         expand = request.query_params.getlist("expand")
         if not expand:
-            return names
-        result: dict[str, dict[str, Any]] = {}
-        for name in names:
-            entry: dict[str, Any] = {}
-            try:
-                if "status" in expand:
-                    entry["status"] = herder.connector_status(name)
-                if "info" in expand:
-                    entry["info"] = herder.connector_info(name)
-            except NotFound:
-                continue  # no status yet: silently omitted, as the reference does
-            result[name] = entry
-        return result
+            return await call(herder.connector_names)
+        return await call(herder.connector_listing, "status" in expand, "info" in expand)
 
     @app.post("/connectors", status_code=201, summary="Create a new connector",
               openapi_extra=_body_schema(_model_schema(CreateConnectorRequest)))
@@ -218,11 +206,11 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
 
     @app.get("/connectors/{connector}", summary="Get the details for the specified connector")
     async def get_connector(connector: str) -> Any:
-        return herder.connector_info(connector)
+        return await call(herder.connector_info, connector)
 
     @app.get("/connectors/{connector}/config", summary="Get the configuration for the specified connector")
     async def get_config(connector: str) -> Any:
-        return herder.connector_config(connector)
+        return await call(herder.connector_config, connector)
 
     @app.put("/connectors/{connector}/config", summary="Create or reconfigure the specified connector",
              openapi_extra=_body_schema(CONFIG_MAP_SCHEMA))
@@ -248,20 +236,20 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
 
     @app.get("/connectors/{connector}/status", summary="Get the status for the specified connector")
     async def connector_status(connector: str) -> Any:
-        return herder.connector_status(connector)
+        return await call(herder.connector_status, connector)
 
     @app.get("/connectors/{connector}/tasks", summary="List all tasks and their configurations for the specified connector")
     async def tasks(connector: str) -> Any:
-        return herder.task_infos(connector)
+        return await call(herder.task_infos, connector)
 
     @app.get("/connectors/{connector}/tasks-config", deprecated=True,
              summary="Get the configuration of all tasks for the specified connector")
     async def tasks_config(connector: str) -> Any:
-        return herder.tasks_config(connector)
+        return await call(herder.tasks_config, connector)
 
     @app.get("/connectors/{connector}/tasks/{task}/status", summary="Get the state of the specified task for the specified connector")
     async def task_status(connector: str, task: int) -> Any:
-        return herder.task_status(connector, task)
+        return await call(herder.task_status, connector, task)
 
     @app.post("/connectors/{connector}/tasks/{task}/restart", status_code=204, summary="Restart the specified task for the specified connector")
     async def restart_task(connector: str, task: int, request: Request) -> Response:
@@ -294,11 +282,11 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
 
     @app.get("/connectors/{connector}/topics", summary="Get the list of topics actively used by the specified connector")
     async def topics(connector: str) -> Any:
-        return herder.connector_topics(connector)
+        return await call(herder.connector_topics, connector)
 
     @app.put("/connectors/{connector}/topics/reset", status_code=202, summary="Reset the list of topics actively used by the specified connector")
     async def reset_topics(connector: str) -> Response:
-        herder.reset_connector_topics(connector)
+        await call(herder.reset_connector_topics, connector)
         return Response(status_code=202)
 
     @app.get("/connectors/{connector}/offsets", summary="Get the current offsets for the specified connector")
@@ -385,7 +373,7 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
             scope = request.query_params.get("scope", "worker")
             if scope.lower() not in ("worker", "cluster"):
                 log.warning("Ignoring unknown logger scope %r; applying to this worker", scope)
-            affected = loggers.set_level(logger, level)
+            affected = await call(loggers.set_level, logger, level)  # a cluster scope writes to Kafka
             if scope.lower() == "cluster":
                 return Response(status_code=204)
             return affected

@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 from .config_codec import ConnectorState
 from .states import State, TargetState
@@ -62,13 +62,49 @@ class InstanceStatus:
     generation: int = 0
 
 
+class TaskStatuses(dict[tuple[str, int], InstanceStatus]):
+    """(connector, task index) -> status, indexed by connector too: a listing reads the tasks of every
+    connector, which must not cost a scan of every task in the cluster each time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._by_connector: dict[str, dict[int, InstanceStatus]] = {}
+
+    def __setitem__(self, key: tuple[str, int], value: InstanceStatus) -> None:
+        super().__setitem__(key, value)
+        self._by_connector.setdefault(key[0], {})[key[1]] = value
+
+    def __delitem__(self, key: tuple[str, int]) -> None:
+        super().__delitem__(key)
+        self._unindex(key)
+
+    def pop(self, key: tuple[str, int], *default: Any) -> Any:  # type: ignore[override]
+        if key in self:
+            self._unindex(key)
+        return super().pop(key, *default)
+
+    def _unindex(self, key: tuple[str, int]) -> None:
+        tasks = self._by_connector.get(key[0])
+        if tasks is not None:
+            tasks.pop(key[1], None)
+            if not tasks:
+                del self._by_connector[key[0]]
+
+    def of(self, connector: str) -> dict[int, InstanceStatus]:
+        return dict(self._by_connector.get(connector, {}))
+
+    def remove_connector(self, connector: str) -> None:
+        for index in self._by_connector.pop(connector, {}):
+            super().__delitem__((connector, index))
+
+
 class StatusStore:
     """Connector and task statuses; thread-safe since task threads report their own failures."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._connectors: dict[str, InstanceStatus] = {}
-        self._tasks: dict[tuple[str, int], InstanceStatus] = {}
+        self._tasks = TaskStatuses()
 
     def put_connector(self, name: str, status: InstanceStatus) -> None:
         with self._lock:
@@ -88,7 +124,7 @@ class StatusStore:
 
     def tasks(self, name: str) -> dict[int, InstanceStatus]:
         with self._lock:
-            return {i: s for (c, i), s in self._tasks.items() if c == name}
+            return self._tasks.of(name)
 
     def all_statuses(self) -> tuple[dict[str, InstanceStatus], dict[tuple[str, int], InstanceStatus]]:
         """Copies of every connector and task status (for metrics scrapes)."""
@@ -102,8 +138,7 @@ class StatusStore:
     def remove_connector(self, name: str) -> None:
         with self._lock:
             self._connectors.pop(name, None)
-            for key in [k for k in self._tasks if k[0] == name]:
-                del self._tasks[key]
+            self._tasks.remove_connector(name)
 
 
 __all__ = ["ConfigStore", "ConnectorState", "InstanceStatus", "OffsetStore", "State", "StatusStore", "TargetState"]

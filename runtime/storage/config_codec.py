@@ -9,7 +9,7 @@ written as `state: PAUSED` plus `state.v2: STOPPED`, so an older reader falls ba
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from .states import TargetState
@@ -105,20 +105,24 @@ def _task_key(key: str) -> tuple[str, int] | None:
 
 
 def apply_record(snapshot: ConfigSnapshot, key: str, value: Any) -> None:
-    """Apply one record; anything unknown or malformed is logged and skipped (KIP-915)."""
+    """Apply one record; anything unknown or malformed is logged and skipped (KIP-915).
+
+    A changed connector gets a new ConnectorState rather than being changed in place, so a shallow copy
+    of `snapshot.connectors` taken earlier stays as it was (readers share such copies).
+    """
     if key.startswith(TARGET_STATE_PREFIX):
         name = key[len(TARGET_STATE_PREFIX):]
         if value is None:
             snapshot.pending_target_states.pop(name, None)
             if name in snapshot.connectors:
-                snapshot.connectors[name].target_state = TargetState.STARTED
+                snapshot.connectors[name] = replace(snapshot.connectors[name], target_state=TargetState.STARTED)
             return
         state = parse_target_state(value)
         if state is None:
             log.error("Ignoring target state record %s with unreadable value %r", key, value)
             return
         if name in snapshot.connectors:
-            snapshot.connectors[name].target_state = state
+            snapshot.connectors[name] = replace(snapshot.connectors[name], target_state=state)
         else:
             snapshot.pending_target_states[name] = state
     elif key.startswith(CONNECTOR_PREFIX):
@@ -132,7 +136,7 @@ def apply_record(snapshot: ConfigSnapshot, key: str, value: Any) -> None:
             return
         existing = snapshot.connectors.get(name)
         if existing is not None:
-            existing.config = props
+            snapshot.connectors[name] = replace(existing, config=props)
         else:
             state = snapshot.pending_target_states.pop(name, TargetState.STARTED)
             snapshot.connectors[name] = ConnectorState(props, state)
@@ -157,11 +161,11 @@ def apply_record(snapshot: ConfigSnapshot, key: str, value: Any) -> None:
         if name not in snapshot.connectors:
             return  # commit for a removed connector (compaction edge case)
         if all(i in pending for i in range(count)):
-            snapshot.connectors[name].task_configs = [pending[i] for i in range(count)]
+            snapshot.connectors[name] = replace(snapshot.connectors[name], task_configs=[pending[i] for i in range(count)])
             snapshot.inconsistent.discard(name)
         else:
             log.error("Connector %s has an inconsistent set of task configs; its tasks read as empty", name)
-            snapshot.connectors[name].task_configs = []
+            snapshot.connectors[name] = replace(snapshot.connectors[name], task_configs=[])
             snapshot.inconsistent.add(name)
     elif key.startswith((RESTART_PREFIX, TASKS_FENCING_PREFIX, LOGGER_CLUSTER_PREFIX)) or key == SESSION_KEY:
         return  # meaningful only to a distributed worker's live loop, never to a snapshot

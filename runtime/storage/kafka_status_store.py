@@ -234,8 +234,7 @@ class KafkaStatusStore(StatusStore):
 
     def _drop_connector(self, name: str) -> None:
         self._connectors.pop(name, None)
-        for key in [k for k in self._tasks if k[0] == name]:
-            del self._tasks[key]
+        self._tasks.remove_connector(name)
 
 
 def _can_write_safely(current: InstanceStatus | None, status: InstanceStatus) -> bool:

@@ -69,7 +69,8 @@ class SourceTaskRunner(TaskRunner):
         self.header_converter = header_converter
         self.flush_interval_s = flush_interval_ms / 1000
         self.flush_timeout_s = flush_timeout_ms / 1000
-        self.producer: Producer | None = None
+        self.producer: Producer | None = None  # created by the first send (see _open_producer)
+        self._producer_settings: dict[str, Any] | None = None  # set by initialize()
         # source partition key bytes -> latest offset map of a produced record, not yet committed
         self._pending: dict[bytes, dict[str, Any] | None] = {}
         self._send_error: KafkaError | None = None
@@ -111,8 +112,17 @@ class SourceTaskRunner(TaskRunner):
         # the task's own view of its offsets (a connector-specific topic, KIP-618): read it before the task starts
         self.offset_store.start()
         self._store_started = True
-        self.producer = create_client(Producer, config, f"producer of {self.id}")
+        self._producer_settings = config
         task.initialize(_Context(self.config, StoreOffsetReader(self.connector, self.offset_store)))
+
+    def _open_producer(self) -> Producer:
+        """The task's producer, created when its first records are sent: a task that has produced
+        nothing costs no client (each librdkafka client keeps threads and timers; a worker may run
+        thousands of idle tasks)."""
+        if self.producer is None:
+            assert self._producer_settings is not None, "send before initialize"
+            self.producer = create_client(Producer, self._producer_settings, f"producer of {self.id}")
+        return self.producer
 
     def execute(self) -> None:
         task = self.task
@@ -141,8 +151,7 @@ class SourceTaskRunner(TaskRunner):
         Batches go through `produce_batch` (one call per topic), about twice as fast as a call per
         record; records with headers take the per-record path, which supports them.
         """
-        producer = self.producer
-        assert producer is not None
+        producer = self._open_producer()
         key_conv = self.key_converter.from_connect_data
         value_conv = self.value_converter.from_connect_data
         pending = self._pending
@@ -302,11 +311,11 @@ class SourceTaskRunner(TaskRunner):
 
     def commit_offsets(self) -> bool:
         """Wait for outstanding sends, then store the offsets of everything sent before the wait."""
-        if self.producer is None or self._cancelled or self._abandoned_sends:
+        if self._producer_settings is None or self._cancelled or self._abandoned_sends:
             return False
         began = time.monotonic()
         snapshot = dict(self._pending)
-        remaining = self.producer.flush(self.flush_timeout_s)
+        remaining = self.producer.flush(self.flush_timeout_s) if self.producer is not None else 0
         if remaining:
             self.counters.offset_commit_failures += 1
             log.warning("Task %s: %d records not acknowledged within offset.flush.timeout.ms; offsets not committed this time",
@@ -340,8 +349,8 @@ class SourceTaskRunner(TaskRunner):
                     log.warning("Task %s: closing its offset store threw: %s", self.id, exc)
 
     def _close_producer(self) -> None:
-        if self.producer is None:
-            return
+        if self._producer_settings is None:
+            return  # never initialized
         if not self._cancelled and not self.failed:
             try:
                 self.commit_offsets()
@@ -350,12 +359,14 @@ class SourceTaskRunner(TaskRunner):
         elif not self._cancelled and self.failed:
             # records acknowledged before the failure are safe to commit; others are retried on restart
             try:
-                self.producer.flush(self.flush_timeout_s)
+                if self.producer is not None:
+                    self.producer.flush(self.flush_timeout_s)
                 if self._send_error is None and self._pending and not self._abandoned_sends:
                     self.offset_store.set({k: encode_value(v) for k, v in self._pending.items()})
             except Exception as exc:  # noqa: BLE001
                 log.error("Task %s: offset commit after failure failed: %s", self.id, exc)
         self.producer = None
+        self._producer_settings = None  # closed: no further commits
 
     def on_cancel(self) -> None:
         self._pending.clear()

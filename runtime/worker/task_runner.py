@@ -178,7 +178,7 @@ class TaskRunner(ABC):
 
     def wait_while_paused(self) -> None:
         while self.paused and not self._stopping.is_set():
-            self._state_changed.wait(0.2)
+            self._state_changed.wait(1.0)  # set by every transition and by stop(): the timeout is a safety net
             self._state_changed.clear()
 
     # ---- for subclasses -------------------------------------------------------------------------

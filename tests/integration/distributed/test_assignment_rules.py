@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from runtime.distributed.assignment import Assignment, compute_assignment, decode_assignment
+from runtime.distributed import assignment as assignment_module
+from runtime.distributed.assignment import (
+    INVALID, OTHER, PART, Assignment, AssignmentReader, compute_assignment, decode_assignment,
+)
 from runtime.distributed.membership import Heartbeat, Membership, decode_heartbeat
 
 TASKS = [("a", i) for i in range(4)] + [("b", i) for i in range(2)]
@@ -60,6 +63,25 @@ def test_assignment_record_round_trip_and_rejects_malformed_values() -> None:
                 {"generation": 1, "connectors": {"a": 1}, "tasks": []},
                 {"generation": 1, "connectors": {}, "tasks": [["a", "0", "w1"]]}):
         assert decode_assignment(bad) is None
+
+
+def test_assignment_is_written_in_small_parts_and_read_back(monkeypatch) -> None:
+    monkeypatch.setattr(assignment_module, "PART_UNITS", 4)
+    assignment = place(Assignment(), ["w1", "w2", "w3"])
+    records = assignment.records("grp")
+    assert len(records) == 1 + -(-(len(assignment.connectors) + len(assignment.tasks)) // 4)
+    assert records[-1][0] == "assignment-grp" and all(k.startswith("assignment-grp.part-") for k, _ in records[:-1])
+    reader = AssignmentReader("grp")
+    outcomes = [reader.read(key, value) for key, value in records]
+    assert outcomes[:-1] == [PART] * (len(records) - 1) and outcomes[-1] == assignment
+    # an earlier version's single record is still read; earlier versions reject (log and skip) the new ones
+    assert reader.read("assignment-grp", assignment.encode()) == assignment
+    assert all(decode_assignment(value) is None for _, value in records)
+    # another group's key sharing the prefix, and an assignment whose parts are missing or stale
+    assert reader.read("assignment-grp2", assignment.encode()) == OTHER
+    newer = Assignment(assignment.generation + 1, "w1", "", assignment.connectors, assignment.tasks)
+    assert AssignmentReader("grp").read(*newer.records("grp")[-1]) == INVALID
+    assert reader.read(*newer.records("grp")[-1]) == INVALID  # the parts read are generation N, not N+1
 
 
 class Clock:
