@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..herder.errors import BadRequest, HerderError, NotFound, NotLeader
+from ..herder.errors import BadRequest, HerderError, NotLeader
 from ..herder.offset_requests import OFFSETS_REQUIRED_MESSAGE
 from ..herder.restart import RestartRequest
 from ..metrics import metrics_registry

@@ -178,7 +178,9 @@ class TaskRunner(ABC):
 
     def wait_while_paused(self) -> None:
         while self.paused and not self._stopping.is_set():
-            self._state_changed.wait(1.0)  # set by every transition and by stop(): the timeout is a safety net
+            # set by every transition (after the target changes) and by stop(), so a paused task sleeps
+            # until one comes: thousands of paused tasks cost nothing (the timeout is a safety net)
+            self._state_changed.wait(30.0)
             self._state_changed.clear()
 
     # ---- for subclasses -------------------------------------------------------------------------
