@@ -98,6 +98,12 @@ def wait_all_running(client: httpx.Client, n: int, timeout_s: float, exclude_wor
         if seen == (n, n * TASKS):
             return time.perf_counter()
         time.sleep(0.5)
+    body = listing(client)
+    for name, entry in sorted(body.items()):  # what is not RUNNING, as the worker asked sees it
+        status = entry["status"]
+        if status["connector"]["state"] != "RUNNING" or len(status["tasks"]) != TASKS \
+                or any(t["state"] != "RUNNING" for t in status["tasks"]):
+            log(f"not RUNNING: {name} {json.dumps(status)}")
     raise TimeoutError(f"{seen[0]}/{n} connectors and {seen[1]}/{n * TASKS} tasks RUNNING after {timeout_s}s")
 
 

@@ -98,6 +98,7 @@ class GroupMember(ConfigUpdateListener):
         self._fence_checked_at = 0.0  # when _reconcile last read the status topic to confirm fencing
         self._reconciled: tuple[Any, ...] | None = None  # inputs of the last complete reconciliation
         self._reconciled_at = 0.0
+        self._was_fenced = False  # fenced at the last tick: catch up with the config topic when it ends
         self._rebalance_inputs: tuple[Any, ...] | None = None  # the leader's last assignment computation
         self._own_heartbeat_seen: float | None = None
         self._replaying_statuses = True
@@ -351,6 +352,17 @@ class GroupMember(ConfigUpdateListener):
         if connectors == current.connectors and placed == current.tasks:
             self._rebalance_inputs = inputs
             return
+        # A leader that was frozen (or slow) may have missed a generation another leader published meanwhile:
+        # read the config topic to its end first, and recompute at the next tick if the assignment moved on,
+        # so no generation number is ever published twice.
+        try:
+            self.config_store.refresh()
+        except Exception as exc:  # noqa: BLE001 - Kafka unreachable: decide at a later tick
+            log.warning("Could not read the config topic to its end before publishing an assignment: %s", exc)
+            return
+        with self._lock:
+            if self._assignment is not current:
+                return
         new = Assignment(current.generation + 1, self.worker_id, self.url, connectors, placed)
         if unacked:
             log.warning("Workers %s did not acknowledge generation %d within the session timeout; rebalancing anyway",
@@ -383,6 +395,19 @@ class GroupMember(ConfigUpdateListener):
             except Exception as exc:  # noqa: BLE001 - Kafka unreachable: stay fenced
                 log.warning("Could not read the status topic to its end: %s", exc)
             fenced = self._fenced()
+        if self._was_fenced and not fenced:
+            # back after being fenced: what was assigned and configured meanwhile is in the config topic;
+            # read it to its end before starting anything (stay fenced this tick if that fails)
+            try:
+                self.config_store.refresh()
+            except Exception as exc:  # noqa: BLE001
+                log.warning("Could not read the config topic to its end after being fenced: %s", exc)
+                fenced = True
+            else:
+                with self._lock:
+                    assignment = self._assignment
+                snapshot = self.config_store.snapshot()
+        self._was_fenced = fenced
         with self._lock:
             reconfig_pending = bool(self._reconfig)
         inputs = (snapshot, assignment, fenced)
