@@ -4,8 +4,8 @@ An assignment is a few records in the config topic, written together: its units 
 PART_UNITS, key `assignment-<group.id>.part-<k>`, value {"generation": N, "part": k, "units":
 [["c", connector, worker] | ["t", connector, index, worker], ...]}, then the record that completes them,
 key `assignment-<group.id>`, value {"generation": N, "leader": id, "leader_url": url, "parts": K}. Parts
-keep every record small (about 40 KB) whatever the cluster's size (one record held 0.5 MB at 5,000
-tasks); part keys are reused, so compaction bounds them. Earlier versions wrote the whole assignment
+keep every record small (about 40 KB) whatever the cluster's size (one record grew by ~40 bytes a
+task); part keys are reused, so compaction bounds them. Earlier versions wrote the whole assignment
 as the value {"generation", "leader", "leader_url", "connectors": {connector: worker}, "tasks":
 [[connector, index, worker], ...]} of `assignment-<group.id>`, which is still read; they log and skip
 the new records (no "connectors" or "tasks" in them), as KIP-915 asks.
@@ -127,7 +127,6 @@ class AssignmentReader:
                     return None
         return Assignment(generation, str(value.get("leader") or ""), str(value.get("leader_url") or ""),
                           connectors, tasks)
-
 
 
 def decode_assignment(value: Any) -> Assignment | None:
