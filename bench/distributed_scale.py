@@ -75,47 +75,34 @@ def listing(client: httpx.Client) -> dict[str, Any]:
     return client.get("/connectors?expand=status&expand=info", timeout=300).json()
 
 
-def count_running(body: dict[str, Any], exclude_worker: str | None = None) -> tuple[int, int]:
-    """(connectors RUNNING with all their tasks RUNNING, tasks RUNNING), not counting `exclude_worker`'s."""
-    connectors = tasks = 0
-    for entry in body.values():
-        status = entry.get("status") or {}
-        running = [t for t in status.get("tasks", []) if t["state"] == "RUNNING" and t["worker_id"] != exclude_worker]
-        tasks += len(running)
-        if status.get("connector", {}).get("state") == "RUNNING" and len(running) == TASKS:
-            connectors += 1
-    return connectors, tasks
+def settled(entry: dict[str, Any], state: str, exclude_worker: str | None = None) -> tuple[bool, int]:
+    """(whether a listing entry's connector and all its TASKS tasks are in `state`, how many of its tasks
+    are), not counting tasks on `exclude_worker`."""
+    status = entry.get("status") or {}
+    tasks = sum(1 for t in status.get("tasks", []) if t["state"] == state and t["worker_id"] != exclude_worker)
+    return status.get("connector", {}).get("state") == state and tasks == TASKS, tasks
 
 
-def wait_all_running(client: httpx.Client, n: int, timeout_s: float, exclude_worker: str | None = None) -> float:
+def wait_all_in_state(client: httpx.Client, n: int, state: str, timeout_s: float,
+                      exclude_worker: str | None = None) -> float:
+    """perf_counter() once all n connectors and their tasks are in `state` (tasks on `exclude_worker` not
+    counted); on time-out, logs what is not, as the worker asked sees it."""
     deadline = time.monotonic() + timeout_s
-    seen = (0, 0)
+    body: dict[str, Any] = {}
     while time.monotonic() < deadline:
         try:
-            seen = count_running(listing(client), exclude_worker)
+            body = listing(client)
         except httpx.HTTPError as exc:
             log(f"listing failed: {exc}")
-        if seen == (n, n * TASKS):
+        if sum(settled(entry, state, exclude_worker)[0] for entry in body.values()) == n:
             return time.perf_counter()
         time.sleep(0.5)
-    body = listing(client)
-    for name, entry in sorted(body.items()):  # what is not RUNNING, as the worker asked sees it
-        status = entry["status"]
-        if status["connector"]["state"] != "RUNNING" or len(status["tasks"]) != TASKS \
-                or any(t["state"] != "RUNNING" for t in status["tasks"]):
-            log(f"not RUNNING: {name} {json.dumps(status)}")
-    raise TimeoutError(f"{seen[0]}/{n} connectors and {seen[1]}/{n * TASKS} tasks RUNNING after {timeout_s}s")
-
-
-def wait_all_in_state(client: httpx.Client, n: int, state: str, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        body = listing(client)
-        if len(body) == n and all(e["status"]["connector"]["state"] == state and len(e["status"]["tasks"]) == TASKS
-                                  and all(t["state"] == state for t in e["status"]["tasks"]) for e in body.values()):
-            return
-        time.sleep(1)
-    raise TimeoutError(f"not every connector and task {state} after {timeout_s}s")
+    counts = [settled(entry, state, exclude_worker) for entry in body.values()]
+    for name, entry in sorted(body.items()):
+        if not settled(entry, state, exclude_worker)[0]:
+            log(f"not {state}: {name} {json.dumps(entry.get('status'))}")
+    raise TimeoutError(f"{sum(ok for ok, _ in counts)}/{n} connectors and {sum(t for _, t in counts)}/{n * TASKS} "
+                       f"tasks {state} after {timeout_s}s")
 
 
 def cores_over(workers: list[WorkerProcess], seconds: float) -> float:
@@ -179,7 +166,7 @@ def run_size(n: int, workdir: Path, bootstrap: str) -> dict[str, float]:
             list(pool.map(create, names))
         last_create = time.perf_counter()
         results["create_all_s"] = last_create - started
-        results["create"] = wait_all_running(client, n, 900) - last_create
+        results["create"] = wait_all_in_state(client, n, "RUNNING", 900) - last_create
         log(f"{n} connectors: all RUNNING {results['create']:.1f}s after the last create "
             f"(creates took {results['create_all_s']:.1f}s)")
         # idle: CPU of the three workers in consecutive 10 s windows after the last task started; start-up
@@ -202,7 +189,7 @@ def run_size(n: int, workdir: Path, bootstrap: str) -> dict[str, float]:
         results["idle_paused_cores"] = cores_over(workers, 10)
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
             list(pool.map(lambda name: client.put(f"/connectors/{name}/resume"), names))
-        wait_all_running(client, n, 600)
+        wait_all_in_state(client, n, "RUNNING", 600)
         log(f"{n} connectors: all PAUSED, {results['idle_paused_cores']:.3f} cores; resumed")
 
         times = []
@@ -244,7 +231,7 @@ def run_size(n: int, workdir: Path, bootstrap: str) -> dict[str, float]:
         victim_id = f"127.0.0.1:{victim.port}"
         t = time.perf_counter()
         victim.kill()
-        results["failover"] = wait_all_running(client, n, 600, exclude_worker=victim_id) - t
+        results["failover"] = wait_all_in_state(client, n, "RUNNING", 600, victim_id) - t
         log(f"{n} connectors: largest record {results['max_record_kb']:.1f} KB; after kill -9 of one worker every "
             f"task RUNNING elsewhere in {results['failover']:.1f}s")
         client.close()

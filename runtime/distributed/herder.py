@@ -132,49 +132,34 @@ class DistributedHerder(GroupMember, HerderBase):
             state = snapshot.connectors.get(name)
         if state is None:
             raise NotFound(message)
-        if name in snapshot.inconsistent:
-            state = ConnectorState(state.config, state.target_state, [])
-        return state
+        return _visible(snapshot, name)
 
     def connector_names(self) -> list[str]:
         return sorted(self.config_store.snapshot().connectors)
 
-    def connector_listing(self, status: bool, info: bool) -> dict[str, dict[str, Any]]:
-        """One config snapshot for the whole listing, and no read to the end of a topic per connector that
-        has no status yet (it is left out, as the reference does)."""
-        snapshot = self.config_store.snapshot()
-        worker = self._worker
-        result: dict[str, dict[str, Any]] = {}
-        for name in sorted(snapshot.connectors):
-            state = snapshot.connectors[name]
-            if name in snapshot.inconsistent:
-                state = ConnectorState(state.config, state.target_state, [])
-            entry: dict[str, Any] = {}
-            if status:
-                connector = self.status_store.connector(name)
-                if connector is None:
-                    continue
-                entry["status"] = views.connector_state_info(name, connector, self.status_store.tasks(name),
-                                                             worker.connector_type(state.config),
-                                                             task_count=len(state.task_configs))
-            if info:
-                entry["info"] = self._info(name, state)
-            result[name] = entry
-        return result
-
     def connector_status(self, name: str, overrides: RestartPlan | None = None) -> dict[str, Any]:
-        assert self.worker is not None
         state = self.config_store.snapshot().connectors.get(name)
-        status = self.status_store.connector(name)
-        if state is None or status is None:  # maybe written a moment ago on another worker
+        body = self._status_info(name, state, overrides) if state is not None else None
+        if body is None:  # maybe written a moment ago on another worker
             self.config_store.refresh()
             self.status_store.refresh()
             state = self.config_store.snapshot().connectors.get(name)
-            status = self.status_store.connector(name)
-        if state is None or status is None:
+            body = self._status_info(name, state, overrides) if state is not None else None
+        if body is None:
             raise NotFound(f"No status found for connector {name}")
+        return body
+
+    def _listing_entries(self) -> list[tuple[str, ConnectorState]]:
+        # one snapshot, and no read to the end of a topic for a connector without a status yet
+        snapshot = self.config_store.snapshot()
+        return [(name, _visible(snapshot, name)) for name in sorted(snapshot.connectors)]
+
+    def _status_info(self, name: str, state: ConnectorState, overrides: RestartPlan | None = None) -> dict[str, Any] | None:
+        status = self.status_store.connector(name)
+        if status is None:
+            return None
         return views.connector_state_info(name, status, self.status_store.tasks(name),
-                                          self.worker.connector_type(state.config), overrides,
+                                          self._worker.connector_type(state.config), overrides,
                                           task_count=len(state.task_configs))
 
     def task_status(self, name: str, index: int) -> dict[str, Any]:
@@ -434,3 +419,12 @@ def _check_sink_group(infos: dict[str, Any], config: dict[str, Any], worker_grou
         infos["configs"].append({"definition": None, "value": {
             "name": key, "value": value, "recommended_values": [], "errors": [message], "visible": True}})
     infos["error_count"] += 1
+
+
+def _visible(snapshot: Any, name: str) -> ConnectorState:
+    """The stored state of `name` as requests see it: a connector whose task configs are inconsistent
+    has no tasks."""
+    state = snapshot.connectors[name]
+    if name in snapshot.inconsistent:
+        return ConnectorState(state.config, state.target_state, [])
+    return state

@@ -369,7 +369,7 @@ class GroupMember(ConfigUpdateListener):
                         unacked, current.generation)
         log.info("Leader %s publishes assignment generation %d for members %s (held for departed workers: %s)",
                  self.worker_id, new.generation, sorted(live), sorted(held))
-        self.config_store.write_raw_many(new.records(self.group_id))
+        self.config_store.write_raw(new.records(self.group_id))
         self._rebalance_inputs = inputs
 
     def _forget_deleted(self, name: str) -> None:

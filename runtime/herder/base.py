@@ -18,6 +18,7 @@ from ..storage.states import INITIAL_STATES, TargetState
 from ..worker_config import WorkerConfig
 from . import offset_requests, views
 from .errors import BadRequest, Forbidden, NotFound, ServerError
+from .restart import RestartPlan
 from .stages import StageTracker
 from .validation import invalid_config_message, plugin_config_keys, validate_connector_config
 
@@ -50,11 +51,12 @@ class HerderBase:
         """The stored state of `name`, or NotFound(message)."""
         raise NotImplementedError
 
-    def connector_names(self) -> list[str]:
+    def _listing_entries(self) -> list[tuple[str, ConnectorState]]:
+        """Every connector and its stored state, sorted by name, read at once (for a listing)."""
         raise NotImplementedError
 
-    def connector_status(self, name: str, overrides: Any = None) -> dict[str, Any]:
-        """ConnectorStateInfo of `name`, or NotFound."""
+    def _status_info(self, name: str, state: ConnectorState, overrides: RestartPlan | None = None) -> dict[str, Any] | None:
+        """ConnectorStateInfo of `name` from the statuses read so far, or None when it has none yet."""
         raise NotImplementedError
 
     def _staged(self, fn: Callable[[], T], stage: str) -> T:
@@ -82,18 +84,18 @@ class HerderBase:
         return self._info(name, self._state(name, f"Connector {name} not found"))
 
     def connector_listing(self, status: bool, info: bool) -> dict[str, dict[str, Any]]:
-        """`GET /connectors?expand=...`: each connector's status and/or info. A connector with no status
-        yet (or removed meanwhile) is left out, as the reference does."""
+        """`GET /connectors?expand=...`: each connector's status and/or info, from one read of the stored
+        states. A connector with no status yet is left out, as the reference does."""
         result: dict[str, dict[str, Any]] = {}
-        for name in self.connector_names():
+        for name, state in self._listing_entries():
             entry: dict[str, Any] = {}
-            try:
-                if status:
-                    entry["status"] = self.connector_status(name)
-                if info:
-                    entry["info"] = self.connector_info(name)
-            except NotFound:
-                continue
+            if status:
+                body = self._status_info(name, state)
+                if body is None:
+                    continue
+                entry["status"] = body
+            if info:
+                entry["info"] = self._info(name, state)
             result[name] = entry
         return result
 

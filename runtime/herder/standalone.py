@@ -218,9 +218,19 @@ class StandaloneHerder(HerderBase):
     def connector_status(self, name: str, overrides: RestartPlan | None = None) -> dict[str, Any]:
         with self._lock:
             state = self._connectors.get(name)
-        status = self.statuses.connector(name)
-        if state is None or status is None:
+        body = self._status_info(name, state, overrides) if state is not None else None
+        if body is None:
             raise NotFound(f"No status found for connector {name}")
+        return body
+
+    def _listing_entries(self) -> list[tuple[str, ConnectorState]]:
+        with self._lock:
+            return sorted(self._connectors.items())
+
+    def _status_info(self, name: str, state: ConnectorState, overrides: RestartPlan | None = None) -> dict[str, Any] | None:
+        status = self.statuses.connector(name)
+        if status is None:
+            return None
         return views.connector_state_info(name, status, self.statuses.tasks(name),
                                           self.worker.connector_type(state.config), overrides)
 

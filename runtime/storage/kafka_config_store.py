@@ -139,11 +139,7 @@ class KafkaConfigStore(ConfigStore):
         to the topic (e.g. the distributed herder's assignments); the Java reference skips them with a log line."""
         self._extra[prefix] = handler
 
-    def write_raw(self, key: str, value: Any) -> None:
-        """Write one record of a registered prefix; durable and read back on return."""
-        self._write([(key, value)])
-
-    def write_raw_many(self, records: list[tuple[str, Any]]) -> None:
+    def write_raw(self, records: list[tuple[str, Any]]) -> None:
         """Write records of registered prefixes, in order; durable and read back on return."""
         self._write(records)
 
