@@ -1,58 +1,57 @@
-"""Distributed mode: a group of workers sharing the config, offset and status topics (issue 5).
+"""Distributed mode: a group of workers sharing the config, offset and status topics.
 
-librdkafka does not expose Kafka Connect's own group protocol, and the Tansu broker used in tests lists
-no group members, so membership and assignment are built on the internal topics themselves.
+Membership (group.py, connect_protocol.py)
+    As in Apache Kafka Connect, the broker's group coordinator decides who is in the group, who leads it
+    and which generation is current (JoinGroup, SyncGroup, Heartbeat, LeaveGroup). librdkafka does not
+    expose custom group protocols, so the member is kafka-python's `BaseCoordinator` with protocol type
+    `connect` and the reference's formats: a member's metadata is its URL, its config topic offset and
+    what it holds; the leader's SyncGroup assignment to each member says what it gains and what it must
+    revoke, the leader's URL, the config offset it assigned at and the KIP-415 delay. Kafka's tools see
+    a Connect group. Heartbeats run on kafka-python's IO thread; joins on a thread of their own; the
+    tick thread reports every tick that it lives, and a tick thread stalled longer than
+    `rebalance.timeout.ms` makes the worker leave the group.
 
-Membership (membership.py)
-    Each worker writes `worker-heartbeat-<worker id>` records to the status topic every
-    `heartbeat.interval.ms`, from a thread of their own (a tick blocked on a slow connector is not a dead
-    worker): its REST URL, an incarnation id, its start time and the assignment generation
-    it has applied. A peer is live while its last heartbeat, timed on the reader's own clock, is younger
-    than `session.timeout.ms`; a tombstone of the key (graceful shutdown) removes it at once. The Java
-    reference logs and skips these unknown status keys (KIP-915).
+Rebalances (member.py, the leader's `perform_assignment`)
+    The leader reads the config topic to its end, takes what each member reports it holds as the current
+    placement (plus, for `scheduled.rebalance.max.delay.ms`, what departed workers held), and computes a
+    balanced, sticky placement (assignment.py). A unit that must move between two members is only
+    revoked in this generation: its owner stops it, then rejoins, and the next rebalance hands it out
+    (incremental cooperative rebalancing, KIP-415). The whole placement, tagged with the generation,
+    is written to the config topic as `assignment-<group.id>` records (parts of at most 1,000 units; no
+    record over about 40 KB at any size; the reference skips these keys with a log line, KIP-915) before
+    the leader answers SyncGroup, and each member reads the config topic up to the offset in its
+    assignment before applying it. The placement also holds every member's URL, for forwarding.
 
-Leader
-    The live worker that started first (ties by worker id). Every worker computes it from the same
-    heartbeats, it does not change when others join, and it needs no election round.
+Between rebalances
+    A change that does not change membership must not wait for a rebalance. Creates, deletes, stops,
+    resumes and tasks.max changes are config records; the leader's tick places new units on the least
+    loaded members and drops deleted ones, moving nothing (units revoked by the current generation wait
+    for the next rebalance), and writes the updated placement with the same generation. Every worker
+    applies only placements of the generation it holds: a leader that was frozen and lost its
+    generation cannot hand out anything, and a worker that lost it ignores what it reads until it has
+    rejoined.
 
-Assignment (assignment.py)
-    The leader computes a balanced, sticky placement of connectors and of tasks (separately, round-robin
-    over the least loaded workers; units stay where they are while their owner lives) and publishes it
-    as `assignment-<group.id>` in the config topic with generation = previous + 1, its units in part
-    records of at most 1,000 written just before it (no record over about 40 KB at any size). The config
-    topic has a single partition, so every worker sees assignments in one order and follows the latest.
-    The Java reference skips these keys with a log line. The leader recomputes only when the config
-    snapshot, the assignment, the live members or the held workers changed.
+Reconciling (member.py, the tick thread)
+    On every record that matters (and every 200 ms, skipped while the config snapshot, the placement and
+    the fencing are the very objects it last reconciled; a full pass every 5 s) a worker compares what it
+    runs with its share of the placement and the stored configs: it first stops what it lost (writing
+    UNASSIGNED, or removing statuses of deleted connectors and removed tasks), then starts what it gained
+    and applies target states and config changes. Connector owners generate task configs and write them
+    (task-/commit- records) when they differ from the stored ones or the connector config changed since
+    the last commit; tasks restart on a new commit, so a config change restarts each task once, with
+    both configs new (as the reference). Statuses carry the group generation. Creates, deletes and
+    target-state changes wait (5 s at most) until the owners report the new state, so it is usually
+    visible when the request returns.
 
-Reconciling (herder.py, the tick thread)
-    On every record that matters (and every 200 ms, skipped while the config snapshot, the assignment and
-    its fencing are the very objects it last reconciled; a full pass every 5 s) a worker compares what it
-    runs with its share of the latest assignment and the stored configs: it first stops what it lost (writing UNASSIGNED, or removing
-    statuses of deleted connectors and removed tasks), then acknowledges the generation in an immediate
-    heartbeat, then starts what it gained and applies target states and config changes. Connector owners
-    generate task configs and write them (task-/commit- records) when they differ from the stored ones or
-    the connector config changed since the last commit; tasks restart on a new commit, so a config change
-    restarts each task once, with both configs new (as the reference). Statuses carry the generation.
-    Creates, deletes and target-state changes wait (5 s at most) until the owners report the new state,
-    so it is usually visible when the request returns; a follower's view may trail by one read of the
-    status topic (tens of ms).
-
-Guarantees
-    - No task runs twice because of a rebalance between live workers: a unit moving from one live worker
-      to another is first left out of a generation (revoked); the leader hands it out only in a later
-      generation, published once every live worker has acknowledged the revoking one (its revocations are
-      done). A worker that stays silent longer than the session timeout while "live" is skipped with a warning.
-    - A dead worker's units are reassigned after `session.timeout.ms` plus one tick, unless
-      `scheduled.rebalance.max.delay.ms` (KIP-415; default 5 min) keeps them for its return (tests set 0).
-      A worker whose own heartbeats have not come back for a session timeout stops all its work, so a worker
-      cut off from Kafka does not keep running what the others have reassigned; a worker paused (not cut
-      off) may overlap with the new owner for up to one tick after it resumes. Sources and sinks are
-      at-least-once across failover: replays stay within one offset-flush interval.
-    - Two workers may briefly both consider themselves leader while heartbeats propagate; both publish
-      into the one config partition, every worker follows the last record, and the revocation rule still
-      holds for each generation.
-    - Clocks: liveness uses each reader's monotonic clock; only heartbeats replayed at startup are aged by
-      their wall-clock timestamp, and the leader choice uses start times, so clocks need only be roughly in sync.
+Fencing
+    A worker out of the group stops everything: removed by the coordinator (a heartbeat or join answered
+    UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION), or no heartbeat answered for a session timeout while it
+    thought itself a member (a frozen process, Kafka out of reach). It stops its work before it rejoins,
+    and reports what still runs when it joins, so the leader never hands out a unit a live member runs.
+    Back in the group, it reads the config topic to its end before starting anything. A worker frozen
+    longer than the session timeout may overlap with the new owner of its units for the moments between
+    waking and its first tick (its task threads wake too); sources and sinks are at-least-once across
+    failover, replays staying within one offset-flush interval.
 
 Routing
     Leader-only operations (create/update/patch/delete, stop, restart with parameters, offsets) raise
@@ -60,6 +59,9 @@ Routing
     on any worker. Plain connector and task restarts run on the owning worker (NotAssigned(owner url) from
     the leader, a subclass of NotLeader so the REST layer forwards it). Parameterised restarts write a
     `restart-connector-` record that every owner applies (KIP-745). Stop writes an empty task set, then the
-    STOPPED target state (KIP-875); offsets change only when STOPPED with zero tasks and no rebalance pending
-    (409 otherwise, after waiting briefly for one that is under way).
+    STOPPED target state (KIP-875); offsets change only when STOPPED with no tasks assigned or reporting a
+    status and no rebalance under way (409 otherwise, after waiting briefly for one to finish).
+
+Earlier versions of this project kept membership in `worker-heartbeat-<id>` records of the status topic
+and numbered placements on their own; their records are still read and ignored.
 """

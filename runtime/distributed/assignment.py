@@ -3,7 +3,9 @@
 An assignment is a few records in the config topic, written together: its units in parts of at most
 PART_UNITS, key `assignment-<group.id>.part-<k>`, value {"generation": N, "part": k, "units":
 [["c", connector, worker] | ["t", connector, index, worker], ...]}, then the record that completes them,
-key `assignment-<group.id>`, value {"generation": N, "leader": id, "leader_url": url, "parts": K}. Parts
+key `assignment-<group.id>`, value {"generation": N, "leader": id, "leader_url": url, "parts": K,
+"group_generation": G, "urls": {worker id: url}}: N orders placements, G is the group coordinator's
+generation they belong to (workers apply only their own generation's). Parts
 keep every record small (about 40 KB) whatever the cluster's size (one record grew by ~40 bytes a
 task); part keys are reused, so compaction bounds them. Earlier versions wrote the whole assignment
 as the value {"generation", "leader", "leader_url", "connectors": {connector: worker}, "tasks":
@@ -13,8 +15,8 @@ The config topic has one partition, so every worker sees assignments in the same
 follows the last one it reads whose generation is not lower than its current one.
 
 The assignor is a pure function. It never moves a unit directly from one live worker to another: a unit
-to move is first left out (revoked) and only handed out by a later generation, which the leader publishes
-once every live worker has acknowledged the revocation (see the package docs).
+to move is first left out (revoked) and only handed out by the next rebalance, which starts once its
+owner has stopped it (see the package docs). Between rebalances it only places new units (`moves=False`).
 """
 from __future__ import annotations
 
@@ -37,6 +39,8 @@ class Assignment:
     leader_url: str = ""
     connectors: dict[str, str] = field(default_factory=dict)
     tasks: dict[TaskId, str] = field(default_factory=dict)
+    group_generation: int = -1  # the group coordinator's generation it belongs to (-1: earlier versions')
+    urls: dict[str, str] = field(default_factory=dict)  # worker id -> REST URL, for forwarding
 
     def connectors_of(self, worker: str) -> set[str]:
         return {c for c, w in self.connectors.items() if w == worker}
@@ -65,7 +69,9 @@ class Assignment:
             (part_key(group_id, k), {"generation": self.generation, "part": k, "units": part})
             for k, part in enumerate(parts)]
         records.append((assignment_key(group_id), {"generation": self.generation, "leader": self.leader,
-                                                   "leader_url": self.leader_url, "parts": len(parts)}))
+                                                   "leader_url": self.leader_url, "parts": len(parts),
+                                                   "group_generation": self.group_generation,
+                                                   "urls": dict(sorted(self.urls.items()))}))
         return records
 
 
@@ -125,8 +131,12 @@ class AssignmentReader:
                     tasks[(unit[1], unit[2])] = unit[3]
                 else:
                     return None
+        group_generation = value.get("group_generation")
+        urls = value.get("urls")
+        if not isinstance(urls, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in urls.items()):
+            urls = {}
         return Assignment(generation, str(value.get("leader") or ""), str(value.get("leader_url") or ""),
-                          connectors, tasks)
+                          connectors, tasks, group_generation if _is_int(group_generation) else -1, dict(urls))
 
 
 def decode_assignment(value: Any) -> Assignment | None:
@@ -151,9 +161,11 @@ def decode_assignment(value: Any) -> Assignment | None:
                       dict(connectors), parsed)
 
 
-def _assign_units(current: dict[U, str], units: Iterable[U], members: list[str], held: set[str]) -> dict[U, str]:
+def _assign_units(current: dict[U, str], units: Iterable[U], members: list[str], held: set[str],
+                  moves: bool = True) -> dict[U, str]:
     """One kind of unit (connectors, or tasks): keep live and held owners, revoke what makes a live
-    worker exceed its fair share, give unowned units to the least loaded workers."""
+    worker exceed its fair share (only when `moves`: a rebalance), give unowned units to the least
+    loaded workers."""
     ordered = sorted(set(units), key=repr)
     kept: dict[U, str] = {}
     free: list[U] = []
@@ -169,6 +181,13 @@ def _assign_units(current: dict[U, str], units: Iterable[U], members: list[str],
     for unit, owner in kept.items():
         if owner in load:
             load[owner].append(unit)
+    if not moves:
+        counts = {m: len(v) for m, v in load.items()}
+        for unit in free:
+            target = min(members, key=lambda m: (counts[m], m))
+            kept[unit] = target
+            counts[target] += 1
+        return kept
     total = sum(len(v) for v in load.values()) + len(free)
     base, extra = divmod(total, len(members))
     # the most loaded workers keep the extra units, so as little as possible moves
@@ -195,10 +214,12 @@ def _assign_units(current: dict[U, str], units: Iterable[U], members: list[str],
 
 
 def compute_assignment(current: Assignment, members: list[str], connectors: Iterable[str],
-                       tasks: Iterable[TaskId], held: set[str] | None = None) -> tuple[dict[str, str], dict[TaskId, str]]:
+                       tasks: Iterable[TaskId], held: set[str] | None = None,
+                       moves: bool = True) -> tuple[dict[str, str], dict[TaskId, str]]:
     """The next connector and task placement. `members` are the live workers; `held` are departed
-    workers whose units are kept for them for a while (scheduled.rebalance.max.delay.ms)."""
+    workers whose units are kept for them for a while (scheduled.rebalance.max.delay.ms). Without
+    `moves` (between rebalances) nothing is revoked: only new units are placed and deleted ones dropped."""
     members = sorted(set(members))
     held = (held or set()) - set(members)
-    return (_assign_units(current.connectors, connectors, members, held),
-            _assign_units(current.tasks, tasks, members, held))
+    return (_assign_units(current.connectors, connectors, members, held, moves),
+            _assign_units(current.tasks, tasks, members, held, moves))

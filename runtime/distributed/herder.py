@@ -58,17 +58,17 @@ class DistributedHerder(GroupMember, HerderBase):
     # ---- routing helpers ------------------------------------------------------------------------
 
     def _require_leader(self) -> None:
+        if self.is_leader():
+            return
         leader = self._leader()
-        if leader is None:
-            raise NotLeader(None)
-        if leader.worker_id != self.worker_id or leader.incarnation != self._incarnation:
-            raise NotLeader(leader.url)
+        # never forward to ourselves: while we rejoin as the leader, the request waits for the rebalance
+        raise NotLeader(None if leader is None or leader == self.url else leader)
 
     def _url_of(self, worker_id: str | None) -> str | None:
         if worker_id is None:
             return None
-        heartbeat = self.membership.live().get(worker_id)
-        return heartbeat.url if heartbeat is not None else None
+        with self._lock:
+            return self._assignment.urls.get(worker_id)
 
     def _request(self) -> Any:
         herder = self
@@ -114,12 +114,13 @@ class DistributedHerder(GroupMember, HerderBase):
         self._await_status(name, settled)
 
     def _rebalance_pending(self, name: str | None = None) -> bool:
+        """A rebalance is under way, or (for `name`) tasks of it are still assigned or still report a status
+        (their owners have not stopped them yet)."""
         with self._lock:
             assignment = self._assignment
-        if name is not None and any(c == name for c, _ in assignment.tasks):
+        if self.group.rebalancing():
             return True
-        live = self.membership.live()
-        return any(hb.generation < assignment.generation for hb in live.values())
+        return name is not None and (any(c == name for c, _ in assignment.tasks) or bool(self.status_store.tasks(name)))
 
     # ---- reads (any thread) ---------------------------------------------------------------------
 

@@ -1,9 +1,11 @@
-"""One member of the worker group: heartbeats, the leader's assignments, and the tick thread that keeps
-this worker's share of the cluster's work running (see the package docs for the protocol).
+"""One member of the worker group: its membership on the broker's group coordinator (group.py), the
+leader's assignments, and the tick thread that keeps this worker's share of the cluster's work running
+(see the package docs for the protocol).
 
-On every record that matters (and every TICK_S) the tick thread reconciles: it stops what this worker
-should no longer run, acknowledges the assignment generation in its heartbeat, then starts what it
-should run. The REST-facing herder (herder.py) builds on this class.
+On every record that matters (and every TICK_S) the tick thread polls the group (joining when a
+rebalance asks for it), applies the assignment of the generation it holds, lets the leader place new
+units between rebalances, then reconciles: it stops what this worker should no longer run, then starts
+what it should run. The REST-facing herder (herder.py) builds on this class.
 """
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ import logging
 import queue
 import threading
 import time
-import uuid
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
+from urllib.parse import urlsplit
 
 from ..plugins import Plugins
 from ..storage.base import ConnectorState, InstanceStatus
@@ -29,7 +31,8 @@ from ..herder.errors import RequestTimeout, ServerError
 from ..herder.restart import RestartPlan, RestartRequest
 from ..herder.stages import StageTracker
 from .assignment import INVALID, Assignment, AssignmentReader, TaskId, compute_assignment
-from .membership import HEARTBEAT_PREFIX, Heartbeat, Membership, decode_heartbeat
+from .connect_protocol import CONFIG_MISMATCH, NO_ERROR, ConnectAssignment, WorkerState
+from .group import WorkerGroup
 from .statuses import GenerationStatuses
 
 log = logging.getLogger(__name__)
@@ -40,13 +43,18 @@ TICK_S = 0.2  # the tick thread also wakes on every relevant record
 # last reconciliation skips it, so an idle cluster costs next to nothing whatever its size; a full pass
 # still runs this often, for what the inputs do not show (statuses of a deleted connector read late).
 FULL_RECONCILE_S = 5.0
+# Earlier versions kept membership in `worker-heartbeat-<id>` records of the status topic: still read
+# (and ignored) so a status topic they wrote replays without warnings.
+LEGACY_HEARTBEAT_PREFIX = "worker-heartbeat-"
 
 
 class Timing:
-    def __init__(self, heartbeat_interval_s: float, session_timeout_s: float, rebalance_delay_s: float) -> None:
+    def __init__(self, heartbeat_interval_s: float, session_timeout_s: float, rebalance_delay_s: float,
+                 rebalance_timeout_s: float = 60.0) -> None:
         self.heartbeat_interval_s = heartbeat_interval_s
         self.session_timeout_s = session_timeout_s
         self.rebalance_delay_s = rebalance_delay_s
+        self.rebalance_timeout_s = rebalance_timeout_s
 
     @classmethod
     def from_worker(cls, config: WorkerConfig) -> "Timing":
@@ -54,13 +62,19 @@ class Timing:
             return int(str(config.originals.get(name, default)).strip()) / 1000
 
         return cls(ms("heartbeat.interval.ms", 3000), ms("session.timeout.ms", 10000),
-                   ms("scheduled.rebalance.max.delay.ms", 300000))
+                   ms("scheduled.rebalance.max.delay.ms", 300000), ms("rebalance.timeout.ms", 60000))
+
+
+def worker_id_of(url: str) -> str:
+    """The worker id (advertised host:port) in a member's REST URL."""
+    return urlsplit(url).netloc or url.rstrip("/")
 
 
 class GroupMember(ConfigUpdateListener):
     def __init__(self, config: WorkerConfig, plugins: Plugins, config_store: KafkaConfigStore,
                  status_store: KafkaStatusStore, offsets: OffsetsManager, worker_id: str, url: str,
-                 kafka_cluster_id: str | None, group_id: str, timing: Timing) -> None:
+                 kafka_cluster_id: str | None, group_id: str, timing: Timing,
+                 client_config: Mapping[str, str] | None = None) -> None:
         self.config = config
         self.plugins = plugins
         self.config_store = config_store
@@ -74,19 +88,29 @@ class GroupMember(ConfigUpdateListener):
         self.stages = StageTracker()
         self.ready = False
         self._ready_event = threading.Event()
-        self.membership = Membership(timing.session_timeout_s)
-        self._incarnation = uuid.uuid4().hex
-        self._started_ms = int(time.time() * 1000)
+        self.group = WorkerGroup(client_config or {"bootstrap.servers": str(config.bootstrap_servers or ""),
+                                                   "group.id": group_id},
+                                 group_id, self, int(timing.session_timeout_s * 1000),
+                                 int(timing.heartbeat_interval_s * 1000), int(timing.rebalance_timeout_s * 1000))
         self._lock = threading.RLock()
         self._request_lock = threading.RLock()  # one leader-side write at a time (exists checks, then writes)
-        self._assignment = Assignment()
-        self._assignment_seen_at = time.monotonic()
-        self._applied_generation = -1
+        self._assign_lock = threading.Lock()  # one assignment computation at a time (rebalance or update)
+        self._assignment = Assignment()  # the placement of the generation this worker holds
+        self._latest_record = Assignment()  # the last assignment read from the config topic, any generation
+        self._generation = -1  # the group generation this worker holds (its statuses carry it)
+        self._member_id = ""
+        self._leader_id = ""
+        self._leader_url: str | None = None
+        self._joined: tuple[int, str, ConnectAssignment | None] | None = None  # from the IO thread
+        self._rejoin_after_reconcile = False  # revocations to finish before rejoining
+        self._departed: dict[str, float] = {}  # leader: worker id -> when it left (KIP-415 delay)
+        self._rejoin_at: float | None = None  # leader: when units held for departed workers are due
+        # leader: units revoked by the current generation; their owners stop them, then rejoin, and the
+        # next rebalance hands them out (never an update between rebalances)
+        self._revoked: tuple[set[str], set[TaskId]] = (set(), set())
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
-        self._heartbeat_thread: threading.Thread | None = None
-        self._heartbeat_now = threading.Event()
         self._tick_ident: int | None = None
         self._calls: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future]] = queue.Queue()
         self._restarts: dict[str, RestartRequest] = {}
@@ -94,22 +118,18 @@ class GroupMember(ConfigUpdateListener):
         self._running_connectors: dict[str, tuple[dict[str, str], TargetState]] = {}
         self._running_tasks: dict[TaskId, tuple[dict[str, str], int]] = {}  # task config, commit offset
         self._task_targets: dict[TaskId, TargetState] = {}
-        self._departed: dict[str, float] = {}
-        self._fence_checked_at = 0.0  # when _reconcile last read the status topic to confirm fencing
         self._reconciled: tuple[Any, ...] | None = None  # inputs of the last complete reconciliation
         self._reconciled_at = 0.0
         self._was_fenced = False  # fenced at the last tick: catch up with the config topic when it ends
-        self._rebalance_inputs: tuple[Any, ...] | None = None  # the leader's last assignment computation
-        self._own_heartbeat_seen: float | None = None
-        self._replaying_statuses = True
+        self._update_inputs: tuple[Any, ...] | None = None  # the leader's last between-rebalance computation
         self._request_timeout_s = config.get_int("rest.request.timeout.ms") / 1000
-        self.statuses = GenerationStatuses(status_store, lambda: self._assignment.generation)
+        self.statuses = GenerationStatuses(status_store, lambda: max(self._generation, 0))
         self.worker: Worker | None = None
         self.broker_monitor: Any = None  # says when Kafka has been unreachable for a while (for /health)
         config_store.listener = self
         self._assignment_reader = AssignmentReader(group_id)
         config_store.register_prefix(self._assignment_reader.key, self._on_assignment_record)
-        status_store.register_prefix(HEARTBEAT_PREFIX, self._on_heartbeat_record)
+        status_store.register_prefix(LEGACY_HEARTBEAT_PREFIX, lambda key, raw: None)
 
     def attach_worker(self, worker: Worker) -> None:
         self.worker = worker
@@ -122,26 +142,20 @@ class GroupMember(ConfigUpdateListener):
     def start(self) -> None:
         assert self.worker is not None
         self._start_stores()
-        # heartbeats have their own thread: a tick blocked on a slow connector must not look like a dead worker
-        self._heartbeat_thread = threading.Thread(target=self._heartbeats, name="herder-heartbeat", daemon=True)
-        self._heartbeat_thread.start()
+        self.group.start(max(30.0, self.timing.session_timeout_s))
         self._thread = threading.Thread(target=self._run, name="herder-tick", daemon=True)
         self._thread.start()
-        # joined once our own heartbeat has come back through the topic
-        deadline = time.monotonic() + max(30.0, self.timing.session_timeout_s)
-        while self._own_heartbeat_seen is None and time.monotonic() < deadline:
+        # joined once the first assignment is applied (on Tansu a first join takes session.timeout.ms/2)
+        deadline = time.monotonic() + max(60.0, 3 * self.timing.session_timeout_s)
+        while self._generation < 0 and time.monotonic() < deadline and not self._stopping.is_set():
             time.sleep(0.05)
-        if self._own_heartbeat_seen is None:
-            raise ServerError("This worker's heartbeat did not come back from the status topic in time")
-        log.info("Worker %s joined group %s", self.worker_id, self.group_id)
+        if self._generation < 0:
+            raise ServerError(f"This worker did not join group {self.group_id} in time")
+        log.info("Worker %s joined group %s in generation %d", self.worker_id, self.group_id, self._generation)
 
     def _start_stores(self) -> None:
         """Replay the three internal topics side by side: each start is mostly waiting on the broker."""
-        def start_statuses() -> None:
-            self.status_store.start()
-            self._replaying_statuses = False
-
-        starts = [start_statuses, self.offsets.offset_store.start, self.config_store.start]
+        starts = [self.status_store.start, self.offsets.offset_store.start, self.config_store.start]
         with concurrent.futures.ThreadPoolExecutor(len(starts), thread_name_prefix="store-start") as pool:
             futures = [pool.submit(start) for start in starts]
         for future in futures:
@@ -156,45 +170,102 @@ class GroupMember(ConfigUpdateListener):
             return
         self._stopping.set()
         self._wake.set()
-        self._heartbeat_now.set()
         if self._thread is not None:
             self._thread.join(self.timing.session_timeout_s + 30)
-        if self._heartbeat_thread is not None:
-            self._heartbeat_thread.join(5)
         try:
             if self.worker is not None:
                 self.worker.stop_all()
         except Exception as exc:  # noqa: BLE001
             log.error("Error while stopping connectors: %s", exc)
-        try:  # leave the group: a tombstone of our heartbeat lets the leader rebalance at once
-            self.status_store.send_raw(HEARTBEAT_PREFIX + self.worker_id, None)
-            self.status_store.flush(10)
-        except Exception as exc:  # noqa: BLE001
-            log.error("Could not announce that this worker leaves the group: %s", exc)
+        # leave only once everything is stopped: the others then rebalance at once, with no overlap
+        self.group.close(self.timing.session_timeout_s)
         for store in (self.config_store, self.offsets.offset_store, self.status_store):
             try:
                 store.stop()
             except Exception as exc:  # noqa: BLE001
                 log.error("Error while stopping a store: %s", exc)
 
-    # ---- records and events (reader threads: must not block) ------------------------------------
+    # ---- the group protocol (kafka-python's IO thread: must not block for long) ------------------
 
-    def _on_heartbeat_record(self, key: str, raw: bytes | None) -> None:
-        worker_id = key[len(HEARTBEAT_PREFIX):]
-        heartbeat = decode_heartbeat(raw)
-        if raw is not None and (heartbeat is None or heartbeat.worker_id != worker_id):
-            log.warning("Ignoring invalid worker heartbeat record %s", key)
-            return
-        if heartbeat is not None and worker_id == self.worker_id and heartbeat.incarnation == self._incarnation:
-            self._own_heartbeat_seen = time.monotonic()
-        if heartbeat is not None and worker_id == self.worker_id and heartbeat.incarnation != self._incarnation \
-                and heartbeat.started_ms > self._started_ms and not self._replaying_statuses:
-            log.error("Another worker started with this worker's id %s (rest.advertised.host.name/port must be unique)",
-                      worker_id)
-        if raw is None and worker_id == self.worker_id and not self._stopping.is_set() and not self._replaying_statuses:
-            self._heartbeat_now.set()  # someone removed us (a previous incarnation leaving): announce again
-        self.membership.observe(worker_id, heartbeat, replay=self._replaying_statuses)
+    def worker_state(self) -> WorkerState:
+        """What this worker tells the leader when it joins: its URL, how far it has read the config
+        topic, and what it holds (its share of the assignment, or what it still runs when fenced)."""
+        with self._lock:
+            assignment = self._assignment
+        connectors, tasks = set(assignment.connectors_of(self.worker_id)), set(assignment.tasks_of(self.worker_id))
+        # and what still runs: the tick thread may not have stopped a revoked unit yet, and the leader
+        # must not hand out what runs here
+        connectors |= _keys(self._running_connectors)
+        tasks |= _keys(self._running_tasks)
+        return WorkerState(self.url, self.config_store.snapshot().offset, frozenset(connectors), frozenset(tasks))
+
+    def perform_assignment(self, generation: int, leader_id: str,
+                           members: dict[str, WorkerState]) -> dict[str, ConnectAssignment]:
+        """The leader's rebalance: place every unit over the members, revoking (not moving) what must go
+        elsewhere, write the placement to the config topic, and tell each member what it gains and loses."""
+        with self._assign_lock:
+            try:
+                self.config_store.refresh()
+            except Exception as exc:  # noqa: BLE001 - members retry the rebalance
+                log.error("Leader cannot read the config topic to its end: %s", exc)
+                return {m: ConnectAssignment(leader_id, self.url, -1, error=CONFIG_MISMATCH) for m in members}
+            snapshot = self.config_store.snapshot()
+            with self._lock:
+                previous = self._latest_record
+            urls = {worker_id_of(state.url): state.url for state in members.values()}
+            held_by: dict[str, tuple[frozenset[str], frozenset[TaskId]]] = {
+                worker_id_of(state.url): (state.connectors, state.tasks) for state in members.values()}
+            current_connectors: dict[str, str] = {}
+            current_tasks: dict[TaskId, str] = {}
+            for worker, (connectors, tasks) in sorted(held_by.items()):
+                for c in connectors:
+                    current_connectors.setdefault(c, worker)
+                for t in tasks:
+                    current_tasks.setdefault(t, worker)
+            now = time.monotonic()
+            departed = previous.owners() - set(urls)
+            for worker in departed:
+                self._departed.setdefault(worker, now)
+            for worker in list(self._departed):
+                if worker not in departed:
+                    del self._departed[worker]
+            held = {w for w, t in self._departed.items() if now - t < self.timing.rebalance_delay_s}
+            for c, w in previous.connectors.items():
+                if w in held:
+                    current_connectors.setdefault(c, w)
+            for t, w in previous.tasks.items():
+                if w in held:
+                    current_tasks.setdefault(t, w)
+            self._rejoin_at = min((self._departed[w] + self.timing.rebalance_delay_s for w in held), default=None)
+            tasks = [(c, i) for c, state in snapshot.connectors.items() if c not in snapshot.inconsistent
+                     for i in range(len(state.task_configs))]
+            connectors, placed = compute_assignment(Assignment(0, "", "", current_connectors, current_tasks),
+                                                    sorted(urls), snapshot.connectors, tasks, held)
+            record = Assignment(previous.generation + 1, self.worker_id, self.url, connectors, placed,
+                                generation, {**{w: previous.urls[w] for w in held if w in previous.urls}, **urls})
+            self.config_store.write_raw(record.records(self.group_id))
+            config_offset = self.config_store.snapshot().offset
+            self._revoked = (set(current_connectors) - set(connectors), set(current_tasks) - set(placed))
+            delay_ms = int(max(0.0, (self._rejoin_at or now) - now) * 1000)
+            log.info("Leader %s assigns generation %d to members %s (held for departed workers: %s); they hold %s",
+                     self.worker_id, generation, sorted(urls), sorted(held),
+                     {w: len(c) + len(t) for w, (c, t) in sorted(held_by.items())})
+            result = {}
+            for member_id, state in members.items():
+                worker = worker_id_of(state.url)
+                mine_c, mine_t = record.connectors_of(worker), record.tasks_of(worker)
+                result[member_id] = ConnectAssignment(
+                    leader_id, self.url, config_offset, frozenset(mine_c - state.connectors),
+                    frozenset(mine_t - state.tasks), frozenset(state.connectors - mine_c),
+                    frozenset(state.tasks - mine_t), delay_ms)
+            return result
+
+    def on_joined(self, generation: int, member_id: str, assignment: ConnectAssignment | None) -> None:
+        with self._lock:
+            self._joined = (generation, member_id, assignment)
         self._wake.set()
+
+    # ---- records and events (reader threads: must not block) ------------------------------------
 
     def _on_assignment_record(self, key: str, value: Any, started: bool) -> None:
         assignment = self._assignment_reader.read(key, value)
@@ -203,13 +274,14 @@ class GroupMember(ConfigUpdateListener):
                 log.error("Ignoring invalid or incomplete assignment record %s", key)
             return
         with self._lock:
-            if assignment.generation < self._assignment.generation:
-                return
-            self._assignment = assignment
-            self._assignment_seen_at = time.monotonic()
-        log.info("Assignment generation %d from leader %s: connectors %s, tasks %s", assignment.generation,
-                 assignment.leader, sorted(assignment.connectors_of(self.worker_id)),
-                 sorted(f"{c}-{i}" for c, i in assignment.tasks_of(self.worker_id)))
+            self._latest_record = assignment
+            applies = assignment.group_generation == self._generation and self._generation >= 0
+            if applies:
+                self._assignment = assignment
+        if applies:
+            log.info("Assignment %d of generation %d from leader %s: connectors %s, tasks %s", assignment.generation,
+                     assignment.group_generation, assignment.leader, sorted(assignment.connectors_of(self.worker_id)),
+                     sorted(f"{c}-{i}" for c, i in assignment.tasks_of(self.worker_id)))
         self._wake.set()
 
     def on_connector_config_update(self, connector: str) -> None:
@@ -251,19 +323,18 @@ class GroupMember(ConfigUpdateListener):
             except Exception:  # noqa: BLE001 - keep ticking; the next tick retries
                 log.exception("Herder tick failed")
 
-    def _heartbeats(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                self._send_heartbeat()
-            except Exception:  # noqa: BLE001 - e.g. a full producer queue while Kafka is away; retry next time
-                log.exception("Could not send a heartbeat")
-            self._heartbeat_now.wait(self.timing.heartbeat_interval_s)
-            self._heartbeat_now.clear()
-
     def _tick(self) -> None:
+        if self._fenced() and (self._running_connectors or self._running_tasks):
+            self._reconcile()  # out of the group: stop everything before rejoining (others may run it now)
+        self.group.poll()
+        self._apply_join()
         if self.is_leader():
-            self._maybe_rebalance()
+            self._maybe_update_assignment()
         self._reconcile()
+        if self._rejoin_after_reconcile:
+            self._rejoin_after_reconcile = False
+            self.group.request_rejoin()  # revocations done: the leader may now hand them out
+            self._wake.set()
         self._run_restarts()
         while True:
             try:
@@ -295,82 +366,97 @@ class GroupMember(ConfigUpdateListener):
             summary = self.stages.summary()
             raise RequestTimeout("Request timed out. " + summary if summary else "Request timed out") from None
 
-    def _send_heartbeat(self) -> None:
-        heartbeat = Heartbeat(self.worker_id, self.url, self._incarnation, self._started_ms, int(time.time() * 1000),
-                              self._applied_generation)
-        self.status_store.send_raw(heartbeat.key(), heartbeat.encode())
+    def _apply_join(self) -> None:
+        """Take up the generation just joined: read the config topic up to where the leader assigned,
+        follow the leader's placement for it, and rejoin once revocations are done."""
+        with self._lock:
+            joined, self._joined = self._joined, None
+        if joined is None:
+            return
+        generation, member_id, connect = joined
+        if connect is None or connect.error != NO_ERROR:
+            log.warning("Generation %d brought no usable assignment (error %s); rejoining", generation,
+                        None if connect is None else connect.error)
+            self.group.request_rejoin()
+            return
+        if self.config_store.snapshot().offset < connect.config_offset:
+            try:
+                self.config_store.refresh()
+            except Exception as exc:  # noqa: BLE001 - cannot follow this generation: rejoin
+                log.warning("Could not read the config topic up to offset %d: %s", connect.config_offset, exc)
+                self.group.request_rejoin()
+                return
+        with self._lock:
+            self._generation, self._member_id = generation, member_id
+            self._leader_id, self._leader_url = connect.leader, connect.leader_url
+            latest = self._latest_record
+            if latest.group_generation == generation:
+                self._assignment = latest
+            else:  # e.g. the leader is a worker that does not write placements: hold only what it says
+                mine = {c: self.worker_id for c in connect.connectors}
+                self._assignment = Assignment(latest.generation, "", connect.leader_url, mine,
+                                              {t: self.worker_id for t in connect.tasks}, generation, {})
+            self._rejoin_after_reconcile = bool(connect.revoked_connectors or connect.revoked_tasks)
+        with self._lock:
+            assignment = self._assignment
+        log.info("Joined generation %d of group %s as %s; leader %s; assigned connectors %s, tasks %s; revoked "
+                 "connectors %s, tasks %s", generation, self.group_id,
+                 "leader" if connect.leader == member_id else "follower", connect.leader_url,
+                 sorted(assignment.connectors_of(self.worker_id)),
+                 sorted(f"{c}-{i}" for c, i in assignment.tasks_of(self.worker_id)),
+                 sorted(connect.revoked_connectors), sorted(f"{c}-{i}" for c, i in connect.revoked_tasks))
+        rebalance = self.worker.rebalance if self.worker is not None else None
+        if rebalance is not None:
+            rebalance.completed_rebalances += 1
+            rebalance.epoch = generation
+            rebalance.leader_name = worker_id_of(connect.leader_url)
+            rebalance.last_rebalance_monotonic = time.monotonic()
 
-    def _leader(self) -> Heartbeat | None:
-        return self.membership.leader()
+    def _leader(self) -> str | None:
+        """The leader's URL, as the generation this worker holds says."""
+        return self._leader_url if self._generation >= 0 else None
 
     def is_leader(self) -> bool:
-        leader = self._leader()
-        return leader is not None and leader.worker_id == self.worker_id and leader.incarnation == self._incarnation
+        return self._generation >= 0 and self._leader_id == self._member_id and not self._fenced()
 
     def _fenced(self) -> bool:
-        """True when our own heartbeats have not come back for a session timeout: the others consider us
-        gone and hand our work out, so we stop it too (a worker cut off from Kafka must not run zombies)."""
-        seen = self._own_heartbeat_seen
-        return seen is None or time.monotonic() - seen > self.timing.session_timeout_s
+        """Out of the group: never joined, removed by the coordinator, or no heartbeat answered for a
+        session timeout (a frozen process, Kafka out of reach). The others may run our work: stop it."""
+        return self._generation < 0 or self.group.fenced()
 
-    def _maybe_rebalance(self) -> None:
-        now = time.monotonic()
-        live = self.membership.live()
-        with self._lock:
-            current = self._assignment
-            seen_at = self._assignment_seen_at
-        unacked = sorted(w for w, hb in live.items() if hb.generation < current.generation)
-        if unacked and now - seen_at < self.timing.session_timeout_s:
-            return  # revocations of the current generation may still be running
-        owners = current.owners()
-        if (owners - set(live)) - set(self._departed):
-            # Before handing a silent worker's work out, make sure the silence is not our own reader
-            # lagging (a starved process, a slow broker): read the status topic to its end and look again.
-            # Otherwise a live worker would be declared dead and its tasks run twice for a while.
-            try:
-                self.status_store.refresh()
-            except Exception as exc:  # noqa: BLE001 - unconfirmed: decide at a later tick
-                log.warning("Could not read the status topic to its end to confirm departed workers: %s", exc)
-                return
-            if not self.is_leader():
-                return
-            live = self.membership.live()
-        for worker in owners - set(live):
-            self._departed.setdefault(worker, now)
-        for worker in list(self._departed):
-            if worker in live or worker not in owners:
-                del self._departed[worker]
-        held = {w for w, t in self._departed.items() if now - t < self.timing.rebalance_delay_s}
-        snapshot = self.config_store.snapshot()
-        inputs = (snapshot, current, frozenset(live), frozenset(held))
-        last = self._rebalance_inputs
-        if last is not None and last[0] is snapshot and last[1] is current and last[2:] == inputs[2:]:
-            return  # nothing the assignment depends on has changed since it was last computed
-        tasks = [(c, i) for c, state in snapshot.connectors.items() if c not in snapshot.inconsistent
-                 for i in range(len(state.task_configs))]
-        connectors, placed = compute_assignment(current, list(live), snapshot.connectors, tasks, held)
-        if connectors == current.connectors and placed == current.tasks:
-            self._rebalance_inputs = inputs
+    def _maybe_update_assignment(self) -> None:
+        """The leader between rebalances: place new units (created connectors, more tasks) on the least
+        loaded members and drop deleted ones, without moving anything, so creates and stops do not wait
+        for a rebalance; units held for departed workers are handed out by a rebalance once due."""
+        if self.group.rebalancing():
             return
-        # A leader that was frozen (or slow) may have missed a generation another leader published meanwhile:
-        # read the config topic to its end first, and recompute at the next tick if the assignment moved on,
-        # so no generation number is ever published twice.
-        try:
-            self.config_store.refresh()
-        except Exception as exc:  # noqa: BLE001 - Kafka unreachable: decide at a later tick
-            log.warning("Could not read the config topic to its end before publishing an assignment: %s", exc)
+        if self._rejoin_at is not None and time.monotonic() >= self._rejoin_at:
+            self._rejoin_at = None
+            self.group.request_rejoin()
             return
-        with self._lock:
-            if self._assignment is not current:
+        with self._assign_lock:
+            with self._lock:
+                current = self._assignment
+            if current.group_generation != self._generation:
                 return
-        new = Assignment(current.generation + 1, self.worker_id, self.url, connectors, placed)
-        if unacked:
-            log.warning("Workers %s did not acknowledge generation %d within the session timeout; rebalancing anyway",
-                        unacked, current.generation)
-        log.info("Leader %s publishes assignment generation %d for members %s (held for departed workers: %s)",
-                 self.worker_id, new.generation, sorted(live), sorted(held))
-        self.config_store.write_raw(new.records(self.group_id))
-        self._rebalance_inputs = inputs
+            snapshot = self.config_store.snapshot()
+            inputs = (snapshot, current)
+            last = self._update_inputs
+            if last is not None and last[0] is snapshot and last[1] is current:
+                return
+            revoked_connectors, revoked_tasks = self._revoked
+            tasks = [(c, i) for c, state in snapshot.connectors.items() if c not in snapshot.inconsistent
+                     for i in range(len(state.task_configs)) if (c, i) not in revoked_tasks]
+            members = sorted(w for w in current.urls if w not in self._departed)
+            connectors, placed = compute_assignment(current, members,
+                                                    [c for c in snapshot.connectors if c not in revoked_connectors],
+                                                    tasks, set(self._departed), moves=False)
+            self._update_inputs = inputs
+            if connectors == current.connectors and placed == current.tasks:
+                return
+            record = Assignment(max(current.generation, self._latest_record.generation) + 1, self.worker_id,
+                                self.url, connectors, placed, self._generation, current.urls)
+            self.config_store.write_raw(record.records(self.group_id))
 
     def _forget_deleted(self, name: str) -> None:
         """Tombstone a deleted connector's statuses and, as the reference does on revocation, its active
@@ -386,15 +472,6 @@ class GroupMember(ConfigUpdateListener):
             assignment = self._assignment
         snapshot = self.config_store.snapshot()
         fenced = self._fenced()
-        if fenced and self._own_heartbeat_seen is not None \
-                and time.monotonic() - self._fence_checked_at > self.timing.session_timeout_s:
-            # our own reader may just be behind: catch up once before giving all our work away
-            self._fence_checked_at = time.monotonic()
-            try:
-                self.status_store.refresh()
-            except Exception as exc:  # noqa: BLE001 - Kafka unreachable: stay fenced
-                log.warning("Could not read the status topic to its end: %s", exc)
-            fenced = self._fenced()
         if self._was_fenced and not fenced:
             # back after being fenced: what was assigned and configured meanwhile is in the config topic;
             # read it to its end before starting anything (stay fenced this tick if that fails)
@@ -419,7 +496,6 @@ class GroupMember(ConfigUpdateListener):
         self._reconciled, self._reconciled_at = inputs, time.monotonic()
 
     def _reconcile_with(self, worker: Worker, assignment: Assignment, snapshot: Any, fenced: bool) -> None:
-        generation = assignment.generation
         connectors = snapshot.connectors
         mine_c = set() if fenced else {c for c in assignment.connectors_of(self.worker_id) if c in connectors}
         mine_t: dict[TaskId, ConnectorState] = {}
@@ -466,18 +542,9 @@ class GroupMember(ConfigUpdateListener):
             if self.status_store.connector(name) is not None or self.status_store.tasks(name) \
                     or self.status_store.topics(name):
                 self._forget_deleted(name)  # deleted while we owned it: tombstone what is left
-        # revocations are done: acknowledge the generation
         rebalance = worker.rebalance
-        if self._applied_generation != generation and not fenced:
-            self._applied_generation = generation
-            self._heartbeat_now.set()
-            if rebalance is not None:
-                rebalance.completed_rebalances += 1
-                rebalance.epoch = generation
-                rebalance.leader_name = assignment.leader or ""
-                rebalance.last_rebalance_monotonic = time.monotonic()
         if rebalance is not None:
-            rebalance.rebalancing = fenced or self._applied_generation != generation
+            rebalance.rebalancing = fenced or self.group.rebalancing()
         # 3. start or move connectors to their target state
         for name in sorted(mine_c):
             state = connectors[name]
@@ -577,6 +644,15 @@ class GroupMember(ConfigUpdateListener):
         self._running_tasks[key] = (dict(state.task_configs[index]), commit)
         self._task_targets[key] = target
         return ok
+
+
+def _keys(mapping: dict[Any, Any]) -> set[Any]:
+    """The keys of a dict another thread changes (a copy can meet a resize: take it again)."""
+    while True:
+        try:
+            return set(mapping)
+        except RuntimeError:
+            continue
 
 
 def _tasks_max(config: dict[str, str]) -> tuple[int, bool]:

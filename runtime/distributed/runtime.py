@@ -83,7 +83,7 @@ class DistributedRuntime:
         offsets = OffsetsManager(config, offset_store, source_stores)
         group_id = settings.client_config["group.id"]
         herder = DistributedHerder(config, plugins, config_store, status_store, offsets, worker_id, url, cluster_id,
-                                   group_id, timing)
+                                   group_id, timing, settings.client_config)
         herder.broker_monitor = self.broker_monitor
         worker = Worker(config, plugins, offset_store, herder.statuses, worker_id, resolver=resolver)
         worker.source_offset_stores = source_stores

@@ -326,6 +326,10 @@ class KafkaBasedLog:
         try:
             while not self._stopping.is_set():
                 self._deliver(consumer.consume(CONSUME_BATCH, timeout=READER_POLL_S))
+                producer = self._producer
+                if producer is not None:
+                    # serve delivery reports of asynchronous writes even when no further write comes to do it
+                    producer.poll(0)
                 with self._cond:
                     drain = self._drains_requested > self._drains_done
                     wanted = self._drains_requested

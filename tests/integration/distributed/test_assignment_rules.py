@@ -1,5 +1,5 @@
 """The pure parts of the worker group (no broker): the assignor's balance, stickiness and two-phase
-moves, the assignment record codec, and heartbeat-based liveness and leader choice."""
+moves, placements between rebalances, and the assignment record codec."""
 from __future__ import annotations
 
 from collections import Counter
@@ -8,7 +8,6 @@ from runtime.distributed import assignment as assignment_module
 from runtime.distributed.assignment import (
     INVALID, OTHER, PART, Assignment, AssignmentReader, compute_assignment, decode_assignment,
 )
-from runtime.distributed.membership import Heartbeat, Membership, decode_heartbeat
 
 TASKS = [("a", i) for i in range(4)] + [("b", i) for i in range(2)]
 
@@ -84,41 +83,22 @@ def test_assignment_is_written_in_small_parts_and_read_back(monkeypatch) -> None
     assert reader.read(*newer.records("grp")[-1]) == INVALID  # the parts read are generation N, not N+1
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def beat(worker: str, started: int, ts: int = 0, generation: int = 0, incarnation: str = "i") -> Heartbeat:
-    return Heartbeat(worker, f"http://{worker}", incarnation, started, ts, generation)
-
-
-def test_liveness_expires_after_the_session_timeout_and_leader_is_the_oldest() -> None:
-    clock = Clock()
-    members = Membership(4.0, clock=clock, wall_clock=lambda: 0.0)
-    members.observe("w2", beat("w2", started=200))
-    members.observe("w1", beat("w1", started=100))
-    members.observe("w3", beat("w3", started=300))
-    assert set(members.live()) == {"w1", "w2", "w3"}
-    assert members.leader().worker_id == "w1"
-    clock.now += 3.0
-    members.observe("w2", beat("w2", started=200, ts=1))
-    members.observe("w3", beat("w3", started=300, ts=1))
-    clock.now += 1.5  # w1 silent for 4.5 s
-    assert set(members.live()) == {"w2", "w3"}
-    assert members.leader().worker_id == "w2"
-    members.observe("w3", None)  # graceful leave
-    assert set(members.live()) == {"w2"}
+def test_between_rebalances_new_units_go_to_the_least_loaded_and_nothing_moves() -> None:
+    # w1 holds everything (a skew only a rebalance may fix); a new connector "c" with two tasks arrives
+    current = Assignment(1, "w1", "", {"a": "w1", "b": "w1"}, {t: "w1" for t in TASKS}, 7, {"w1": "u1", "w2": "u2"})
+    connectors, tasks = compute_assignment(current, ["w1", "w2"], ["a", "b", "c"], [*TASKS, ("c", 0), ("c", 1)],
+                                           moves=False)
+    assert {c: w for c, w in connectors.items() if c != "c"} == current.connectors
+    assert {t: w for t, w in tasks.items() if t[0] != "c"} == current.tasks  # nothing revoked
+    assert connectors["c"] == "w2" and tasks[("c", 0)] == "w2" and tasks[("c", 1)] == "w2"
+    # a deleted connector's units disappear, the rest stay where they are
+    connectors, tasks = compute_assignment(current, ["w1", "w2"], ["a"], [t for t in TASKS if t[0] == "a"],
+                                           moves=False)
+    assert connectors == {"a": "w1"} and set(tasks.values()) == {"w1"} and len(tasks) == 4
 
 
-def test_replayed_heartbeats_are_aged_by_their_timestamp() -> None:
-    clock = Clock()
-    members = Membership(4.0, clock=clock, wall_clock=lambda: 100.0)
-    members.observe("old", beat("old", 1, ts=90_000), replay=True)  # written 10 s ago
-    members.observe("recent", beat("recent", 2, ts=99_000), replay=True)
-    assert set(members.live()) == {"recent"}
-    assert decode_heartbeat(beat("w", 5, 6, 7).encode()) == beat("w", 5, 6, 7)
-    assert decode_heartbeat(b"{}") is None and decode_heartbeat(b"not json") is None
+def test_group_generation_and_urls_round_trip_through_the_records() -> None:
+    record = Assignment(3, "w1", "http://w1", {"a": "w1"}, {("a", 0): "w2"}, 12, {"w1": "http://w1", "w2": "http://w2"})
+    reader = AssignmentReader("g")
+    results = [reader.read(key, value) for key, value in record.records("g")]
+    assert results[-1] == record

@@ -1,0 +1,242 @@
+"""Membership of the worker group on the broker's group coordinator (JoinGroup, SyncGroup, Heartbeat,
+LeaveGroup), as Apache Kafka Connect's workers do.
+
+librdkafka does not expose custom group protocols, so this uses kafka-python's `BaseCoordinator`, which
+is built to be extended: protocol type `connect`, the reference's metadata and assignment formats
+(connect_protocol.py). kafka-python runs the network on an IO thread of its own, with the heartbeats;
+a join thread joins and rejoins when the group asks; the herder's tick thread calls `poll()` every tick,
+and if it stops calling for longer than the rebalance timeout the IO thread leaves the group (the
+reference's herder-thread stall rule).
+
+What the worker decides (which units go where, what to do with an assignment) stays with the caller
+through `GroupListener`; this module only speaks the protocol.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Mapping, Protocol
+
+from kafka import errors as kafka_errors
+from kafka.coordinator.base import BaseCoordinator
+from kafka.net.compat import KafkaNetClient
+
+from .connect_protocol import (
+    PROTOCOL_TYPE,
+    PROTOCOL_VERSIONS,
+    ConnectAssignment,
+    ProtocolError,
+    WorkerState,
+    decode_assignment,
+    decode_metadata,
+    encode_assignment,
+    encode_metadata,
+)
+
+log = logging.getLogger(__name__)
+
+# The protocols this worker offers, preferred first: "compatible" is the reference's incremental
+# cooperative protocol; "sessioned" has the same formats (version 2) and adds signed internal requests,
+# which this worker does not check. It is offered second so a group that last ran reference workers
+# can be joined: Tansu keeps an empty group's protocol and refuses members that do not offer it
+# (InconsistentGroupProtocol); Apache Kafka accepts any protocol in an empty group.
+PROTOCOLS = ("compatible", "sessioned")
+
+
+class GroupListener(Protocol):
+    """What the worker supplies to the group protocol. Called on kafka-python's IO thread: keep it short."""
+
+    def worker_state(self) -> WorkerState: ...
+
+    def perform_assignment(self, generation: int, leader_id: str,
+                           members: dict[str, WorkerState]) -> dict[str, ConnectAssignment]: ...
+
+    def on_joined(self, generation: int, member_id: str, assignment: ConnectAssignment | None) -> None: ...
+
+
+def kafka_python_settings(client_config: Mapping[str, str]) -> dict[str, Any]:
+    """kafka-python's names for the worker's Kafka client settings (librdkafka's names, from
+    KafkaStoreSettings): the group client reaches the same brokers with the same credentials."""
+    settings: dict[str, Any] = {"bootstrap_servers": client_config["bootstrap.servers"].split(","),
+                                "client_id": f"{client_config.get('group.id', 'connect')}-group"}
+    names = {"security.protocol": "security_protocol", "sasl.username": "sasl_plain_username",
+             "sasl.password": "sasl_plain_password", "ssl.ca.location": "ssl_cafile",
+             "ssl.certificate.location": "ssl_certfile", "ssl.key.location": "ssl_keyfile",
+             "ssl.key.password": "ssl_password"}
+    for ours, theirs in names.items():
+        if client_config.get(ours):
+            settings[theirs] = client_config[ours]
+    mechanism = client_config.get("sasl.mechanism") or client_config.get("sasl.mechanisms")
+    if mechanism:
+        settings["sasl_mechanism"] = mechanism
+    if str(client_config.get("ssl.endpoint.identification.algorithm", "https")).strip().lower() == "none":
+        settings["ssl_check_hostname"] = False
+    if "security_protocol" in settings:
+        settings["security_protocol"] = str(settings["security_protocol"]).upper()
+    return settings
+
+
+class WorkerCoordinator(BaseCoordinator):
+    """kafka-python's group member, speaking Kafka Connect's protocol."""
+
+    def __init__(self, client: KafkaNetClient, listener: GroupListener, **configs: Any) -> None:
+        super().__init__(client, **configs)
+        self.listener = listener
+
+    def protocol_type(self) -> str:
+        return PROTOCOL_TYPE
+
+    def group_protocols(self) -> list[tuple[str, bytes]]:
+        state = self.listener.worker_state()
+        return [(name, encode_metadata(state, PROTOCOL_VERSIONS[name])) for name in PROTOCOLS]
+
+    def _perform_assignment(self, leader_id: str, protocol: str, members: list[Any]) -> dict[str, bytes]:
+        states: dict[str, WorkerState] = {}
+        for member in members:
+            try:
+                states[member.member_id] = decode_metadata(member.metadata)
+            except ProtocolError as exc:
+                # a member we cannot read gets no work (the reference would fail the whole rebalance)
+                log.error("Ignoring group member %s: %s", member.member_id, exc)
+        assignments = self.listener.perform_assignment(self._generation.generation_id, leader_id, states)
+        version = PROTOCOL_VERSIONS.get(protocol, 1)
+        return {member.member_id: encode_assignment(_with_version(assignments.get(member.member_id), version,
+                                                                  leader_id))
+                for member in members}
+
+    async def _on_join_complete_async(self, generation: int, member_id: str, protocol: str,
+                                      member_assignment_bytes: bytes) -> None:
+        try:
+            assignment = decode_assignment(member_assignment_bytes)
+        except ProtocolError as exc:
+            log.error("Unreadable assignment for generation %d: %s; rejoining", generation, exc)
+            self.request_rejoin()
+            return
+        self.listener.on_joined(generation, member_id, assignment)
+
+
+def _with_version(assignment: ConnectAssignment | None, version: int, leader_id: str) -> ConnectAssignment:
+    if assignment is None:
+        return ConnectAssignment(leader_id, "", -1, version=version)
+    if assignment.version == version:
+        return assignment
+    return ConnectAssignment(assignment.leader, assignment.leader_url, assignment.config_offset,
+                             assignment.connectors, assignment.tasks, assignment.revoked_connectors,
+                             assignment.revoked_tasks, assignment.delay_ms, assignment.error, version)
+
+
+class WorkerGroup:
+    """This worker's membership: join, stay, rejoin when asked, leave."""
+
+    def __init__(self, client_config: Mapping[str, str], group_id: str, listener: GroupListener,
+                 session_timeout_ms: int, heartbeat_interval_ms: int, rebalance_timeout_ms: int) -> None:
+        self._settings = kafka_python_settings(client_config)
+        self.group_id = group_id
+        self._listener = listener
+        self._timeouts = {"session_timeout_ms": session_timeout_ms, "heartbeat_interval_ms": heartbeat_interval_ms,
+                          "max_poll_interval_ms": rebalance_timeout_ms}
+        self._client: KafkaNetClient | None = None
+        self.coordinator: WorkerCoordinator | None = None
+        self._join_thread: threading.Thread | None = None
+        self._closed = threading.Event()
+        self._rejoin = threading.Event()
+
+    def start(self, timeout_s: float) -> None:
+        client = KafkaNetClient(**self._settings)
+        client._net.start()  # the IO thread: heartbeats go on while the tick thread is busy
+        try:
+            client._manager.bootstrap(int(timeout_s * 1000))
+        except Exception:
+            client._net.stop(1000)
+            raise
+        api_version = client._manager.broker_version
+        self._client = client
+        self.coordinator = WorkerCoordinator(client, self._listener, group_id=self.group_id, api_version=api_version,
+                                             **self._timeouts)
+        self._join_thread = threading.Thread(target=self._join_loop, name="herder-group-join", daemon=True)
+        self._join_thread.start()
+
+    def _join_loop(self) -> None:
+        """Join whenever the group asks for it. A thread of its own because a join waits on the other
+        members (seconds; up to the rebalance timeout), and because kafka-python drops a join that
+        completes between two bounded `ensure_active_group` calls and starts another one."""
+        coordinator = self.coordinator
+        assert coordinator is not None
+        while not self._closed.is_set():
+            if not coordinator.need_rejoin():
+                self._rejoin.wait(0.05)
+                self._rejoin.clear()
+                continue
+            try:
+                coordinator.ensure_active_group(timeout_ms=None)
+            except Exception as exc:  # noqa: BLE001 - e.g. the coordinator moved; join again
+                if self._closed.is_set():
+                    return
+                log.warning("Joining group %s failed: %s; retrying", self.group_id, exc)
+                self._closed.wait(0.5)
+
+    def poll(self) -> None:
+        """Tell the heartbeat loop the tick thread lives: if it stops calling for longer than the
+        rebalance timeout, kafka-python leaves the group (its work then goes to others)."""
+        coordinator = self.coordinator
+        assert coordinator is not None
+        try:
+            coordinator.poll_heartbeat()
+        except kafka_errors.KafkaError as exc:
+            log.warning("Group %s heartbeat: %s", self.group_id, exc)
+
+    def generation(self) -> tuple[int, str] | None:
+        """(generation id, member id) while this worker is a stable member of the group."""
+        coordinator = self.coordinator
+        if coordinator is None:
+            return None
+        generation = coordinator.generation_if_stable()
+        if generation is None or generation.generation_id < 0:
+            return None
+        return generation.generation_id, generation.member_id
+
+    def rebalancing(self) -> bool:
+        coordinator = self.coordinator
+        return coordinator is None or not coordinator.stable() or coordinator.need_rejoin()
+
+    def session_expired(self) -> bool:
+        """No heartbeat has succeeded for a session timeout while stable: the coordinator may have
+        removed this worker (a frozen process, a broker out of reach), so its work may run elsewhere."""
+        coordinator = self.coordinator
+        return coordinator is not None and coordinator.stable() and coordinator.heartbeat.session_timeout_expired()
+
+    def fenced(self) -> bool:
+        """Removed from the group (no generation) or, while stable, no heartbeat answered for a session timeout."""
+        coordinator = self.coordinator
+        return coordinator is None or coordinator.group_metadata().generation_id < 0 or self.session_expired()
+
+    def request_rejoin(self) -> None:
+        if self.coordinator is not None:
+            self.coordinator.request_rejoin()
+            self._rejoin.set()
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Leave the group (the others rebalance at once) and stop the IO thread. A rebalance under way
+        is let finish first (`timeout_s` at most): a LeaveGroup from a member whose JoinGroup is still
+        pending is where brokers differ (Tansu then elects the departed member leader for good, and
+        nobody can join the group again); after a completed join, leaving is plain on every broker."""
+        coordinator, client = self.coordinator, self._client
+        if coordinator is not None:
+            deadline = time.monotonic() + timeout_s
+            while (not coordinator.stable() or coordinator.need_rejoin()) and time.monotonic() < deadline \
+                    and coordinator.group_metadata().generation_id >= 0:
+                time.sleep(0.05)
+        self._closed.set()
+        if coordinator is not None:
+            try:
+                coordinator.close(timeout_ms=int(timeout_s * 1000))
+            except Exception as exc:  # noqa: BLE001 - leaving is best effort: the session timeout removes us
+                log.warning("Could not leave group %s: %s", self.group_id, exc)
+        if client is not None:
+            try:
+                client._net.stop(int(timeout_s * 1000))
+            except Exception as exc:  # noqa: BLE001
+                log.warning("Could not stop the group client: %s", exc)
+        if self._join_thread is not None:
+            self._join_thread.join(timeout_s)
