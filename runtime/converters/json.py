@@ -280,7 +280,9 @@ def decimal_to_bytes(value: decimal.Decimal, scale: int) -> bytes:
     """Unscaled value as minimal big-endian two's complement (Java BigInteger.toByteArray)."""
     sign, digits, exponent = value.as_tuple()
     if not isinstance(exponent, int) or -exponent != scale:
-        raise DataError("BigDecimal has mismatching scale value for given Decimal schema")
+        # Kafka's Decimal.fromLogical, word for word
+        raise DataError(f"Decimal value has mismatching scale for given Decimal schema. Schema has scale {scale}, "
+                        f"value has scale {-exponent if isinstance(exponent, int) else exponent}.")
     unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
     length = unscaled.bit_length() // 8 + 1
     return unscaled.to_bytes(length, "big", signed=True)

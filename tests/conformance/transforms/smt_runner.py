@@ -13,11 +13,15 @@ from runtime.api.errors import ConfigError, ConnectError, DataError, RetriableEr
 from runtime.api.records import ConnectRecord, Header, SinkRecord, SourceRecord
 from runtime.converters.json import JsonConverter
 from runtime.plugins import Plugins
+from runtime.transforms._util import SchemaBuilderError
 from runtime.worker.transform_chain import TransformationChain
 
-# The Java exception each of this runtime's errors stands for (api/errors.py documents the pairs).
-JAVA_NAMES = {ConfigError: "ConfigException", DataError: "DataException", RetriableError: "RetriableException",
-              ConnectError: "ConnectException"}
+# The Java exception each of this runtime's errors stands for (api/errors.py documents the pairs; Python's
+# ValueError and IndexError are what the ports raise where Kafka lets IllegalArgumentException and
+# IndexOutOfBoundsException through).
+JAVA_NAMES = {SchemaBuilderError: "SchemaBuilderException", ConfigError: "ConfigException",
+              DataError: "DataException", RetriableError: "RetriableException", ConnectError: "ConnectException",
+              ValueError: "IllegalArgumentException", IndexError: "IndexOutOfBoundsException"}
 
 
 def java_class(exc: BaseException) -> str:
