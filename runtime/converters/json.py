@@ -205,7 +205,14 @@ def _orjson_default(value: Any) -> Any:
 
 
 def _no_schema_type(value: Any) -> DataError:
-    return DataError(f"Class {type(value).__module__}.{type(value).__qualname__} does not have corresponding schema type.")
+    # Kafka's text names the Java class: logical values are java.util.Date and java.math.BigDecimal there
+    if isinstance(value, (_dt.date, _dt.time)):
+        name = "java.util.Date"
+    elif isinstance(value, decimal.Decimal):
+        name = "java.math.BigDecimal"
+    else:
+        name = f"{type(value).__module__}.{type(value).__qualname__}"
+    return DataError(f"Java class class {name} does not have corresponding schema type.")
 
 
 def infer_json(value: Any) -> Any:
@@ -238,7 +245,8 @@ def infer_json(value: Any) -> Any:
 def dumps_schemaless(value: Any) -> bytes:
     """Serialize a schemaless value exactly as Kafka's JsonConverter (schemas disabled) would."""
     try:
-        out = orjson.dumps(value, default=_orjson_default)
+        # dates go to the default hook (and fail there, as in Kafka) instead of orjson's ISO strings
+        out = orjson.dumps(value, default=_orjson_default, option=orjson.OPT_PASSTHROUGH_DATETIME)
     except TypeError:
         return orjson.dumps(infer_json(value))
     if _SUSPICIOUS_FLOAT.search(out) is None:

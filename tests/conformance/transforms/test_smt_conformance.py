@@ -23,7 +23,8 @@ from tests.support.env import require
 from tests.support.oracle import require_oracle
 
 from .cases import ALL_CASES
-from .compare import differences
+from .compare import differences, without_messages
+from .known import KNOWN_DIFFERENCES, MESSAGE_NOT_COMPARED
 from .smt_runner import run_case
 
 pytestmark = pytest.mark.oracle
@@ -83,9 +84,21 @@ def plugins() -> Plugins:
     return Plugins()
 
 
-@pytest.mark.parametrize("case_id", list(CASES_BY_ID))
+def _params() -> list[Any]:
+    params = []
+    for case_id in CASES_BY_ID:
+        reason = next((why for prefix, why in KNOWN_DIFFERENCES.items() if case_id.startswith(prefix)), None)
+        marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+        params.append(pytest.param(case_id, marks=marks, id=case_id))
+    return params
+
+
+@pytest.mark.parametrize("case_id", _params())
 def test_transform_matches_reference(case_id: str, reference_results: dict[str, dict[str, Any]],
                                      plugins: Plugins) -> None:
     case = CASES_BY_ID[case_id]
-    problem = differences(case, reference_results[case_id], run_case(case, plugins))
+    reference, ours = reference_results[case_id], run_case(case, plugins)
+    if case_id in MESSAGE_NOT_COMPARED:
+        reference, ours = without_messages(reference), without_messages(ours)
+    problem = differences(case, reference, ours)
     assert problem is None, problem
