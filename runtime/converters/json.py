@@ -205,7 +205,14 @@ def _orjson_default(value: Any) -> Any:
 
 
 def _no_schema_type(value: Any) -> DataError:
-    return DataError(f"Class {type(value).__module__}.{type(value).__qualname__} does not have corresponding schema type.")
+    # Kafka's text names the Java class: logical values are java.util.Date and java.math.BigDecimal there
+    if isinstance(value, (_dt.date, _dt.time)):
+        name = "java.util.Date"
+    elif isinstance(value, decimal.Decimal):
+        name = "java.math.BigDecimal"
+    else:
+        name = f"{type(value).__module__}.{type(value).__qualname__}"
+    return DataError(f"Java class class {name} does not have corresponding schema type.")
 
 
 def infer_json(value: Any) -> Any:
@@ -238,7 +245,8 @@ def infer_json(value: Any) -> Any:
 def dumps_schemaless(value: Any) -> bytes:
     """Serialize a schemaless value exactly as Kafka's JsonConverter (schemas disabled) would."""
     try:
-        out = orjson.dumps(value, default=_orjson_default)
+        # dates go to the default hook (and fail there, as in Kafka) instead of orjson's ISO strings
+        out = orjson.dumps(value, default=_orjson_default, option=orjson.OPT_PASSTHROUGH_DATETIME)
     except TypeError:
         return orjson.dumps(infer_json(value))
     if _SUSPICIOUS_FLOAT.search(out) is None:
@@ -280,7 +288,9 @@ def decimal_to_bytes(value: decimal.Decimal, scale: int) -> bytes:
     """Unscaled value as minimal big-endian two's complement (Java BigInteger.toByteArray)."""
     sign, digits, exponent = value.as_tuple()
     if not isinstance(exponent, int) or -exponent != scale:
-        raise DataError("BigDecimal has mismatching scale value for given Decimal schema")
+        # Kafka's Decimal.fromLogical, word for word
+        raise DataError(f"Decimal value has mismatching scale for given Decimal schema. Schema has scale {scale}, "
+                        f"value has scale {-exponent if isinstance(exponent, int) else exponent}.")
     unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
     length = unscaled.bit_length() // 8 + 1
     return unscaled.to_bytes(length, "big", signed=True)

@@ -3,6 +3,8 @@ struct conventions of this runtime (a STRUCT value is a plain dict keyed by fiel
 """
 from __future__ import annotations
 
+import datetime as _dt
+import decimal
 import re
 from collections import OrderedDict
 from typing import Any, Callable, Iterable, Mapping
@@ -43,10 +45,80 @@ def invalid(name: str, value: Any, message: str) -> ConfigError:
     return ConfigError(f"Invalid value {java_str(value)} for configuration {name}: {message}")
 
 
-def class_name_of(value: Any) -> str:
-    """What Kafka's messages print for `value.getClass()`: the Python type, or `null`."""
-    return "null" if value is None else f"class {type(value).__module__}.{type(value).__qualname__}".replace(
-        "class builtins.", "class ")
+_JAVA_INTEGERS = {"int8": "java.lang.Byte", "int16": "java.lang.Short", "int32": "java.lang.Integer"}
+
+
+def java_class_name(value: Any, schema: Schema | None = None) -> str:
+    """`value.getClass().getName()` of the object the reference holds for `value`, for messages that print it.
+
+    Integers and floats take their width from `schema` (schemaless JSON numbers are Long and Double in Kafka).
+    """
+    if value is None:
+        return "null"
+    kind = schema.type if schema is not None else None
+    if isinstance(value, bool):
+        return "java.lang.Boolean"
+    if isinstance(value, int):
+        return _JAVA_INTEGERS.get(kind or "", "java.lang.Long")
+    if isinstance(value, float):
+        return "java.lang.Float" if kind == "float32" else "java.lang.Double"
+    if isinstance(value, str):
+        return "java.lang.String"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "[B"
+    if isinstance(value, dict):
+        return "org.apache.kafka.connect.data.Struct" if kind == "struct" else "java.util.HashMap"
+    if isinstance(value, (list, tuple)):
+        return "java.util.ArrayList"
+    if isinstance(value, decimal.Decimal):
+        return "java.math.BigDecimal"
+    if isinstance(value, (_dt.date, _dt.time)):
+        return "java.util.Date"
+    if isinstance(value, SinkRecord):
+        return "org.apache.kafka.connect.sink.SinkRecord"
+    if isinstance(value, ConnectRecord):
+        return "org.apache.kafka.connect.source.SourceRecord"
+    return f"{type(value).__module__}.{type(value).__qualname__}"
+
+
+def class_name_of(value: Any, schema: Schema | None = None) -> str:
+    """What Kafka's messages print for `value.getClass()` (`class java.lang.Long`), or `null`."""
+    return "null" if value is None else f"class {java_class_name(value, schema)}"
+
+
+def java_schema_str(schema: Schema | None) -> str:
+    """ConnectSchema.toString: `Schema{NAME:TYPE}` or `Schema{TYPE}`."""
+    if schema is None:
+        return "null"
+    kind = schema.type.upper()
+    return f"Schema{{{schema.name}:{kind}}}" if schema.name else f"Schema{{{kind}}}"
+
+
+class SchemaBuilderError(DataError):
+    """Kafka's SchemaBuilderException (a DataException): e.g. two fields of one name."""
+
+
+def unique_fields(fields: Iterable[tuple[str, Schema]]) -> list[tuple[str, Schema]]:
+    """`fields` as SchemaBuilder.field accepts them: a repeated name fails as it does in Kafka."""
+    seen: set[str] = set()
+    out = []
+    for name, schema in fields:
+        if name in seen:
+            raise SchemaBuilderError(f"Cannot create field because of field name duplication {name}")
+        seen.add(name)
+        out.append((name, schema))
+    return out
+
+
+class NonEmptyString:
+    """ConfigDef.NonEmptyString, with Kafka's message (the framework's own validator words it differently)."""
+
+    def __call__(self, name: str, value: Any) -> None:
+        if value is not None and not str(value).strip():
+            raise invalid(name, value, "String must be non-empty")
+
+    def __str__(self) -> str:
+        return "non-empty string"
 
 
 # ---- validators (Kafka's transforms.util) -----------------------------------------------------
@@ -155,11 +227,15 @@ def java_replacement(replacement: str) -> Callable[[re.Match[str]], str]:
 
     def reference(match: re.Match[str], kind: str, ref: str) -> str:
         if kind == "name":
+            if ref not in match.re.groupindex:
+                raise ValueError(f"No group with name {{{ref}}}")
             return match.group(ref) or ""
         # Java reads the first digit, then more digits only while they still name an existing group
         number, used = int(ref[0]), 1
         while used < len(ref) and number * 10 + int(ref[used]) <= match.re.groups:
             number, used = number * 10 + int(ref[used]), used + 1
+        if number > match.re.groups:
+            raise IndexError(f"No group {number}")  # Matcher.start(int)
         return (match.group(number) or "") + ref[used:]
 
     def expand(match: re.Match[str]) -> str:
@@ -173,13 +249,13 @@ def java_replacement(replacement: str) -> Callable[[re.Match[str]], str]:
 def require_map(value: Any, purpose: str) -> dict:
     if not isinstance(value, dict):
         raise DataError(f"Only Map objects supported in absence of schema for [{purpose}], found: "
-                        f"{_type_name(value)}")
+                        f"{java_class_name(value)}")
     return value
 
 
 def require_struct(value: Any, schema: Schema | None, purpose: str) -> dict:
     if not isinstance(value, dict) or schema is None or schema.type != "struct":
-        raise DataError(f"Only Struct objects supported for [{purpose}], found: {_type_name(value)}")
+        raise DataError(f"Only Struct objects supported for [{purpose}], found: {java_class_name(value, schema)}")
     return value
 
 
@@ -191,12 +267,8 @@ def require_schema(schema: Schema | None, purpose: str) -> Schema:
 
 def require_sink_record(record: ConnectRecord, purpose: str) -> SinkRecord:
     if not isinstance(record, SinkRecord):
-        raise DataError(f"Only SinkRecord supported for [{purpose}], found: {_type_name(record)}")
+        raise DataError(f"Only SinkRecord supported for [{purpose}], found: {java_class_name(record)}")
     return record
-
-
-def _type_name(value: Any) -> str:
-    return "null" if value is None else f"{type(value).__module__}.{type(value).__qualname__}".replace("builtins.", "")
 
 
 # ---- structs and schemas ----------------------------------------------------------------------

@@ -44,7 +44,10 @@ def _types_text(types: tuple[str, ...]) -> str:
 def _type_of(text: str) -> str:
     name = text.strip().lower()
     if name not in _ALL_TYPES:
-        raise ConfigError(f"Invalid type found in casting spec: {text.strip()}")
+        # Kafka passes the enum lookup's exception as the ConfigException's "value", so it reads this way round
+        raise ConfigError(f"Invalid value java.lang.IllegalArgumentException: No enum constant "
+                          f"org.apache.kafka.connect.data.Schema.Type.{text.strip().upper()} for configuration "
+                          f"Invalid type found in casting spec: {text.strip()}")
     if name not in _OUTPUT_TYPES:
         raise ConfigError(f"Cast transformation does not support casting to {name.upper()}; supported types are "
                           f"{_types_text(_OUTPUT_TYPES)}")
@@ -272,6 +275,8 @@ class Cast(KeyOrValue):
             for name, target in self.casts.items():
                 updated[name] = cast_value(None, value.get(name), target)
             return self.new_record(record, None, updated)
+        if self.whole_value_type is None and schema.type != "struct":
+            raise DataError("Cannot list fields on non-struct type")  # Kafka reads the schema's fields first
         updated_schema = self._schemas.get_or_build(schema, self._updated_schema)
         if self.whole_value_type is not None:
             return self.new_record(record, updated_schema, cast_value(schema, value, self.whole_value_type))

@@ -7,7 +7,9 @@ from ..api.config import ConfigDef, Importance, Type
 from ..api.data import Schema
 from ..api.errors import DataError
 from ..api.records import ConnectRecord
-from ._util import KeyOrValue, SchemaCache, class_name_of, key_and_value, parse_config, require_map, struct_schema
+from ._util import (
+    KeyOrValue, SchemaCache, key_and_value, parse_config, require_map, require_struct, struct_schema, unique_fields,
+)
 
 OVERVIEW_DOC = ("Flatten a nested data structure, generating names for each field by concatenating the field names at "
                 "each level with a configurable delimiter character. Applies to Struct when schema present, or a Map "
@@ -48,8 +50,7 @@ class Flatten(KeyOrValue):
             flat: dict[str, Any] = {}
             self._flatten_map(require_map(value, _PURPOSE), "", flat)
             return self.new_record(record, None, flat)
-        if not isinstance(value, dict):
-            raise DataError(f"Only Struct objects supported for [{_PURPOSE}], found: {class_name_of(value)}")
+        require_struct(value, schema, _PURPOSE)
         updated_schema = self._schemas.get_or_build(schema, self._updated_schema)
         flat = {}
         self._flatten_struct(value, schema, "", flat)
@@ -84,7 +85,7 @@ class Flatten(KeyOrValue):
     def _updated_schema(self, schema: Schema) -> Schema:
         fields: list[tuple[str, Schema]] = []
         self._build_schema(schema, "", fields, schema.optional, schema.default)
-        return struct_schema(fields, basics=schema)
+        return struct_schema(unique_fields(fields), basics=schema)
 
     def _build_schema(self, schema: Schema, prefix: str, fields: list[tuple[str, Schema]], optional: bool,
                       parent_default: dict | None) -> None:

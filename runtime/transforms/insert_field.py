@@ -12,6 +12,7 @@ from ..api.records import ConnectRecord
 from ._util import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, TIMESTAMP_LOGICAL_NAME, KeyOrValue, SchemaCache,
     field_value, invalid, key_and_value, parse_config, require_map, require_sink_record, require_struct, struct_schema,
+    unique_fields,
 )
 
 OVERVIEW_DOC = ("Insert field(s) using attributes from the record metadata or a configured static value."
@@ -131,7 +132,7 @@ class InsertField(KeyOrValue):
         for spec, optional, required in extra:
             if spec is not None:
                 fields.append((spec.name, optional if spec.optional else required))
-        return struct_schema(fields, basics=schema)
+        return struct_schema(unique_fields(fields), basics=schema)
 
     def close(self) -> None:
         self._schemas = SchemaCache()

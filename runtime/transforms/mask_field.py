@@ -6,12 +6,13 @@ import decimal
 import re
 from typing import Any
 
-from ..api.config import ConfigDef, Importance, NonEmptyString, Type
+from ..api.config import ConfigDef, Importance, Type
+from ..api.data import Schema
 from ..api.errors import DataError
 from ..api.records import ConnectRecord
 from ._util import (
-    REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, KeyOrValue, NonEmptyList, class_name_of,
-    field_value, key_and_value, parse_config, require_map, require_struct,
+    REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, KeyOrValue, NonEmptyList, NonEmptyString,
+    class_name_of, field_value, key_and_value, parse_config, require_map, require_struct,
 )
 
 OVERVIEW_DOC = ("Mask specified fields with a valid null value for the field type (i.e. 0, false, empty string, and "
@@ -59,10 +60,10 @@ def _null_value(value: Any) -> Any:
     raise DataError(f"Cannot mask value of type: {class_name_of(value)}")
 
 
-def _replacement_value(value: Any, replacement: str) -> Any:
+def _replacement_value(value: Any, replacement: str, schema: Schema | None = None) -> Any:
     try:
         if isinstance(value, bool):
-            raise DataError(f"Cannot mask value of type {class_name_of(value)} with custom replacement.")
+            raise DataError(f"Cannot mask value of type {class_name_of(value, schema)} with custom replacement.")
         if isinstance(value, int):
             if _INTEGER.fullmatch(replacement.strip()):
                 return int(replacement.strip())
@@ -74,8 +75,8 @@ def _replacement_value(value: Any, replacement: str) -> Any:
         if isinstance(value, str):
             return replacement
     except (ValueError, decimal.InvalidOperation):
-        raise DataError(f"Unable to convert {replacement} (class java.lang.String) to number") from None
-    raise DataError(f"Cannot mask value of type {class_name_of(value)} with custom replacement.")
+        raise DataError(f"Unable to convert {replacement} (class java.lang.String) to a number") from None
+    raise DataError(f"Cannot mask value of type {class_name_of(value, schema)} with custom replacement.")
 
 
 class MaskField(KeyOrValue):
@@ -90,10 +91,14 @@ class MaskField(KeyOrValue):
     def config(self) -> ConfigDef:
         return config_def()
 
-    def _masked(self, value: Any) -> Any:
+    def _masked(self, value: Any, schema: Schema | None = None) -> Any:
         if value is None:
             return None
-        return _null_value(value) if self.replacement is None else _replacement_value(value, self.replacement)
+        if schema is not None and schema.type == "struct":  # a Struct: no null value, no replacement in Kafka
+            what = "" if self.replacement is None else " with custom replacement."
+            raise DataError(f"Cannot mask value of type{':' if not what else ''} {class_name_of(value, schema)}{what}")
+        return _null_value(value) if self.replacement is None else _replacement_value(value, self.replacement,
+                                                                                        schema)
 
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         schema = self.operating_schema(record)
@@ -108,7 +113,7 @@ class MaskField(KeyOrValue):
         updated = {}
         for field in schema.fields:
             original = field_value(value, field, self.replace_null_with_default)
-            updated[field.name] = self._masked(original) if field.name in masked else original
+            updated[field.name] = self._masked(original, field.schema) if field.name in masked else original
         return self.new_record(record, schema, updated)
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..api.config import ConfigDef, Importance, NonEmptyString, Type
+from ..api.config import ConfigDef, Importance, Type
 from ..api.records import ConnectRecord
 from ..api.transforms import Predicate
-from ._util import Composite, RegexValidator, invalid, java_regex, parse_config
+from ._util import Composite, NonEmptyString, RegexValidator, invalid, java_regex, parse_config
 
 
 def topic_name_matches_config_def() -> ConfigDef:

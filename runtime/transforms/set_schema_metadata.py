@@ -5,7 +5,7 @@ import dataclasses
 from typing import Any
 
 from ..api.config import ConfigDef, Importance, Type
-from ..api.errors import ConfigError
+from ..api.errors import ConfigError, DataError
 from ..api.records import ConnectRecord
 from ._util import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, KeyOrValue, field_value, key_and_value,
@@ -46,6 +46,9 @@ class SetSchemaMetadata(KeyOrValue):
         if value is None and schema is None:
             return record
         schema = require_schema(schema, "updating schema metadata")
+        if schema.type != "struct":
+            # Kafka 3.9 copies schema.fields() into the new schema, which fails for every non-struct schema
+            raise DataError("Cannot list fields on non-struct type")
         updated_schema = dataclasses.replace(
             schema,
             name=self.schema_name if self.schema_name is not None else schema.name,

@@ -15,7 +15,8 @@ from ..api.errors import ConfigError, ConnectError, DataError
 from ..api.records import ConnectRecord
 from ._util import (
     DATE_LOGICAL_NAME, REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, TIME_LOGICAL_NAME,
-    TIMESTAMP_LOGICAL_NAME, KeyOrValue, SchemaCache, class_name_of, field_value, key_and_value, parse_config,
+    TIMESTAMP_LOGICAL_NAME, KeyOrValue, SchemaCache, class_name_of, field_value, java_schema_str, key_and_value,
+    parse_config,
     require_map, require_struct, struct_schema,
 )
 from .java_date_format import DateFormat, ParseError
@@ -102,8 +103,10 @@ class TimestampConverter(KeyOrValue):
         if (pattern or "").strip():
             try:
                 self.format = DateFormat(pattern)
-            except ValueError:
-                raise ConfigError("TimestampConverter requires a SimpleDateFormat-compatible pattern for string "
+            except ValueError as exc:
+                # Kafka passes SimpleDateFormat's exception as the ConfigException's "value"
+                raise ConfigError(f"Invalid value java.lang.IllegalArgumentException: {exc} for configuration "
+                                  "TimestampConverter requires a SimpleDateFormat-compatible pattern for string "
                                   f"timestamps: {pattern}") from None
         self._schemas = SchemaCache()
         self._to_raw: dict[str, Callable[[Any], _dt.datetime]] = {
@@ -183,7 +186,7 @@ class TimestampConverter(KeyOrValue):
             return TYPE_STRING
         if schema.type == "int64":
             return TYPE_UNIX
-        raise ConnectError(f"Schema {schema} does not correspond to a known timestamp type format")
+        raise ConnectError(f"Schema {java_schema_str(schema)} does not correspond to a known timestamp type format")
 
     def convert(self, value: Any, source_type: str | None = None) -> Any:
         if value is None:

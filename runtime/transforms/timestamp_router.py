@@ -33,7 +33,13 @@ class TimestampRouter(Transformation):
     def configure(self, configs: dict[str, Any]) -> None:
         values = parse_config(config_def(), configs)
         self.topic_format = values["topic.format"]
-        self.timestamp_format = DateFormat(values["timestamp.format"])
+        # Kafka builds its SimpleDateFormat on first use, so a bad pattern fails records, not configure()
+        self.timestamp_format: DateFormat | None = None
+        self._format_error: str | None = None
+        try:
+            self.timestamp_format = DateFormat(values["timestamp.format"])
+        except ValueError as exc:
+            self._format_error = str(exc)
 
     def config(self) -> ConfigDef:
         return config_def()
@@ -41,6 +47,8 @@ class TimestampRouter(Transformation):
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         if record.timestamp is None:
             raise DataError(f"Timestamp missing on record: {record}")
+        if self.timestamp_format is None:
+            raise ValueError(self._format_error)
         formatted = self.timestamp_format.format(_EPOCH + _dt.timedelta(milliseconds=record.timestamp))
         topic = self.topic_format.replace("${topic}", record.topic).replace("${timestamp}", formatted)
         return record.new_record(topic=topic)

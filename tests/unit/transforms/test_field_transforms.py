@@ -61,7 +61,7 @@ def test_insert_field_offset_requires_sink_record_and_config_errors() -> None:
         make(InsertFieldValue)
     with pytest.raises(ConfigError, match="No value specified for static field: s"):
         make(InsertFieldValue, **{"static.field": "s"})
-    with pytest.raises(DataError, match=r"Only Map objects supported in absence of schema for \[field insertion\], found: str"):
+    with pytest.raises(DataError, match=r"Only Map objects supported in absence of schema for \[field insertion\], found: java.lang.String"):
         t.apply(sink("text"))
     assert InsertField.Value is InsertFieldValue
 
