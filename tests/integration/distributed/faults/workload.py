@@ -27,6 +27,11 @@ THROUGHPUT = 50  # records per second per task: enough to see two writers interl
 # assignment (package docs: up to one tick) and stops its tasks
 MAX_OVERLAP_S = 3.0
 CONVERGE_S = 90.0
+STALE_OWN_STATUS = (
+    "runtime bug: a worker resumed from SIGSTOP writes UNASSIGNED for the tasks it lost while frozen, and its "
+    "own status cache keeps that write over the newer RUNNING statuses of their new owners (read while its "
+    "write was in flight, then dropped as older than it): its REST status shows them UNASSIGNED while every "
+    "other worker shows them RUNNING")
 AGREE_S = 20.0  # once one worker shows everything RUNNING, the others read the same statuses within moments
 
 
