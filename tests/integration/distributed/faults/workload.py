@@ -26,12 +26,16 @@ THROUGHPUT = 50  # records per second per task: enough to see two writers interl
 # "a few seconds": a worker resumed from a freeze may run what was reassigned until it reads the newer
 # assignment (package docs: up to one tick) and stops its tasks
 MAX_OVERLAP_S = 3.0
-CONVERGE_S = 90.0
-STALE_OWN_STATUS = (
-    "runtime bug: a worker resumed from SIGSTOP writes UNASSIGNED for the tasks it lost while frozen, and its "
-    "own status cache keeps that write over the newer RUNNING statuses of their new owners (read while its "
-    "write was in flight, then dropped as older than it): its REST status shows them UNASSIGNED while every "
-    "other worker shows them RUNNING")
+CONVERGE_S = 45.0  # from the end of a fault: ten session timeouts
+# A worker resumed from SIGSTOP writes UNASSIGNED for the connector and tasks it lost while frozen; both
+# bugs below show in every test that freezes a worker owning a connector and tasks.
+STALE_STATUS_AFTER_RESUME = (
+    "runtime bugs: (1) the UNASSIGNED a resumed worker writes for a connector it lost replaces the new owner's "
+    "RUNNING status in every worker's view (KafkaStatusStore._read_connector has no generation guard, unlike "
+    "_read_task; put_connector_safe passes as the generations are equal): the connector shows UNASSIGNED "
+    "although it runs; (2) the resumed worker's own cache keeps its UNASSIGNED for the tasks it lost over their "
+    "new owners' RUNNING (an own write replaces the cache entry whatever its generation): only its REST view "
+    "shows them UNASSIGNED")
 AGREE_S = 20.0  # once one worker shows everything RUNNING, the others read the same statuses within moments
 
 
@@ -103,20 +107,32 @@ class Sequence:
 
 def wait_all_running(cluster: Cluster, sequences: list[Sequence], live: list[int],
                      timeout_s: float = CONVERGE_S) -> list[str]:
-    """Every connector and task RUNNING as the first live worker reports it, then as each other live worker
-    does: what another worker still shows otherwise is returned, so the data checks still run."""
+    """Every connector and task RUNNING as the first live worker reports it, then the same statuses shown
+    by every other live worker: what they show otherwise is returned, so the data checks still run."""
+    problems = []
     for seq in sequences:
-        cluster.wait_state(seq.name, "RUNNING", seq.tasks, via=live[0], timeout_s=timeout_s)
-    disagreements = []
-    for seq in sequences:
-        for via in live[1:]:
-            try:
-                cluster.wait_state(seq.name, "RUNNING", seq.tasks, via=via, timeout_s=AGREE_S)
-            except AssertionError:
-                disagreements.append(f"worker {via} still shows {seq.name} as {cluster.status(seq.name, via)} "
-                                     f"{AGREE_S:.0f}s after worker {live[0]} showed it RUNNING as "
-                                     f"{cluster.status(seq.name, live[0])}")
-    return disagreements
+        try:
+            cluster.wait_state(seq.name, "RUNNING", seq.tasks, via=live[0], timeout_s=timeout_s)
+        except AssertionError as exc:
+            problems.append(str(exc))
+    if problems:
+        return problems
+
+    def disagreements() -> list[str]:
+        shown = []
+        for seq in sequences:
+            body = cluster.status(seq.name, live[0])
+            for via in live[1:]:
+                other = cluster.status(seq.name, via)
+                if other != body:
+                    shown.append(f"worker {via} shows {seq.name} as {other} while worker {live[0]} shows {body}")
+        return shown
+
+    try:  # one deadline for every worker and connector
+        wait_for(lambda: not disagreements(), AGREE_S, 0.25, "every live worker to show the same statuses")
+    except AssertionError:
+        return disagreements()
+    return []
 
 
 def read_partitions(bootstrap: str, topic: str, partitions: int, timeout_s: float = 60.0) -> dict[int, list[Record]]:
