@@ -44,7 +44,8 @@ def test_a_follower_killed_while_the_leader_blocks_in_a_connector_start(
     cluster.workers[VICTIM].kill()
 
     for seq in steady:
-        cluster.wait_state(seq.name, "RUNNING", seq.tasks, via=VIA, timeout_s=BLOCK_MS / 1000 + 30, exclude_worker=victim_id)
+        cluster.wait_state(seq.name, "RUNNING", seq.tasks, via=VIA, timeout_s=BLOCK_MS / 1000 + 30,
+                           exclude_worker=victim_id)
     slow_when_moved = cluster.status(slow.name, VIA)
     assert not wait_all_running(cluster, [slow], [VIA], timeout_s=BLOCK_MS / 1000 + 30)
     check_after_fault(cluster, bootstrap_servers, [*steady, slow], [VIA, LEADER], {**before, slow.name: {}}, fault_ms)

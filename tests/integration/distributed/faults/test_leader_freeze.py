@@ -21,7 +21,8 @@ VIA = 1
 
 
 @pytest.mark.xfail(strict=True, reason=STALE_STATUS_AFTER_RESUME)
-def test_a_connector_created_while_the_leader_is_frozen(new_cluster: Callable[..., Cluster], bootstrap_servers: str) -> None:
+def test_a_connector_created_while_the_leader_is_frozen(
+        new_cluster: Callable[..., Cluster], bootstrap_servers: str) -> None:
     # lowest id first: the connector goes to the leader, which then is frozen owning a connector and tasks
     cluster = new_cluster(bootstrap_servers, lowest_id_first=True).start()
     old = Sequence.create(cluster, bootstrap_servers, TASKS)

@@ -204,6 +204,7 @@ def check_after_fault(cluster: Cluster, bootstrap: str, sequences: list[Sequence
             if below:
                 problems.append(f"{seq.name} task {task} went back before its committed {floor}: {below}")
             if not floor <= final.get(task, 0) <= report.highest + 1:
-                problems.append(f"{seq.name} task {task}: committed {final.get(task)} outside {floor}..{report.highest + 1}")
+                problems.append(f"{seq.name} task {task}: committed {final.get(task)} "
+                                f"outside {floor}..{report.highest + 1}")
     assert not problems, "\n".join(problems)
     return reports
