@@ -17,8 +17,9 @@ from ..storage.states import State, TargetState
 from ..storage.status_codec import TopicStatus
 from ..herder import views
 from ..herder.base import HerderBase, initial_target
-from ..herder.errors import HerderError, NotFound, NotLeader, RebalanceNeeded, RequestTimeout, ServerError
+from ..herder.errors import BadRequest, HerderError, NotFound, NotLeader, RebalanceNeeded, RequestTimeout, ServerError
 from ..herder.restart import RestartPlan, RestartRequest
+from ..herder.signatures import RequestSignature, check_signature
 from .assignment import Assignment
 from .member import GroupMember, Timing
 
@@ -31,6 +32,8 @@ POLL_S = 0.01  # how often those waits look again: in-memory checks, cheap, and 
 # usually visible as soon as the request returns (the reference answers at once and statuses follow);
 # best effort: the request succeeds either way.
 STATUS_WAIT_S = 5.0
+# inter.worker.verification.algorithms' default (this runtime does not make it configurable)
+VERIFICATION_ALGORITHMS = ["HmacSHA256"]
 _SETTLED = {
     TargetState.PAUSED: (State.PAUSED, State.FAILED),
     TargetState.STARTED: (State.RUNNING, State.FAILED),
@@ -396,6 +399,47 @@ class DistributedHerder(GroupMember, HerderBase):
     def assignment(self) -> Assignment:
         with self._lock:
             return self._assignment
+
+    # ---- internal endpoints (InternalClusterResource) -------------------------------------------
+
+    def _check_request_signature(self, signature: RequestSignature | None) -> None:
+        """KIP-507: checked on the receiving worker, before routing, only while the group runs the sessioned
+        protocol (this worker offers "compatible" first, so normally it does not: the reference skips the
+        check then too)."""
+        coordinator = self.group.coordinator
+        generation = coordinator.generation_if_stable() if coordinator is not None else None
+        if getattr(generation, "protocol", None) != "sessioned":
+            return
+        check_signature(signature, self.config_store.snapshot().session_key, VERIFICATION_ALGORITHMS)
+
+    def put_task_configs(self, name: str, configs: list[dict[str, Any]], signature: RequestSignature | None) -> None:
+        """`POST /connectors/{c}/tasks`: the leader writes these task configs for the connector as given."""
+        self._check_request_signature(signature)
+        self._require_leader()
+        with self._request():
+            self._require_leader()
+            state = self._fresh_state(name, f"Connector {name} not found")
+            if configs and state.target_state is TargetState.STOPPED:
+                raise BadRequest(f"Cannot submit non-empty set of task configs for stopped connector {name}")
+            with self.stages.stage(f"writing {len(configs)} task configs for connector {name} to the config topic"):
+                self.config_store.put_task_configs(name, configs)
+        self._wake.set()
+
+    def fence_zombies(self, name: str, signature: RequestSignature | None) -> None:
+        """`PUT /connectors/{c}/fence` (KIP-618), whatever exactly.once.source.support says, as the reference.
+        This runtime runs no transactional source producers, so there are no zombies to fence: the round only
+        records the current task count (`tasks-fencing-<c>`) when it is missing or out of date."""
+        self._check_request_signature(signature)
+        self._require_leader()
+        with self._request():
+            self._require_leader()
+            state = self._fresh_state(name, f"Connector {name} not found")
+            if self._worker.connector_type(state.config) != "source":
+                raise BadRequest(f"Connector {name} is not a source connector")
+            count = len(state.task_configs)
+            if self.config_store.snapshot().task_count_records.get(name) != count:
+                with self.stages.stage(f"writing a task count record for connector {name} to the config topic"):
+                    self.config_store.put_task_count_record(name, count)
 
 
 def _check_sink_group(infos: dict[str, Any], config: dict[str, Any], worker_group: str) -> None:

@@ -21,6 +21,7 @@ from . import views
 from .base import HerderBase, initial_target
 from .errors import HerderError, NotFound, RequestTimeout, ServerError
 from .restart import RestartPlan, RestartRequest
+from .signatures import RequestSignature
 from .stages import StageTracker
 
 log = logging.getLogger(__name__)
@@ -440,3 +441,11 @@ class StandaloneHerder(HerderBase):
         with self._lock:
             self._active_topics.pop(name, None)
         self._forget_seen_topics(name)
+
+    # ---- internal endpoints: the reference's standalone herder refuses both (500) ----------------
+
+    def put_task_configs(self, name: str, configs: list[dict[str, Any]], signature: RequestSignature | None) -> None:
+        raise ServerError("Kafka Connect in standalone mode does not support externally setting task configurations.")
+
+    def fence_zombies(self, name: str, signature: RequestSignature | None) -> None:
+        raise ServerError("Kafka Connect in standalone mode does not support exactly-once source connectors.")

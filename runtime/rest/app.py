@@ -18,8 +18,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..herder.errors import BadRequest, HerderError, NotLeader
 from ..herder.offset_requests import OFFSETS_REQUIRED_MESSAGE
 from ..herder.restart import RestartRequest
+from ..herder.signatures import signature_from_headers
 from ..metrics import metrics_registry
 from ..version import KAFKA_COMPAT_VERSION, __version__
+from .internal_requests import parse_task_configs
 from .loggers import LoggerAdmin
 from .security import BasicAuthMiddleware, Credentials
 from .models import (
@@ -314,23 +316,29 @@ def create_app(herder: Any, loggers: LoggerAdmin | None = None, admin_enabled: b
         message = await leader_call(request, herder.reset_offsets, connector)
         return {"message": message}
 
-    # ---- internal (reference: standalone answers 500) ------------------------------------------
+    # ---- internal (InternalClusterResource; standalone answers 500 to both) -----------------------
 
-    @app.post("/connectors/{connector}/tasks", include_in_schema=False)
-    async def put_task_configs(connector: str, request: Request) -> Any:
-        handler = getattr(herder, "put_task_configs", None)
-        if handler is None:  # the reference answers 500 here; a request we cannot serve is a 4xx (section 0)
-            return error(405, "Standalone mode does not accept task configs over REST (internal endpoint of distributed mode)")
-        data = await read_json(request)
-        await leader_call(request, handler, connector, data, dict(request.headers))
+    async def read_raw(request: Request) -> bytes:
+        length = request.headers.get("content-length")
+        if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
+            raise HerderError(f"Request body is larger than {MAX_BODY_BYTES} bytes", 413)
+        raw = await request.body()
+        if len(raw) > MAX_BODY_BYTES:
+            raise HerderError(f"Request body is larger than {MAX_BODY_BYTES} bytes", 413)
+        return raw
+
+    @app.post("/connectors/{connector}/tasks", status_code=204, include_in_schema=False)
+    async def put_task_configs(connector: str, request: Request) -> Response:
+        raw = await read_raw(request)
+        configs = parse_task_configs(raw)  # the body first, then the signature headers, as the reference
+        signature = signature_from_headers(request.headers, raw)
+        await leader_call(request, herder.put_task_configs, connector, configs, signature)
         return Response(status_code=204)
 
-    @app.put("/connectors/{connector}/fence", include_in_schema=False)
-    async def fence(connector: str, request: Request) -> Any:
-        handler = getattr(herder, "fence_zombies", None)
-        if handler is None:
-            return error(405, "Zombie fencing is not supported in standalone mode")
-        await leader_call(request, handler, connector)
+    @app.put("/connectors/{connector}/fence", status_code=204, include_in_schema=False)
+    async def fence(connector: str, request: Request) -> Response:
+        signature = signature_from_headers(request.headers, await read_raw(request))
+        await leader_call(request, herder.fence_zombies, connector, signature)
         return Response(status_code=204)
 
     # ---- plugins -------------------------------------------------------------------------------
