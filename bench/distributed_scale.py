@@ -115,8 +115,8 @@ def cores_over(workers: list[WorkerProcess], seconds: float) -> float:
 
 
 def max_record_bytes(bootstrap: str, topic: str) -> int:
-    """The largest value in `topic`, read from the start up to the high watermarks taken first (workers
-    keep writing heartbeats, so there is no quiet end to wait for; on Tansu the high watermark is the last
+    """The largest value in `topic`, read from the start up to the high watermarks taken first (task
+    statuses and offsets may still be written, so there is no quiet end to wait for; on Tansu the high watermark is the last
     batch's base + 1, so a record of that last batch may be left out)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": s.unique("scale-reader"),
                          "enable.auto.commit": "false", "auto.offset.reset": "earliest"})

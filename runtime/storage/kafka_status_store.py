@@ -6,7 +6,9 @@ as the request that caused it returns. While an own write of a key is in flight,
 read from the topic may be older or newer than it (the write can be in the log before its acknowledgement
 is processed), so the latest such record is held back and applied only if the acknowledged offset shows
 it to be newer; once acknowledged, records before its offset are skipped. Reader rules (section 3.2): a tombstone removes the entry (a connector tombstone
-its tasks too); a task UNASSIGNED does not replace a RUNNING status of the same or a newer generation;
+its tasks too); a task UNASSIGNED does not replace a RUNNING status of the same or a newer generation,
+nor a connector UNASSIGNED another worker's status of a newer generation; another worker's status of a
+newer generation than the cached one applies even while an own write of the key is in flight;
 `put_*_safe` (UNASSIGNED/FAILED reports) skip the write when the cache holds another worker's status of
 a newer generation.
 """
@@ -46,13 +48,9 @@ class KafkaStatusStore(StatusStore):
 
     def register_prefix(self, prefix: str, handler: Any) -> None:
         """Send records whose key starts with `prefix` to `handler(key, raw_value)` on the reader thread
-        (replay included), e.g. the distributed herder's worker heartbeats. The Java reference logs and
+        (replay included), e.g. worker heartbeats earlier versions wrote. The Java reference logs and
         skips such keys, which KIP-915 allows."""
         self._extra[prefix] = handler
-
-    def send_raw(self, key: str, value: bytes | None) -> None:
-        """Write one record of a registered prefix without waiting."""
-        self.log.send_async(key.encode("utf-8"), value)
 
     def start(self) -> None:
         self.log.start(self._read_timeout_s)
@@ -154,12 +152,29 @@ class KafkaStatusStore(StatusStore):
                     log.exception("Handler of status record %s failed", key)
                 return
         with self._lock:
-            if self._inflight.get(key):
-                self._held[key] = (offset, raw_value)  # older or newer than the own write: its ack will tell
-                return
-            if offset < self._acked.get(key, -1):
-                return  # this worker has already written a newer value of the key
+            if (self._inflight.get(key) or offset < self._acked.get(key, -1)) \
+                    and not self._supersedes_own(key, raw_value):
+                if self._inflight.get(key):
+                    self._held[key] = (offset, raw_value)  # older or newer than the own write: its ack will tell
+                return  # otherwise this worker has already written a newer value of the key
             self._apply(key, raw_value)
+
+    def _supersedes_own(self, key: str, raw_value: bytes | None) -> bool:
+        """Whether another worker's status record is newer than this worker's cached own status of the key
+        by generation, whatever their order in the topic: a worker that was out of the group (frozen,
+        cut off) writes UNASSIGNED for what it lost after the new owner's RUNNING (lock held)."""
+        if raw_value is None:
+            return False
+        if key.startswith(CONNECTOR_STATUS_PREFIX):
+            current = self._connectors.get(key[len(CONNECTOR_STATUS_PREFIX):])
+        elif key.startswith(TASK_STATUS_PREFIX):
+            parsed = parse_task_key(key)
+            current = self._tasks.get(parsed) if parsed is not None else None
+        else:
+            return False
+        status = decode_status(key, raw_value)
+        return current is not None and status is not None and status.worker_id != current.worker_id \
+            and status.generation > current.generation
 
     def _apply(self, key: str, raw_value: bytes | None) -> None:
         """A record of the topic into the cache (lock held)."""
@@ -181,8 +196,14 @@ class KafkaStatusStore(StatusStore):
             self._drop_connector(name)
             return
         status = decode_status(key, raw)
-        if status is not None:
-            self._connectors[name] = status
+        if status is None:
+            return
+        previous = self._connectors.get(name)
+        if (status.state is State.UNASSIGNED and previous is not None and previous.worker_id != status.worker_id
+                and previous.generation > status.generation):
+            log.debug("Ignoring stale status %s in favour of %s", status, previous)
+            return  # a late report of a worker that lost the connector to a newer generation's owner
+        self._connectors[name] = status
 
     def _read_task(self, key: str, raw: bytes | None) -> None:
         parsed = parse_task_key(key)

@@ -1,7 +1,7 @@
 """The broker frozen (SIGSTOP of the Tansu process) for 30 s, then resumed: every worker is cut off at
 once, then the cluster must come back with every task running once, from its committed offsets, and
-nothing lost. Whether the workers stop their tasks meanwhile (the package docs say a worker whose own
-heartbeats stop coming back does) is not asserted: nobody can take them over while the broker is away.
+nothing lost. Whether the workers stop their tasks meanwhile (the package docs say a worker whose heartbeats go
+unanswered for a session timeout does) is not asserted: nobody can take them over while the broker is away.
 
 The broker is one of this test's own (fresh_broker): freezing the session broker would stall every
 other test using it."""

@@ -29,13 +29,6 @@ MAX_OVERLAP_S = 3.0
 CONVERGE_S = 45.0  # from the end of a fault: ten session timeouts
 # A worker resumed from SIGSTOP writes UNASSIGNED for the connector and tasks it lost while frozen; both
 # bugs below show in every test that freezes a worker owning a connector and tasks.
-STALE_STATUS_AFTER_RESUME = (
-    "runtime bugs: (1) the UNASSIGNED a resumed worker writes for a connector it lost replaces the new owner's "
-    "RUNNING status in every worker's view (KafkaStatusStore._read_connector has no generation guard, unlike "
-    "_read_task; put_connector_safe passes as the generations are equal): the connector shows UNASSIGNED "
-    "although it runs; (2) the resumed worker's own cache keeps its UNASSIGNED for the tasks it lost over their "
-    "new owners' RUNNING (an own write replaces the cache entry whatever its generation): only its REST view "
-    "shows them UNASSIGNED")
 AGREE_S = 20.0  # once one worker shows everything RUNNING, the others read the same statuses within moments
 
 
