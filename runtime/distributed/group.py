@@ -196,6 +196,12 @@ class WorkerGroup:
             return None
         return generation.generation_id, generation.member_id
 
+    def protocol(self) -> str | None:
+        """The protocol the group runs ("compatible" or "sessioned") while this worker is a stable member."""
+        coordinator = self.coordinator
+        generation = coordinator.generation_if_stable() if coordinator is not None else None
+        return None if generation is None else generation.protocol
+
     def rebalancing(self) -> bool:
         coordinator = self.coordinator
         return coordinator is None or not coordinator.stable() or coordinator.need_rejoin()

@@ -406,9 +406,7 @@ class DistributedHerder(GroupMember, HerderBase):
         """KIP-507: checked on the receiving worker, before routing, only while the group runs the sessioned
         protocol (this worker offers "compatible" first, so normally it does not: the reference skips the
         check then too)."""
-        coordinator = self.group.coordinator
-        generation = coordinator.generation_if_stable() if coordinator is not None else None
-        if getattr(generation, "protocol", None) != "sessioned":
+        if self.group.protocol() != "sessioned":
             return
         check_signature(signature, self.config_store.snapshot().session_key, VERIFICATION_ALGORITHMS)
 

@@ -105,9 +105,10 @@ class GroupMember(ConfigUpdateListener):
         self._rejoin_after_reconcile = False  # revocations to finish before rejoining
         self._departed: dict[str, float] = {}  # leader: worker id -> when it left (KIP-415 delay)
         self._rejoin_at: float | None = None  # leader: when units held for departed workers are due
-        # leader: units revoked by the current generation; their owners stop them, then rejoin, and the
-        # next rebalance hands them out (never an update between rebalances)
-        self._revoked: tuple[set[str], set[TaskId]] = (set(), set())
+        # leader: units the current generation revoked, with the workers that must stop them; the leader
+        # hands one out once its owner reports it stopped (UNASSIGNED in this generation), or else the
+        # rebalance the owner asks for once its revocations are done does
+        self._revoked: tuple[dict[str, str], dict[TaskId, str]] = ({}, {})
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -245,7 +246,8 @@ class GroupMember(ConfigUpdateListener):
                                 generation, {**{w: previous.urls[w] for w in held if w in previous.urls}, **urls})
             self.config_store.write_raw(record.records(self.group_id))
             config_offset = self.config_store.snapshot().offset
-            self._revoked = (set(current_connectors) - set(connectors), set(current_tasks) - set(placed))
+            self._revoked = ({c: w for c, w in current_connectors.items() if c not in connectors},
+                             {t: w for t, w in current_tasks.items() if t not in placed})
             delay_ms = int(max(0.0, (self._rejoin_at or now) - now) * 1000)
             log.info("Leader %s assigns generation %d to members %s (held for departed workers: %s); they hold %s",
                      self.worker_id, generation, sorted(urls), sorted(held),
@@ -440,11 +442,11 @@ class GroupMember(ConfigUpdateListener):
             if current.group_generation != self._generation:
                 return
             snapshot = self.config_store.snapshot()
+            revoked_connectors, revoked_tasks = self._still_revoked()
             inputs = (snapshot, current)
             last = self._update_inputs
-            if last is not None and last[0] is snapshot and last[1] is current:
+            if last is not None and last[0] is snapshot and last[1] is current and not (revoked_connectors or revoked_tasks):
                 return
-            revoked_connectors, revoked_tasks = self._revoked
             tasks = [(c, i) for c, state in snapshot.connectors.items() if c not in snapshot.inconsistent
                      for i in range(len(state.task_configs)) if (c, i) not in revoked_tasks]
             members = sorted(w for w in current.urls if w not in self._departed)
@@ -457,6 +459,24 @@ class GroupMember(ConfigUpdateListener):
             record = Assignment(max(current.generation, self._latest_record.generation) + 1, self.worker_id,
                                 self.url, connectors, placed, self._generation, current.urls)
             self.config_store.write_raw(record.records(self.group_id))
+
+    def _still_revoked(self) -> tuple[set[str], set[TaskId]]:
+        """The units revoked by this generation whose owners have not yet reported them stopped (the
+        revoking worker writes UNASSIGNED, with the generation, once it has stopped a unit it lost)."""
+        connectors, tasks = self._revoked
+        generation = self._generation
+
+        def stopped(status: InstanceStatus | None, owner: str) -> bool:
+            return status is None or (status.worker_id == owner and status.state is State.UNASSIGNED
+                                      and status.generation >= generation)
+
+        for name, owner in list(connectors.items()):
+            if stopped(self.status_store.connector(name), owner):
+                del connectors[name]
+        for (name, index), owner in list(tasks.items()):
+            if stopped(self.status_store.tasks(name).get(index), owner):
+                del tasks[(name, index)]
+        return set(connectors), set(tasks)
 
     def _forget_deleted(self, name: str) -> None:
         """Tombstone a deleted connector's statuses and, as the reference does on revocation, its active
