@@ -43,6 +43,9 @@ TICK_S = 0.2  # the tick thread also wakes on every relevant record
 # last reconciliation skips it, so an idle cluster costs next to nothing whatever its size; a full pass
 # still runs this often, for what the inputs do not show (statuses of a deleted connector read late).
 FULL_RECONCILE_S = 5.0
+# Connectors start on threads of their own, as in the reference: a connector whose start() blocks (a
+# database that does not answer) must not hold up the tick thread, which starts everything else
+CONNECTOR_STARTERS = 8
 # Earlier versions kept membership in `worker-heartbeat-<id>` records of the status topic: still read
 # (and ignored) so a status topic they wrote replays without warnings.
 LEGACY_HEARTBEAT_PREFIX = "worker-heartbeat-"
@@ -119,6 +122,8 @@ class GroupMember(ConfigUpdateListener):
         self._running_connectors: dict[str, tuple[dict[str, str], TargetState]] = {}
         self._running_tasks: dict[TaskId, tuple[dict[str, str], int]] = {}  # task config, commit offset
         self._task_targets: dict[TaskId, TargetState] = {}
+        self._starter = concurrent.futures.ThreadPoolExecutor(CONNECTOR_STARTERS, thread_name_prefix="connector-start")
+        self._starting: dict[str, concurrent.futures.Future] = {}  # connector -> its start under way
         self._reconciled: tuple[Any, ...] | None = None  # inputs of the last complete reconciliation
         self._reconciled_at = 0.0
         self._was_fenced = False  # fenced at the last tick: catch up with the config topic when it ends
@@ -173,6 +178,7 @@ class GroupMember(ConfigUpdateListener):
         self._wake.set()
         if self._thread is not None:
             self._thread.join(self.timing.session_timeout_s + 30)
+        self._starter.shutdown(wait=False, cancel_futures=True)
         try:
             if self.worker is not None:
                 self.worker.stop_all()
@@ -551,6 +557,7 @@ class GroupMember(ConfigUpdateListener):
             config, _ = self._running_connectors[name]
             state = connectors.get(name)
             if name not in mine_c or state is None or state.config != config:
+                self._await_start(name)
                 with self.stages.stage("stopping the connector"):
                     worker.stop_connector(name)
                 del self._running_connectors[name]
@@ -570,12 +577,9 @@ class GroupMember(ConfigUpdateListener):
             state = connectors[name]
             running = self._running_connectors.get(name)
             if running is None:
-                with self.stages.stage("starting the connector"):
-                    ok = worker.start_connector(name, state.config, state.target_state)
+                self._start_connector_async(name, dict(state.config), state.target_state)
                 self._running_connectors[name] = (dict(state.config), state.target_state)
-                if ok and state.target_state is TargetState.STARTED:
-                    self._reconfig.add(name)
-            elif running[1] is not state.target_state:
+            elif running[1] is not state.target_state and not self._still_starting(name):
                 with self.stages.stage("starting the connector"):
                     ok = worker.transition_connector(name, state.target_state)
                 self._running_connectors[name] = (running[0], state.target_state)
@@ -640,9 +644,42 @@ class GroupMember(ConfigUpdateListener):
                 if (name, index) in self._running_tasks:
                     self._restart_task_here(name, index, state)
 
+    def _start_connector_async(self, name: str, config: dict[str, str], target: TargetState) -> None:
+        """Start a connector on a starter thread; once started, its task configs are generated on the tick."""
+        worker = self.worker
+        assert worker is not None
+
+        def start() -> None:
+            try:
+                if worker.start_connector(name, config, target) and target is TargetState.STARTED:
+                    self._request_reconfiguration(name)
+            except Exception:  # noqa: BLE001 - the worker reports the connector's own failures
+                log.exception("Starting connector %s failed", name)
+            finally:
+                self._reconciled = None  # a target state that changed meanwhile is applied at the next tick
+                self._wake.set()
+
+        self._starting[name] = self._starter.submit(start)
+
+    def _still_starting(self, name: str) -> bool:
+        future = self._starting.get(name)
+        if future is not None and future.done():
+            del self._starting[name]
+            return False
+        return future is not None
+
+    def _await_start(self, name: str) -> None:
+        """Before stopping or restarting a connector, let a start under way finish (only this connector's
+        slow start() then holds the tick thread, as a slow stop() does)."""
+        future = self._starting.pop(name, None)
+        if future is not None and not future.done():
+            with self.stages.stage("waiting for the connector to finish starting"):
+                concurrent.futures.wait([future])
+
     def _restart_connector_here(self, name: str, state: ConnectorState) -> None:
         worker = self.worker
         assert worker is not None
+        self._await_start(name)
         self.statuses.put_connector(name, InstanceStatus(State.RESTARTING, self.worker_id))
         with self.stages.stage("stopping the connector"):
             worker.stop_connector(name)

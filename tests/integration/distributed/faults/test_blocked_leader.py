@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import pytest
-
 from tests.support.cluster import Cluster
 from tests.support.worker import wait_for
 
@@ -18,11 +16,6 @@ BLOCK_MS = 60_000
 LEADER, VIA, VICTIM = 0, 1, 2
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open (issue 10): Connector.start() runs on the herder's tick thread. The group's rebalance no longer waits "
-    "for it (joins and the leader's assignment run on threads of their own), but the dead follower's units the "
-    "leader takes wait for its tick, so for start() to return (60 s); the reference starts connectors on a "
-    "thread of their own"))
 def test_a_follower_killed_while_the_leader_blocks_in_a_connector_start(
         new_cluster: Callable[..., Cluster], bootstrap_servers: str) -> None:
     # worker 0 starts first (so leads) and has the lowest id: the assignor gives a new unit to the least
