@@ -48,21 +48,7 @@ class Cluster:
     def start(self) -> Cluster:
         # the first worker creates the internal topics; the others then start side by side
         self.workers[0].start()
-        errors: list[BaseException] = []
-
-        def start(worker: WorkerProcess) -> None:
-            try:
-                worker.start()
-            except BaseException as exc:  # noqa: BLE001
-                errors.append(exc)
-
-        threads = [threading.Thread(target=start, args=(w,)) for w in self.workers[1:]]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        if errors:
-            raise errors[0]
+        start_together(self.workers[1:])
         return self
 
     def api(self, index: int) -> httpx.Client:
@@ -119,3 +105,24 @@ def running_cluster(root: Path, bootstrap_servers: str, size: int, **extra: Any)
         yield cluster
     finally:
         cluster.stop()
+
+
+def start_together(workers: list[WorkerProcess]) -> None:
+    """Launch every worker at the same instant (a barrier opens for all at once); raise the first failure."""
+    barrier = threading.Barrier(max(1, len(workers)))
+    errors: list[BaseException] = []
+
+    def start(worker: WorkerProcess) -> None:
+        barrier.wait()
+        try:
+            worker.start()
+        except BaseException as exc:  # noqa: BLE001 - raised below, in the caller's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start, args=(w,)) for w in workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]

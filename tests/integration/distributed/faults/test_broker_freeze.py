@@ -36,5 +36,5 @@ def test_the_broker_frozen_for_30_seconds(fresh_broker: EmbeddedBroker, new_clus
     before = seq.wait_committed_past(cluster, {})
     fault_ms = now_ms()
     with frozen(broker_pid(fresh_broker)):
-        time.sleep(FREEZE_S)
+        time.sleep(FREEZE_S)  # the fault itself (a broker away for 30 s), not a wait for anything
     check_after_fault(cluster, bootstrap, [seq], [0, 1, 2], {seq.name: before}, fault_ms)

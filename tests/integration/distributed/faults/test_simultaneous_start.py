@@ -4,39 +4,16 @@ as configured, one placement every worker reports, and every task run once. Two 
 third joins them (as the issue puts it), and, the wider race, all three together."""
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from tests.support.cluster import Cluster
-from tests.support.worker import WorkerProcess
+from tests.support.cluster import Cluster, start_together
 
 from .workload import Sequence, check_after_fault, now_ms
 
 TASKS = 6
-
-
-def start_together(workers: list[WorkerProcess]) -> None:
-    """Launch every worker as the barrier opens; raise the first failure to start."""
-    barrier = threading.Barrier(len(workers))
-    errors: list[BaseException] = []
-
-    def start(worker: WorkerProcess) -> None:
-        barrier.wait()
-        try:
-            worker.start()
-        except BaseException as exc:  # noqa: BLE001 - raised below, in the test's thread
-            errors.append(exc)
-
-    threads = [threading.Thread(target=start, args=(w,)) for w in workers]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
 
 
 @pytest.mark.parametrize("together", [2, 3])
