@@ -222,21 +222,33 @@ class WorkerGroup:
             self.coordinator.request_rejoin()
             self._rejoin.set()
 
-    def close(self, timeout_s: float = 5.0) -> None:
-        """Leave the group (the others rebalance at once) and stop the IO thread. A rebalance under way
-        is let finish first (`timeout_s` at most): a LeaveGroup from a member whose JoinGroup is still
-        pending is where brokers differ (Tansu then elects the departed member leader for good, and
-        nobody can join the group again); after a completed join, leaving is plain on every broker."""
+    def close(self, timeout_s: float = 5.0, settle_s: float | None = None) -> None:
+        """Leave the group (the others rebalance at once) and stop the IO thread.
+
+        A rebalance under way is let finish first (`settle_s` at most, default `timeout_s`): a LeaveGroup
+        from a member in the middle of a join is where brokers differ (a full-cluster restart under load
+        once left Tansu with a group whose SyncGroups all answered REBALANCE_IN_PROGRESS, and nobody could
+        join it again). If the rebalance has still not settled, this worker goes without a LeaveGroup and
+        the coordinator drops it when its session times out, as it drops a crashed worker; the others then
+        wait one session timeout longer, which every broker handles. After a completed join, leaving is
+        plain on every broker."""
         coordinator, client = self.coordinator, self._client
+        settled = True
         if coordinator is not None:
-            deadline = time.monotonic() + timeout_s
+            deadline = time.monotonic() + (timeout_s if settle_s is None else settle_s)
             while (not coordinator.stable() or coordinator.need_rejoin()) and time.monotonic() < deadline \
                     and coordinator.group_metadata().generation_id >= 0:
                 time.sleep(0.05)
+            settled = coordinator.stable() and not coordinator.need_rejoin()
         self._closed.set()
         if coordinator is not None:
             try:
-                coordinator.close(timeout_ms=int(timeout_s * 1000))
+                if settled:
+                    coordinator.close(timeout_ms=int(timeout_s * 1000))
+                else:
+                    log.info("Leaving group %s without a LeaveGroup: a rebalance is still under way; the "
+                             "coordinator removes this worker when its session times out", self.group_id)
+                    coordinator._close_heartbeat()  # kafka-python's close() minus the LeaveGroup
             except Exception as exc:  # noqa: BLE001 - leaving is best effort: the session timeout removes us
                 log.warning("Could not leave group %s: %s", self.group_id, exc)
         if client is not None:

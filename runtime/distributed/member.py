@@ -185,7 +185,10 @@ class GroupMember(ConfigUpdateListener):
         except Exception as exc:  # noqa: BLE001
             log.error("Error while stopping connectors: %s", exc)
         # leave only once everything is stopped: the others then rebalance at once, with no overlap
-        self.group.close(self.timing.session_timeout_s)
+        # a rebalance in flight is let settle for up to three session timeouts (never past the rebalance
+        # timeout) before leaving; see WorkerGroup.close
+        self.group.close(self.timing.session_timeout_s,
+                         settle_s=min(self.timing.rebalance_timeout_s, 3 * self.timing.session_timeout_s))
         for store in (self.config_store, self.offsets.offset_store, self.status_store):
             try:
                 store.stop()
