@@ -49,6 +49,12 @@ WORKER_CONFIG_DEF = (
     .define("offset.flush.interval.ms", Type.LONG, 60000, Range.at_least(0), Importance.LOW)
     .define("offset.flush.timeout.ms", Type.LONG, 5000, Range.at_least(0), Importance.LOW)
     .define("task.shutdown.graceful.timeout.ms", Type.LONG, 5000, Range.at_least(0), Importance.LOW)
+    .define("task.processes", Type.INT, 0, Range.at_least(0), Importance.MEDIUM,
+            documentation="Child processes that run this worker's tasks, each task in one of them (0: tasks run "
+                          "as threads of the worker process). Python threads share one interpreter lock, so a "
+                          "worker uses more than about one core for task work only through task processes. "
+                          "Statuses, offsets, metrics and the REST API are the same either way. Not a Kafka "
+                          "Connect setting.")
     .define("topic.tracking.enable", Type.BOOLEAN, True, importance=Importance.LOW)
     .define("topic.tracking.allow.reset", Type.BOOLEAN, True, importance=Importance.LOW)
     .define("plugin.path", Type.LIST, None, importance=Importance.LOW,

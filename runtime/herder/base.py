@@ -193,9 +193,7 @@ class HerderBase:
 
     def _forget_seen_topics(self, name: str) -> None:
         """Make the connector's running tasks report each topic again the next time they see it."""
-        for (connector, _), runner in list(self._worker.tasks.items()):
-            if connector == name:
-                runner._topics_seen.clear()  # type: ignore[attr-defined]
+        self._worker.forget_seen_topics(name)
 
     # ---- health ---------------------------------------------------------------------------------------
 

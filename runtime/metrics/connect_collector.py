@@ -23,7 +23,6 @@ from prometheus_client.registry import Collector
 
 from ..storage.base import InstanceStatus
 from ..worker.counters import RebalanceCounters, TaskCounters
-from ..worker.source_runner import SourceTaskRunner
 from ..worker.worker import Worker
 
 WINDOW_S = 30.0  # the reference's metrics.sample.window.ms
@@ -201,14 +200,13 @@ class ConnectCollector(Collector):
             add("kafka_connect_connector_task_offset_commit_avg_time_ms", _avg(c.offset_commit_time_ms_total, c.offset_commits), key)
             add("kafka_connect_connector_task_offset_commit_failure_percentage", _percentage(c.offset_commit_failures, commits), key)
             add("kafka_connect_connector_task_offset_commit_success_percentage", _percentage(c.offset_commits, commits), key)
-            if isinstance(runner, SourceTaskRunner):
+            if runner.is_source:
                 add("kafka_connect_source_task_source_record_poll_total", c.source_records_polled, key, counter=True)
                 add("kafka_connect_source_task_source_record_poll_rate", rate((key, "poll"), c.source_records_polled, since, now), key)
                 add("kafka_connect_source_task_source_record_write_total", c.source_records_written, key, counter=True)
                 add("kafka_connect_source_task_source_record_write_rate", rate((key, "write"), c.source_records_written, since, now), key)
                 add("kafka_connect_source_task_poll_batch_avg_time_ms", _avg(c.poll_batch_time_ms_total, c.poll_batches), key)
-                producer = runner.producer
-                add("kafka_connect_source_task_source_record_active_count", len(producer) if producer is not None else 0, key)
+                add("kafka_connect_source_task_source_record_active_count", runner.active_records(), key)
             else:
                 add("kafka_connect_sink_task_sink_record_read_total", c.sink_records_read, key, counter=True)
                 add("kafka_connect_sink_task_sink_record_read_rate", rate((key, "read"), c.sink_records_read, since, now), key)
@@ -243,7 +241,7 @@ class ConnectCollector(Collector):
             if not stats:
                 continue
             client = str(stats.get("client_id") or f"{key[0]}-{key[1]}")
-            if isinstance(runner, SourceTaskRunner):
+            if runner.is_source:
                 out_bytes.add_metric([client], stats.get("tx_bytes", 0))
                 for topic, info in (stats.get("topics") or {}).items():
                     sent = sum(p.get("txbytes", 0) for pid, p in (info.get("partitions") or {}).items() if pid != "-1")

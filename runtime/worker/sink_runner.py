@@ -113,7 +113,6 @@ class SinkTaskRunner(TaskRunner):
         self.committed: dict[TopicPartition, int] = {}
         self.commit_requested = False
         self.retry_backoff_s = 0.0
-        self._topics_seen: set[str] = set()
 
     # ---- setup ----------------------------------------------------------------------------------
 

@@ -58,6 +58,8 @@ class _Context(SourceTaskContext):
 
 
 class SourceTaskRunner(TaskRunner):
+    is_source = True
+
     def __init__(self, *args: Any, producer_config: dict[str, str], offset_store: OffsetStore,
                  key_converter: Converter, value_converter: Converter, header_converter: HeaderConverter,
                  flush_interval_ms: int, flush_timeout_ms: int, **kwargs: Any) -> None:
@@ -74,7 +76,6 @@ class SourceTaskRunner(TaskRunner):
         # source partition key bytes -> latest offset map of a produced record, not yet committed
         self._pending: dict[bytes, dict[str, Any] | None] = {}
         self._send_error: KafkaError | None = None
-        self._topics_seen: set[str] = set()
         self._store_started = False
         self.errors: RetryWithTolerance | None = None
         # a stop came while records waited for room in the producer's queue (broker away): they were never
@@ -114,6 +115,10 @@ class SourceTaskRunner(TaskRunner):
         self._store_started = True
         self._producer_settings = config
         task.initialize(_Context(self.config, StoreOffsetReader(self.connector, self.offset_store)))
+
+    def active_records(self) -> int:
+        producer = self.producer
+        return len(producer) if producer is not None else 0
 
     def _open_producer(self) -> Producer:
         """The task's producer, created when its first records are sent: a task that has produced

@@ -35,6 +35,8 @@ def format_trace(exc: BaseException) -> str:
 class TaskRunner(ABC):
     """Runs a task in its own thread: start, loop until stopped, close. Reports its own status."""
 
+    is_source = False
+
     def __init__(
         self,
         connector: str,
@@ -69,6 +71,7 @@ class TaskRunner(ABC):
         self.created_at = time.monotonic()  # where rates of the first metrics scrape start
         self.client_stats: dict[str, Any] | None = None  # librdkafka's latest statistics of the task's client
         self.error_counters = ErrorCounters()
+        self._topics_seen: set[str] = set()
         self._thread = threading.Thread(target=self._run, name=f"task-{self.id}", daemon=True)
 
     # ---- control, from the herder's thread ------------------------------------------------------
@@ -116,6 +119,14 @@ class TaskRunner(ABC):
     @property
     def stopping(self) -> bool:
         return self._stopping.is_set()
+
+    def forget_seen_topics(self) -> None:
+        """Report each topic again the next time the task sees it (after a topic tracking reset)."""
+        self._topics_seen.clear()
+
+    def active_records(self) -> int:
+        """Records handed to the producer and not yet acknowledged (sources; 0 for sinks)."""
+        return 0
 
     def on_client_stats(self, raw: str) -> None:
         """librdkafka's `stats_cb` (on the task thread, from poll/consume): kept for the next scrape."""

@@ -22,6 +22,7 @@ from .offsets import SourceOffsetStores
 from .converter_setup import build_converter, build_header_converter
 from .sink_runner import SinkTaskRunner
 from .source_runner import SourceTaskRunner, StoreOffsetReader
+from .task_processes import RemoteTaskRunner, TaskProcessPool
 from .task_runner import TaskRunner, format_trace
 from .transform_chain import TransformationChain
 
@@ -90,7 +91,7 @@ class Worker:
         self.statuses = statuses
         self.worker_id = worker_id
         self.connectors: dict[str, ConnectorInstance] = {}
-        self.tasks: dict[tuple[str, int], TaskRunner] = {}
+        self.tasks: dict[tuple[str, int], TaskRunner | RemoteTaskRunner] = {}
         self._reconfigure = on_reconfiguration_request
         self._on_topic = on_topic
         self.graceful_timeout_s = config.get_int("task.shutdown.graceful.timeout.ms") / 1000
@@ -98,6 +99,12 @@ class Worker:
         self.source_offset_stores: SourceOffsetStores | None = None
         self.counters = WorkerCounters()
         self.rebalance: RebalanceCounters | None = None  # distributed mode: set by the group member
+        # task.processes > 0: tasks run in child processes (Python threads share one interpreter lock)
+        processes = config.get_int("task.processes")
+        self.task_processes: TaskProcessPool | None = None
+        if processes > 0:
+            self.task_processes = TaskProcessPool(processes, dict(config.originals), worker_id, statuses, on_topic,
+                                                  self.graceful_timeout_s)
 
     # ---- connectors -----------------------------------------------------------------------------
 
@@ -218,50 +225,69 @@ class Worker:
 
     def start_task(self, name: str, index: int, task_config: dict[str, str], connector_config: dict[str, str],
                    target: TargetState) -> bool:
-        """Start one task thread; failures become a FAILED status with the trace."""
-        key = (name, index)
+        """Start one task (a thread here, or in a task process when `task.processes` > 0); failures
+        become a FAILED status with the trace."""
         self.counters.task_startup_attempts += 1
         try:
             task_config = self.resolver.resolve(task_config)
             connector_config = self.resolver.resolve(connector_config)
-            desc = self.plugins.connector_desc(connector_config.get("connector.class", ""))
-            task_class_name = task_config.get("task.class")
-            from ..plugins import import_object
-            task_class = import_object(task_class_name) if task_class_name else None
-            if task_class is None:
-                raise ValueError(f"Task config of {name}-{index} has no task.class")
-            key_conv = build_converter(self.plugins, "key.converter", self.config, connector_config)
-            value_conv = build_converter(self.plugins, "value.converter", self.config, connector_config)
-            header_conv = build_header_converter(self.plugins, self.config, connector_config)
-            transforms = TransformationChain(connector_config, self.plugins.resolve)
-            common: dict[str, Any] = dict(
-                connector=name, index=index, task_class=task_class, config=task_config,
-                connector_config=connector_config, target_state=target, statuses=self.statuses,
-                worker_id=self.worker_id, on_topic=self._on_topic, transforms=transforms, key_converter=key_conv,
-                value_converter=value_conv, header_converter=header_conv,
-                flush_interval_ms=self.config.get_int("offset.flush.interval.ms"),
-            )
-            runner: TaskRunner
-            if issubclass(desc.cls, SinkConnector):
-                runner = SinkTaskRunner(
-                    consumer_config=clients.consumer_config(self.config, name, connector_config),
-                    batch_size=clients.max_poll_records(self.config, connector_config),
-                    dlq_producer_config=clients.producer_config(self.config, connector_config),
-                    dlq_admin_config=clients.admin_config(self.config, connector_config, sink=True), **common)
+            if self.task_processes is not None:
+                runner: TaskRunner | RemoteTaskRunner = self._start_remote_task(name, index, task_config,
+                                                                                connector_config, target)
             else:
-                runner = SourceTaskRunner(
-                    producer_config=clients.producer_config(self.config, connector_config),
-                    offset_store=self.source_offset_store(name, connector_config, f"connector-offsets-{name}-{index}"),
-                    flush_timeout_ms=self.config.get_int("offset.flush.timeout.ms"), **common)
+                runner = self.build_task_runner(name, index, task_config, connector_config, target)
         except Exception as exc:  # noqa: BLE001
             log.error("Failed to start task %s-%s", name, index, exc_info=exc)
             self.statuses.put_task(name, index, InstanceStatus(State.FAILED, self.worker_id, format_trace(exc)))
             self.counters.task_startup_failures += 1
             return False
         self.counters.task_startup_successes += 1
-        self.tasks[key] = runner
+        self.tasks[(name, index)] = runner
         runner.start()
         return True
+
+    def build_task_runner(self, name: str, index: int, task_config: dict[str, str],
+                          connector_config: dict[str, str], target: TargetState) -> TaskRunner:
+        """The runner of one task, from resolved configs (not started)."""
+        desc = self.plugins.connector_desc(connector_config.get("connector.class", ""))
+        task_class_name = task_config.get("task.class")
+        from ..plugins import import_object
+        task_class = import_object(task_class_name) if task_class_name else None
+        if task_class is None:
+            raise ValueError(f"Task config of {name}-{index} has no task.class")
+        key_conv = build_converter(self.plugins, "key.converter", self.config, connector_config)
+        value_conv = build_converter(self.plugins, "value.converter", self.config, connector_config)
+        header_conv = build_header_converter(self.plugins, self.config, connector_config)
+        transforms = TransformationChain(connector_config, self.plugins.resolve)
+        common: dict[str, Any] = dict(
+            connector=name, index=index, task_class=task_class, config=task_config,
+            connector_config=connector_config, target_state=target, statuses=self.statuses,
+            worker_id=self.worker_id, on_topic=self._on_topic, transforms=transforms, key_converter=key_conv,
+            value_converter=value_conv, header_converter=header_conv,
+            flush_interval_ms=self.config.get_int("offset.flush.interval.ms"),
+        )
+        if issubclass(desc.cls, SinkConnector):
+            return SinkTaskRunner(
+                consumer_config=clients.consumer_config(self.config, name, connector_config),
+                batch_size=clients.max_poll_records(self.config, connector_config),
+                dlq_producer_config=clients.producer_config(self.config, connector_config),
+                dlq_admin_config=clients.admin_config(self.config, connector_config, sink=True), **common)
+        return SourceTaskRunner(
+            producer_config=clients.producer_config(self.config, connector_config),
+            offset_store=self.task_offset_store(name, index, connector_config),
+            flush_timeout_ms=self.config.get_int("offset.flush.timeout.ms"), **common)
+
+    def _start_remote_task(self, name: str, index: int, task_config: dict[str, str],
+                           connector_config: dict[str, str], target: TargetState) -> "RemoteTaskRunner":
+        """A task in a task process: the process builds its runner from the same resolved configs; a
+        source task's offsets stay in this process's store, which the task reads and writes through it."""
+        pool = self.task_processes
+        assert pool is not None
+        self.plugins.connector_desc(connector_config.get("connector.class", ""))  # unknown class: fail here
+        if not task_config.get("task.class"):
+            raise ValueError(f"Task config of {name}-{index} has no task.class")
+        offset_store = None if self.is_sink(connector_config) else self.task_offset_store(name, index, connector_config)
+        return pool.task_runner(name, index, task_config, connector_config, target, offset_store)
 
     def transition_tasks(self, name: str, target: TargetState) -> None:
         for (connector, _), runner in list(self.tasks.items()):
@@ -284,12 +310,24 @@ class Worker:
         self.stop_tasks(list(self.tasks))
         for name in list(self.connectors):
             self.stop_connector(name)
+        if self.task_processes is not None:
+            self.task_processes.close(self.graceful_timeout_s)
+
+    def forget_seen_topics(self, name: str) -> None:
+        """Make the connector's running tasks report each topic again the next time they see it."""
+        for (connector, _), runner in list(self.tasks.items()):
+            if connector == name:
+                runner.forget_seen_topics()
 
     def source_offset_store(self, name: str, connector_config: dict[str, str], client_id: str | None = None) -> ConnectorOffsetStore:
         """The (not yet started) offset store of a source connector's task: the worker's, or its own topic's first."""
         if self.source_offset_stores is None:
             return ConnectorOffsetStore.worker_only(self.offset_store)
         return self.source_offset_stores.for_connector(name, connector_config, client_id)
+
+    def task_offset_store(self, name: str, index: int, connector_config: dict[str, str]) -> OffsetStore:
+        """The (not yet started) offset store of one source task."""
+        return self.source_offset_store(name, connector_config, f"connector-offsets-{name}-{index}")
 
     def connector_offset_reader(self, name: str) -> OffsetStorageReader:
         instance = self.connectors.get(name)

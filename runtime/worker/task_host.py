@@ -1,0 +1,300 @@
+"""A task process (`task.processes` > 0): runs the tasks the worker places in it, as threads, with the
+same runners as the worker itself (see task_processes.py for the worker's side and the messages)."""
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import itertools
+import logging
+import os
+import signal
+import sys
+import threading
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from ..storage.base import InstanceStatus, OffsetStore, StatusStore
+from ..storage.states import TargetState
+from .task_processes import TaskKey, TaskStats
+from .task_runner import TaskRunner
+
+log = logging.getLogger(__name__)
+
+STATS_INTERVAL_S = 1.0
+
+
+@dataclass(frozen=True)
+class HostSettings:
+    worker_props: dict[str, str]
+    worker_id: str
+    log_level: str
+    log_format: str
+
+
+class KeyedSerialExecutor:
+    """Runs jobs on a shared pool, those of one key one after the other in submission order (a task's
+    stop must follow its start), jobs of different keys side by side. A thread per task would cost
+    thousands of idle threads."""
+
+    def __init__(self, max_workers: int) -> None:
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="task-host")
+        self._lock = threading.Lock()
+        self._queues: dict[Any, deque[Callable[[], None]]] = {}
+
+    def submit(self, key: Any, job: Callable[[], None]) -> None:
+        with self._lock:
+            queue = self._queues.get(key)
+            if queue is not None:  # a job of this key is running: it picks this one up after it
+                queue.append(job)
+                return
+            self._queues[key] = deque()
+        self._pool.submit(self._drain, key, job)
+
+    def _drain(self, key: Any, job: Callable[[], None]) -> None:
+        while True:
+            try:
+                job()
+            except Exception:  # noqa: BLE001
+                log.exception("Task process job for %s failed", key)
+            with self._lock:
+                queue = self._queues[key]
+                if not queue:
+                    del self._queues[key]
+                    return
+                job = queue.popleft()
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
+class _Calls:
+    """Calls to the worker that wait for its reply (offset store operations)."""
+
+    def __init__(self, send: Callable[[tuple[Any, ...]], None]) -> None:
+        self._send = send
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._waiting: dict[int, concurrent.futures.Future[Any]] = {}
+
+    def call(self, *message: Any) -> Any:
+        call_id = next(self._ids)
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        with self._lock:
+            self._waiting[call_id] = future
+        self._send(("offsets", call_id, *message))
+        return future.result()
+
+    def reply(self, call_id: int, result: Any, error: str | None) -> None:
+        with self._lock:
+            future = self._waiting.pop(call_id, None)
+        if future is None:
+            return
+        if error is not None:
+            future.set_exception(RuntimeError(f"offset store in the worker: {error}"))
+        else:
+            future.set_result(result)
+
+    def fail_all(self, reason: str) -> None:
+        with self._lock:
+            waiting, self._waiting = self._waiting, {}
+        for future in waiting.values():
+            future.set_exception(RuntimeError(reason))
+
+
+class OffsetStoreRelay(OffsetStore):
+    """A source task's offset store: the one the worker opened for the task, reached through the pipe."""
+
+    def __init__(self, calls: _Calls, key: TaskKey) -> None:
+        self._calls = calls
+        self._key = key
+
+    def start(self) -> None:
+        self._calls.call(self._key, "start", ())
+
+    def stop(self) -> None:
+        self._calls.call(self._key, "stop", ())
+
+    def get(self, keys: list[bytes]) -> dict[bytes, bytes | None]:
+        return self._calls.call(self._key, "get", (list(keys),))
+
+    def set(self, entries: Mapping[bytes, bytes | None]) -> None:
+        self._calls.call(self._key, "set", (dict(entries),))
+
+    def items(self) -> list[tuple[bytes, bytes]]:
+        return self._calls.call(self._key, "items", ())
+
+
+class StatusRelay(StatusStore):
+    """Task status reports, sent to the worker's status store (the only call a task runner makes)."""
+
+    def __init__(self, send: Callable[[tuple[Any, ...]], None]) -> None:
+        super().__init__()
+        self._send = send
+
+    def put_task(self, name: str, index: int, status: InstanceStatus) -> None:
+        self._send(("status", (name, index), status))
+
+
+class TaskHost:
+    def __init__(self, conn: Any, settings: HostSettings) -> None:
+        from ..plugins import Plugins
+        from ..worker_config import WorkerConfig
+        from .worker import Worker
+
+        self._conn = conn
+        self._send_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self.calls = _Calls(self.send)
+        config = WorkerConfig(settings.worker_props)
+        calls = self.calls
+
+        class HostedWorker(Worker):
+            def task_offset_store(self, name: str, index: int, connector_config: dict[str, str]) -> OffsetStore:
+                # a source task's offsets live in the store the worker opened for it, not in this process
+                return OffsetStoreRelay(calls, (name, index))
+
+        self.worker = HostedWorker(config, Plugins(config.get_list("plugin.path")), _NoOffsetStore(),
+                                   StatusRelay(self.send), settings.worker_id, on_topic=self._on_topic)
+        self._jobs = KeyedSerialExecutor(max_workers=16)
+        self._last_client_stats: dict[TaskKey, int] = {}
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        try:
+            with self._send_lock:
+                self._conn.send(message)
+        except (OSError, ValueError):  # the worker is gone: serve() sees the pipe closed and stops the tasks
+            pass
+
+    def _on_topic(self, connector: str, index: int, topic: str) -> None:
+        self.send(("topic", (connector, index), topic))
+
+    # ---- commands ------------------------------------------------------------------------------
+
+    def _start(self, key: TaskKey, task_config: dict[str, str], connector_config: dict[str, str],
+               target: TargetState) -> None:
+        ok = True
+        try:
+            runner = self.worker.build_task_runner(key[0], key[1], task_config, connector_config, target)
+        except Exception as exc:  # noqa: BLE001 - reported as the worker would: FAILED with the trace
+            from .task_runner import format_trace
+
+            log.error("Failed to start task %s-%s", key[0], key[1], exc_info=exc)
+            self.worker.statuses.put_task(key[0], key[1], InstanceStatus(_failed(), self.worker.worker_id,
+                                                                         format_trace(exc)))
+            ok = False
+        else:
+            self.worker.tasks[key] = runner
+            runner.start()
+            ok = not runner.failed
+        self.send(("started", key, ok))
+
+    def _stop(self, key: TaskKey, timeout_s: float) -> None:
+        runner = self.worker.tasks.pop(key, None)
+        ok = True
+        if runner is not None:
+            runner.stop()
+            ok = runner.await_stop(timeout_s)
+        self._last_client_stats.pop(key, None)
+        self.send(("stopped", key, ok))
+
+    def _transition(self, key: TaskKey, target: TargetState) -> None:
+        runner = self.worker.tasks.get(key)
+        if runner is not None:
+            runner.transition_to(target)
+
+    def _stats(self) -> dict[TaskKey, TaskStats]:
+        out: dict[TaskKey, TaskStats] = {}
+        for key, runner in list(self.worker.tasks.items()):
+            assert isinstance(runner, TaskRunner)
+            stats = runner.client_stats
+            new_stats = stats is not None and self._last_client_stats.get(key) != id(stats)
+            if new_stats:
+                self._last_client_stats[key] = id(stats)
+            out[key] = TaskStats(dataclasses.replace(runner.counters), dataclasses.replace(runner.error_counters),
+                                 stats if new_stats else None, runner.active_records())
+        return out
+
+    def _report_stats(self) -> None:
+        while not self._stopping.wait(STATS_INTERVAL_S):
+            if self.worker.tasks:
+                self.send(("stats", self._stats()))
+
+    # ---- the loop -------------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        threading.Thread(target=self._report_stats, name="task-host-stats", daemon=True).start()
+        self.send(("hello", os.getpid()))
+        while True:
+            try:
+                message = self._conn.recv()
+            except (EOFError, OSError):
+                log.warning("The worker of this task process is gone; stopping its tasks")
+                break
+            kind = message[0]
+            if kind == "reply":
+                self.calls.reply(*message[1:])
+            elif kind == "start":
+                _, key, task_config, connector_config, target = message
+                self._jobs.submit(key, lambda k=key, t=task_config, c=connector_config, s=target: self._start(k, t, c, s))
+            elif kind == "stop":
+                _, key, timeout_s = message
+                self._jobs.submit(key, lambda k=key, t=timeout_s: self._stop(k, t))
+            elif kind == "transition":
+                _, key, target = message
+                self._jobs.submit(key, lambda k=key, t=target: self._transition(k, t))
+            elif kind == "forget_topics":
+                runner = self.worker.tasks.get(message[1])
+                if runner is not None:
+                    runner.forget_seen_topics()
+            elif kind == "exit":
+                break
+            else:
+                log.warning("Unknown message %r from the worker; ignored", kind)
+        self.shutdown()
+
+    def shutdown(self) -> None:
+        self._stopping.set()
+        try:
+            self.worker.stop_tasks(list(self.worker.tasks))
+        finally:
+            self.calls.fail_all("the task process is stopping")
+            self._jobs.shutdown()
+
+
+class _NoOffsetStore(OffsetStore):
+    """The worker-wide store a task process never uses (each source task gets a relay)."""
+
+    def get(self, keys: list[bytes]) -> dict[bytes, bytes | None]:
+        raise RuntimeError("no worker offset store in a task process")
+
+    def set(self, entries: Mapping[bytes, bytes | None]) -> None:
+        raise RuntimeError("no worker offset store in a task process")
+
+    def items(self) -> list[tuple[bytes, bytes]]:
+        raise RuntimeError("no worker offset store in a task process")
+
+
+def _failed() -> Any:
+    from ..storage.states import State
+
+    return State.FAILED
+
+
+def run(conn: Any, settings: HostSettings) -> None:
+    """The task process's entry point."""
+    # the worker decides when its tasks stop: a Ctrl-C in the worker's terminal reaches the whole process
+    # group, and the worker then stops the tasks through the pipe
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    from .. import log_context
+    from ..rest.loggers import LEVELS
+
+    logging.basicConfig(level=LEVELS.get(settings.log_level.upper(), logging.INFO), stream=sys.stdout)
+    for handler in logging.getLogger().handlers:
+        log_context.install(handler, settings.log_format.strip().lower())
+    host = TaskHost(conn, settings)
+    host.serve()
+
+
+__all__ = ["HostSettings", "KeyedSerialExecutor", "TaskHost", "run"]

@@ -1,0 +1,353 @@
+"""Tasks in child processes (`task.processes` > 0), the worker's side.
+
+Python threads share one interpreter lock, so task threads of one worker process use about one core
+between them. With `task.processes` = N the worker starts N task processes with itself (and replaces one
+that died when a task next needs it) and places each task in the one running the fewest; a task process builds and runs the task's runner
+exactly as the worker would (runtime/worker/task_host.py). Everything else stays here: the herder, the
+REST API, connectors, the status store and the offset store. A task's status reports are relayed to the
+worker's status store, a source task's offset reads and writes go to the store this process opened for
+it, and its counters and client statistics come back once a second for the metrics layer, so statuses,
+offsets, metrics and the REST API are the same as with task threads.
+
+The pipe carries pickled tuples; the first item names the message:
+  worker -> process: ("start", key, task_config, connector_config, target), ("transition", key, target),
+                     ("stop", key, timeout_s), ("forget_topics", connector), ("reply", call, result, error),
+                     ("exit",)
+  process -> worker: ("started", key, ok), ("stopped", key, ok), ("status", key, InstanceStatus),
+                     ("topic", key, topic), ("offsets", call, key, operation, args), ("stats", {key: TaskStats})
+
+A task process that exits unexpectedly fails its tasks (FAILED, with the exit code); they restart like any
+failed task (restart endpoints, KIP-745), in a new process. A process left by a worker killed with kill -9
+sees its pipe close and stops its tasks on its own.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import multiprocessing
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..storage.base import InstanceStatus, OffsetStore, StatusStore
+from ..storage.states import State, TargetState
+from .counters import ErrorCounters, TaskCounters
+
+log = logging.getLogger(__name__)
+
+TaskKey = tuple[str, int]
+
+# a fresh process imports the runtime and its clients before its first task starts
+FIRST_START_WAIT_S = 30.0
+START_WAIT_S = 5.0
+
+
+@dataclass
+class TaskStats:
+    """What the metrics layer reads of a task, as its process last reported it."""
+
+    counters: TaskCounters = field(default_factory=TaskCounters)
+    error_counters: ErrorCounters = field(default_factory=ErrorCounters)
+    client_stats: dict[str, Any] | None = None
+    active_records: int = 0
+
+
+class RemoteTaskRunner:
+    """The worker's handle on a task running in a task process: the interface of TaskRunner that the
+    worker, the herder and the metrics layer use."""
+
+    def __init__(self, process: "TaskProcess", connector: str, index: int, target: TargetState,
+                 offset_store: OffsetStore | None) -> None:
+        self.process = process
+        self.connector = connector
+        self.index = index
+        self.id = f"{connector}-{index}"
+        self.key: TaskKey = (connector, index)
+        self.is_source = offset_store is not None
+        self.offset_store = offset_store
+        self.created_at = time.monotonic()
+        self.counters = TaskCounters()
+        self.error_counters = ErrorCounters()
+        self.client_stats: dict[str, Any] | None = None
+        self.failed = False
+        self._active_records = 0
+        self._target = target
+        self._start_message: tuple[Any, ...] | None = None
+        self._started = threading.Event()
+        self._stopped = threading.Event()
+        self._stop_ok = True
+
+    # ---- the worker's calls ------------------------------------------------------------------
+
+    def start(self, wait_s: float | None = None) -> None:
+        message, self._start_message = self._start_message, None
+        assert message is not None, "start() twice"
+        if not self.process.send(message):
+            return  # the process is gone: its exit handler failed this task
+        self._started.wait(wait_s if wait_s is not None else
+                           (FIRST_START_WAIT_S if not self.process.ready else START_WAIT_S))
+
+    def transition_to(self, target: TargetState) -> None:
+        if self.failed or target is self._target:
+            return
+        self._target = target
+        self.process.send(("transition", self.key, target))
+
+    def stop(self) -> None:
+        self.process.send(("stop", self.key, self.process.graceful_timeout_s))
+
+    def await_stop(self, timeout_s: float) -> bool:
+        # the process waits out the graceful timeout itself (and abandons the task after it): allow for
+        # the round trip on top
+        if not self._stopped.wait(timeout_s + 1.0):
+            log.error("Graceful stop of task %s failed: its task process did not answer in %.1fs", self.id, timeout_s)
+            self._finish(False)
+            return False
+        return self._stop_ok
+
+    def forget_seen_topics(self) -> None:
+        self.process.send(("forget_topics", self.key))
+
+    def active_records(self) -> int:
+        return self._active_records
+
+    @property
+    def paused(self) -> bool:
+        return self._target is TargetState.PAUSED
+
+    # ---- from the process --------------------------------------------------------------------------
+
+    def _on_started(self, ok: bool) -> None:
+        self.failed = self.failed or not ok
+        self._started.set()
+
+    def _on_stats(self, stats: TaskStats) -> None:
+        self.counters, self.error_counters = stats.counters, stats.error_counters
+        if stats.client_stats is not None:
+            self.client_stats = stats.client_stats
+        self._active_records = stats.active_records
+
+    def _finish(self, ok: bool) -> None:
+        self._stop_ok = ok
+        self._started.set()
+        self._stopped.set()
+        self.process.forget(self.key)
+
+
+class TaskProcess:
+    """One task process and the thread that reads what it sends."""
+
+    def __init__(self, number: int, worker_props: dict[str, str], worker_id: str, statuses: StatusStore,
+                 on_topic: Callable[[str, int, str], None] | None, graceful_timeout_s: float,
+                 log_settings: tuple[str, str], offset_calls: concurrent.futures.Executor) -> None:
+        from . import task_host  # the process's entry point (imported here: it imports this module)
+
+        self.number = number
+        self.statuses = statuses
+        self.worker_id = worker_id
+        self.on_topic = on_topic
+        self.graceful_timeout_s = graceful_timeout_s
+        self.runners: dict[TaskKey, RemoteTaskRunner] = {}
+        self.ready = False  # set by the first message from the process (it has imported everything)
+        self.closing = False
+        self._offset_calls = offset_calls
+        self._send_lock = threading.Lock()
+        self._lock = threading.Lock()
+        context = multiprocessing.get_context("spawn")  # fork would copy the worker's threads' locks
+        self._conn, child_conn = context.Pipe(duplex=True)
+        self.process = context.Process(target=task_host.run, name=f"connect-task-process-{number}", daemon=True,
+                                       args=(child_conn, task_host.HostSettings(worker_props, worker_id, *log_settings)))
+        self.process.start()
+        child_conn.close()
+        self._reader = threading.Thread(target=self._read_loop, name=f"task-process-{number}-reader", daemon=True)
+        self._reader.start()
+
+    @property
+    def alive(self) -> bool:
+        return self.process.is_alive() and not self.closing
+
+    def send(self, message: tuple[Any, ...]) -> bool:
+        try:
+            with self._send_lock:
+                self._conn.send(message)
+            return True
+        except (OSError, ValueError) as exc:  # the process is gone; the reader fails its tasks
+            log.debug("Task process %d: could not send %s: %s", self.number, message[0], exc)
+            return False
+
+    def add(self, runner: RemoteTaskRunner, message: tuple[Any, ...]) -> None:
+        with self._lock:
+            self.runners[runner.key] = runner
+        runner._start_message = message
+
+    def forget(self, key: TaskKey) -> None:
+        with self._lock:
+            self.runners.pop(key, None)
+
+    def load(self) -> int:
+        with self._lock:
+            return len(self.runners)
+
+    def _runner(self, key: TaskKey) -> RemoteTaskRunner | None:
+        with self._lock:
+            return self.runners.get(key)
+
+    def _read_loop(self) -> None:
+        while True:
+            try:
+                message = self._conn.recv()
+            except (EOFError, OSError):
+                break
+            self.ready = True
+            try:
+                self._dispatch(message)
+            except Exception:  # noqa: BLE001 - one bad message must not end the relay
+                log.exception("Task process %d: could not handle %r", self.number, message[0])
+        self._on_exit()
+
+    def _dispatch(self, message: tuple[Any, ...]) -> None:
+        kind = message[0]
+        if kind == "status":
+            _, (connector, index), status = message
+            runner = self._runner((connector, index))
+            if runner is not None and status.state is State.FAILED:
+                runner.failed = True
+            self.statuses.put_task(connector, index, status)
+        elif kind == "stats":
+            for key, stats in message[1].items():
+                runner = self._runner(key)
+                if runner is not None:
+                    runner._on_stats(stats)
+        elif kind == "offsets":
+            self._offset_calls.submit(self._offset_call, *message[1:])
+        elif kind == "topic":
+            _, (connector, index), topic = message
+            if self.on_topic is not None:
+                self.on_topic(connector, index, topic)
+        elif kind == "started":
+            runner = self._runner(message[1])
+            if runner is not None:
+                runner._on_started(message[2])
+        elif kind == "stopped":
+            runner = self._runner(message[1])
+            if runner is not None:
+                runner._finish(message[2])
+        elif kind != "hello":
+            log.warning("Task process %d sent an unknown message %r; ignored", self.number, kind)
+
+    def _offset_call(self, call: int, key: TaskKey, operation: str, args: tuple[Any, ...]) -> None:
+        """A source task's offset store operation, on the store this process opened for it."""
+        runner = self._runner(key)
+        try:
+            if runner is None or runner.offset_store is None:
+                raise RuntimeError(f"task {key[0]}-{key[1]} has no offset store in the worker")
+            if operation not in ("start", "stop", "get", "set", "items"):
+                raise ValueError(f"unknown offset store operation {operation!r}")
+            result = getattr(runner.offset_store, operation)(*args)
+            self.send(("reply", call, result, None))
+        except Exception as exc:  # noqa: BLE001 - the task sees the error, as it would with its own store
+            self.send(("reply", call, None, f"{type(exc).__name__}: {exc}"))
+
+    def _on_exit(self) -> None:
+        """The pipe closed: the process ended. Its tasks failed, unless the worker was stopping them."""
+        self.process.join(5)
+        code = self.process.exitcode
+        with self._lock:
+            orphans = list(self.runners.values())
+        for runner in orphans:
+            if not self.closing and not runner._stopped.is_set():
+                runner.failed = True
+                trace = (f"org.apache.kafka.connect.errors.ConnectException: the task process running task "
+                         f"{runner.id} exited (exit code {code}); restart the task to run it in a new process")
+                self.statuses.put_task(runner.connector, runner.index,
+                                       InstanceStatus(State.FAILED, self.worker_id, trace))
+                log.error("Task process %d exited with code %s; task %s is FAILED", self.number, code, runner.id)
+                if runner.offset_store is not None:  # the task cannot close it any more
+                    try:
+                        runner.offset_store.stop()
+                    except Exception as exc:  # noqa: BLE001
+                        log.warning("Could not close the offset store of task %s: %s", runner.id, exc)
+            runner._finish(self.closing)
+
+    def close(self, timeout_s: float) -> None:
+        self.closing = True
+        self.send(("exit",))
+        self.process.join(timeout_s)
+        if self.process.is_alive():
+            log.warning("Task process %d did not exit in %.1fs; terminating it", self.number, timeout_s)
+            self.process.terminate()
+            self.process.join(5)
+        self._reader.join(5)
+        try:
+            self._conn.close()
+        except OSError:
+            pass
+
+
+class TaskProcessPool:
+    """`size` task processes; each task goes to the live process running the fewest."""
+
+    def __init__(self, size: int, worker_props: dict[str, str], worker_id: str, statuses: StatusStore,
+                 on_topic: Callable[[str, int, str], None] | None, graceful_timeout_s: float) -> None:
+        self.size = size
+        # the processes build a Worker from the same properties, running their tasks as threads
+        self._props = {**worker_props, "task.processes": "0"}
+        self._worker_id = worker_id
+        self._statuses = statuses
+        self._on_topic = on_topic
+        self._graceful_timeout_s = graceful_timeout_s
+        self._processes: list[TaskProcess] = []
+        self._count = 0
+        self._lock = threading.Lock()
+        self._closed = False
+        # offset reads may wait on Kafka: never on a process's reader thread
+        self._offset_calls = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="task-offsets")
+        # started now, while the worker starts too: a process imports the runtime and its clients (about a
+        # second) before it can run a task, which the first tasks would otherwise wait for
+        with self._lock:
+            for _ in range(size):
+                self._spawn()
+
+    def _spawn(self) -> "TaskProcess":
+        self._count += 1
+        process = TaskProcess(self._count, self._props, self._worker_id, self._statuses, self._on_topic,
+                              self._graceful_timeout_s, self._log_settings(), self._offset_calls)
+        self._processes.append(process)
+        return process
+
+    def _log_settings(self) -> tuple[str, str]:
+        return str(self._props.get("log.level", "INFO")), str(self._props.get("log.format", "text"))
+
+    def _process_for_next_task(self) -> TaskProcess:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the worker is stopping")
+            self._processes = [p for p in self._processes if p.alive]
+            if len(self._processes) < self.size:  # one died: its replacement takes the next task
+                return self._spawn()
+            return min(self._processes, key=lambda p: p.load())
+
+    def task_runner(self, connector: str, index: int, task_config: dict[str, str],
+                    connector_config: dict[str, str], target: TargetState,
+                    offset_store: OffsetStore | None) -> RemoteTaskRunner:
+        """The handle of a task placed in a task process (not started: the worker calls start())."""
+        process = self._process_for_next_task()
+        runner = RemoteTaskRunner(process, connector, index, target, offset_store)
+        process.add(runner, ("start", runner.key, dict(task_config), dict(connector_config), target))
+        return runner
+
+    def pids(self) -> list[int]:
+        with self._lock:
+            return [p.process.pid for p in self._processes if p.alive and p.process.pid is not None]
+
+    def close(self, timeout_s: float) -> None:
+        with self._lock:
+            self._closed = True
+            processes, self._processes = self._processes, []
+        for process in processes:
+            process.close(timeout_s + 5.0)
+        self._offset_calls.shutdown(wait=False, cancel_futures=True)
+
+
+__all__ = ["RemoteTaskRunner", "TaskProcess", "TaskProcessPool", "TaskStats"]

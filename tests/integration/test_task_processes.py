@@ -1,0 +1,114 @@
+"""Tasks in child processes (`task.processes`): the same REST API, statuses, offsets and metrics as task
+threads, with the task work done by processes of their own (so a worker can use more than one core)."""
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.integration.errors.metrics_reader import sample
+from tests.integration.scenarios.helpers import Api, read_jsonl, sink_config, source_config
+from tests.support.broker import unique
+from tests.support.worker import WorkerProcess, wait_for
+
+pytestmark = pytest.mark.integration
+
+RECORDS = 20_000  # per source task
+
+
+def task_states(api: Api, name: str) -> list[str]:
+    response = api.get(f"/connectors/{name}/status")
+    return [t["state"] for t in response.json().get("tasks", [])] if response.status_code == 200 else []
+
+
+def task_processes(worker: WorkerProcess) -> list[psutil.Process]:
+    """The worker's task processes (multiprocessing's spawned children, not its resource tracker)."""
+    assert worker.process is not None
+    return [p for p in psutil.Process(worker.process.pid).children()
+            if p.is_running() and "spawn_main" in " ".join(p.cmdline())]
+
+
+def test_tasks_run_in_task_processes_with_the_same_statuses_offsets_and_metrics(
+        bootstrap_servers: str, tmp_path: Path) -> None:
+    with WorkerProcess(tmp_path / "w", bootstrap_servers, props={"task.processes": 2}) as worker:
+        api = Api(worker.url)
+        try:
+            topic = unique("procs")
+            source, sink = unique("src"), unique("snk")
+            out = tmp_path / "out.jsonl"
+            assert api.post("/connectors", {"name": source, "config": source_config(
+                topic, tasks=2, **{"messages.per.task": RECORDS})}).status_code == 201
+            assert api.post("/connectors", {"name": sink, "config": sink_config(topic, out, tasks=2)}).status_code == 201
+            wait_for(lambda: task_states(api, source) == ["RUNNING"] * 2, 60, what="both source tasks RUNNING")
+            wait_for(lambda: len(read_jsonl(out)) >= 2 * RECORDS, 120, what="every record in the sink")
+            seqnos = sorted((r["key"], r["value"]["seqno"]) for r in read_jsonl(out))
+            assert seqnos == sorted((f"{source}-{t}", n) for t in range(2) for n in range(RECORDS))
+
+            # the work ran in two task processes, not in the worker process
+            children = task_processes(worker)
+            assert len(children) == 2, children
+            assert all(c.cpu_times().user > 0.2 for c in children), [c.cpu_times() for c in children]
+
+            # metrics come back from the task processes
+            wait_for(lambda: (sample(api, "kafka_connect_source_task_source_record_write_total",
+                                     connector=source, task="0") or 0) >= RECORDS, 30, what="source write totals")
+            wait_for(lambda: (sample(api, "kafka_connect_sink_task_sink_record_read_total",
+                                     connector=sink, task="1") or 0) > 0, 30, what="sink read totals")
+
+            # pause and resume reach the tasks
+            assert api.put(f"/connectors/{source}/pause").status_code == 202
+            wait_for(lambda: task_states(api, source) == ["PAUSED"] * 2, 30, what="source tasks PAUSED")
+            assert api.put(f"/connectors/{source}/resume").status_code == 202
+            wait_for(lambda: task_states(api, source) == ["RUNNING"] * 2, 30, what="source tasks RUNNING again")
+
+            # offsets committed by the tasks are the worker's (KIP-875 read after a stop)
+            assert api.put(f"/connectors/{source}/stop").status_code == 204
+            wait_for(lambda: api.get(f"/connectors/{source}/status").json()["connector"]["state"] == "STOPPED", 30,
+                     what="source STOPPED")
+            offsets = api.get(f"/connectors/{source}/offsets").json()["offsets"]
+            assert sorted((o["partition"]["task.id"], o["offset"]["saved"]) for o in offsets) == \
+                [(f"{source}-0", RECORDS), (f"{source}-1", RECORDS)]
+        finally:
+            api.close()
+            worker.stop()
+    # the worker's stop ends its task processes too
+    assert worker.process is None
+
+
+def test_a_task_process_that_dies_fails_its_tasks_until_they_are_restarted(
+        bootstrap_servers: str, tmp_path: Path) -> None:
+    with WorkerProcess(tmp_path / "w", bootstrap_servers, props={"task.processes": 1}) as worker:
+        api = Api(worker.url)
+        try:
+            topic, source = unique("procs-kill"), unique("src")
+            assert api.post("/connectors", {"name": source, "config": source_config(
+                topic, tasks=2, throughput=50)}).status_code == 201
+            wait_for(lambda: task_states(api, source) == ["RUNNING"] * 2, 60, what="source tasks RUNNING")
+            (child,) = task_processes(worker)
+            os.kill(child.pid, signal.SIGKILL)
+            wait_for(lambda: task_states(api, source) == ["FAILED"] * 2, 30, what="both tasks FAILED")
+            trace = api.get(f"/connectors/{source}/tasks/0/status").json()["trace"]
+            assert "task process" in trace and "exited" in trace
+            response = api.post(f"/connectors/{source}/restart?includeTasks=true&onlyFailed=true")
+            assert response.status_code == 202, response.text
+            wait_for(lambda: task_states(api, source) == ["RUNNING"] * 2, 60, what="tasks RUNNING in a new process")
+            (replacement,) = task_processes(worker)
+            assert replacement.pid != child.pid
+        finally:
+            api.close()
+            worker.stop()
+
+
+def test_task_processes_must_be_a_non_negative_number(tmp_path: Path) -> None:
+    props = tmp_path / "bad.properties"
+    props.write_text("task.processes=-1\nlisteners=http://127.0.0.1:0\n")
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "runtime.cli", "standalone", str(props)], capture_output=True,
+                            text=True, timeout=60, cwd=Path(__file__).resolve().parents[2])
+    assert result.returncode != 0
+    assert "task.processes" in (result.stdout + result.stderr)
