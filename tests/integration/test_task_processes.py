@@ -112,3 +112,31 @@ def test_task_processes_must_be_a_non_negative_number(tmp_path: Path) -> None:
                             text=True, timeout=60, cwd=Path(__file__).resolve().parents[2])
     assert result.returncode != 0
     assert "task.processes" in (result.stdout + result.stderr)
+
+
+def test_distributed_workers_run_tasks_in_task_processes(bootstrap_servers: str, tmp_path: Path) -> None:
+    """Two distributed workers with a task process each: tasks RUNNING on both, their offsets in the
+    offsets topic (read back by KIP-875 after a stop), statuses in the status topic."""
+    from tests.integration.scenarios.helpers import SOURCE, Kafka
+    from tests.support.cluster import running_cluster
+
+    with running_cluster(tmp_path, bootstrap_servers, 2, **{"task.processes": 1}) as cluster:
+        topic = Kafka(bootstrap_servers).create_topic(unique("dist-procs"), partitions=2)
+        name = unique("src")
+        response = cluster.api(0).post("/connectors", json={"name": name, "config": {
+            "connector.class": SOURCE, "topic": topic, "tasks.max": "2", "messages.per.task": "500",
+            "task.own.partition": "true"}})
+        assert response.status_code == 201, response.text
+        status = cluster.wait_state(name, "RUNNING", 2, via=1)
+        assert sorted(t["worker_id"] for t in status["tasks"]) == sorted(cluster.worker_id(i) for i in range(2))
+        for worker in cluster.workers:
+            assert len(task_processes(worker)) == 1
+        # the tasks committed every record they sent: stop, then read the offsets from the offsets topic
+        wait_for(lambda: cluster.api(0).get(f"/connectors/{name}/offsets").status_code == 200
+                 and sorted(o["offset"]["saved"] for o in cluster.api(0).get(f"/connectors/{name}/offsets")
+                            .json()["offsets"]) == [500, 500], 60, what="every record's offset committed")
+        assert cluster.api(1).put(f"/connectors/{name}/stop").status_code == 204
+        cluster.wait_state(name, "STOPPED", 0)
+        offsets = cluster.api(1).get(f"/connectors/{name}/offsets").json()["offsets"]
+        assert sorted((o["partition"]["task.id"], o["offset"]["saved"]) for o in offsets) == \
+            [(f"{name}-0", 500), (f"{name}-1", 500)]
