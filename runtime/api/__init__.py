@@ -11,7 +11,9 @@ from .errors import (
     AlreadyExistsError, ConfigError, ConnectError, DataError, NotFoundError, RetriableError,
     UnsupportedOperationError,
 )
-from .records import ConnectRecord, Header, RecordMetadata, SinkRecord, SourceRecord, TopicPartition
+from .records import (
+    ConnectRecord, Header, RecordMetadata, SinkRecord, SourceRecord, SourceRecordBatch, TopicPartition,
+)
 from .task import (
     ErrantRecordReporter, OffsetStorageReader, SinkTask, SinkTaskContext, SourceTask, SourceTaskContext, Task, TaskContext,
 )
@@ -23,6 +25,7 @@ __all__ = [
     "Field", "Schema", "SchemaBuilder",
     "AlreadyExistsError", "ConfigError", "ConnectError", "DataError", "NotFoundError", "RetriableError",
     "UnsupportedOperationError",
-    "ConnectRecord", "Header", "RecordMetadata", "SinkRecord", "SourceRecord", "TopicPartition",
+    "ConnectRecord", "Header", "RecordMetadata", "SinkRecord", "SourceRecord", "SourceRecordBatch",
+    "TopicPartition",
     "ErrantRecordReporter", "OffsetStorageReader", "SinkTask", "SinkTaskContext", "SourceTask", "SourceTaskContext", "Task", "TaskContext",
 ]

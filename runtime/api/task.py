@@ -5,7 +5,7 @@ from abc import ABC, abstractmethod
 from concurrent.futures import Future
 from typing import Any, Iterable
 
-from .records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
+from .records import RecordMetadata, SinkRecord, SourceRecord, SourceRecordBatch, TopicPartition
 
 
 class OffsetStorageReader:
@@ -96,8 +96,10 @@ class SourceTask(Task):
         self.context = context
 
     @abstractmethod
-    def poll(self) -> list[SourceRecord] | None:
-        """Return new records (a batch), or None/[] when there is nothing now. Should not block long."""
+    def poll(self) -> list[SourceRecord] | SourceRecordBatch | None:
+        """Return new records (a batch), or None/[] when there is nothing now. Should not block long.
+        A SourceRecordBatch (records of one source partition with one topic, key and schemas) is the
+        cheaper form for a task that produces many records."""
 
     def commit(self) -> None:
         """Called after offsets up to the last acknowledged records were committed."""

@@ -40,18 +40,19 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
 
 from ..api import (
     AbstractConfig, ConfigDef, ConfigValue, ConnectError, Importance, NonEmptyString, Range, SinkConnector, SinkRecord,
-    SinkTask, SourceConnector, SourceRecord, SourceTask, Task, Type, UnsupportedOperationError, ValidString,
+    SinkTask, SourceConnector, SourceRecord, SourceRecordBatch, SourceTask, Task, Type, UnsupportedOperationError,
+    ValidString,
 )
 from ..api.data import INT32_SCHEMA, INT64_SCHEMA, STRING_SCHEMA, SchemaBuilder
 from ..api.records import TopicPartition
 from ..converters.json import JsonConverter
-from .file import make_record
 
 log = logging.getLogger(__name__)
 
@@ -297,6 +298,27 @@ class SequenceSourceConnector(_FaultyConnector, SourceConnector):
         return _alter_offsets_answer(connector_config, SEQUENCE_CONFIG_DEF, type(self).__name__)
 
 
+class _SequenceOffsets(Sequence[dict[str, int]]):
+    """The source offsets of `count` records from seqno `first` ({"saved": seqno + 1}), built when read."""
+
+    __slots__ = ("first", "count")
+
+    def __init__(self, first: int, count: int) -> None:
+        self.first, self.count = first, count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self.count))]
+        if index < 0:
+            index += self.count
+        if not 0 <= index < self.count:
+            raise IndexError("offset index out of range")
+        return {SAVED_FIELD: self.first + index + 1}
+
+
 class SequenceSourceTask(SourceTask):
     def __init__(self) -> None:
         self._stopping = threading.Event()
@@ -342,7 +364,7 @@ class SequenceSourceTask(SourceTask):
             self._stopping.wait(min(max(wait, 0.001), SLEEP_SLICE_S))
         return 0
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> SourceRecordBatch | None:
         if self._stopping.is_set():
             return None
         wanted = self.batch_size
@@ -358,16 +380,11 @@ class SequenceSourceTask(SourceTask):
         first = self.seqno
         self.seqno = first + count
         self.produced += count
-        partition, topic, key, index, make = self._partition, self.topic, self.task_id, self.index, make_record
-        key_schema, value_schema = STRING_SCHEMA, SEQUENCE_VALUE_SCHEMA
-        records = [
-            make(partition, {SAVED_FIELD: n + 1}, topic, key, {"task": index, "seqno": n}, key_schema, value_schema)
-            for n in range(first, first + count)
-        ]
-        if self.kafka_partition is not None:
-            for record in records:
-                record.kafka_partition = self.kafka_partition
-        return records
+        index = self.index
+        # columns rather than records: the runtime sends them without a SourceRecord per message
+        return SourceRecordBatch(self._partition, _SequenceOffsets(first, count), self.topic,
+                                 [{"task": index, "seqno": n} for n in range(first, first + count)],
+                                 self.task_id, STRING_SCHEMA, SEQUENCE_VALUE_SCHEMA, self.kafka_partition)
 
     def stop(self) -> None:
         self._stopping.set()

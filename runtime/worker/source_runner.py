@@ -8,6 +8,7 @@ from typing import Any, Iterable
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from ..api.errors import ConnectError
+from ..api.records import SourceRecordBatch
 from ..api.task import OffsetStorageReader, SourceTask, SourceTaskContext, Task
 from ..converters.base import Converter, HeaderConverter
 from ..storage.base import OffsetStore
@@ -157,6 +158,8 @@ class SourceTaskRunner(TaskRunner):
         record; records with headers take the per-record path, which supports them.
         """
         producer = self._open_producer()
+        if type(records) is SourceRecordBatch and self.transforms.empty and self._send_columns(records):
+            return
         key_conv = self.key_converter.from_connect_data
         value_conv = self.value_converter.from_connect_data
         pending = self._pending
@@ -231,6 +234,30 @@ class SourceTaskRunner(TaskRunner):
         self.counters.source_records_written += sent
         if self._send_error is not None:
             raise ConnectError(f"Unrecoverable exception from producer send callback: {self._send_error}")
+
+    def _send_columns(self, batch: SourceRecordBatch) -> bool:
+        """Send a batch straight from its columns: the key converted once, each value converted into the
+        producer's message list, no record objects. False (nothing sent) when a conversion fails: the
+        record-by-record path then applies errors.* to each record."""
+        topic = batch.topic
+        try:
+            key_bytes = self.key_converter.from_connect_data(topic, batch.key_schema, batch.key)
+            value_conv, value_schema = self.value_converter.from_connect_data, batch.value_schema
+            messages = [{"value": value_conv(topic, value_schema, v), "key": key_bytes} for v in batch.values]
+        except Exception:  # noqa: BLE001
+            return False
+        if topic not in self._topics_seen:
+            self._topic_seen(topic)
+        partition = -1 if batch.kafka_partition is None else batch.kafka_partition
+        self._flush_batches({(topic, partition): messages})
+        if batch.source_partition is not None and len(batch):
+            self._pending[encode_key(self.connector, batch.source_partition)] = batch.source_offsets[-1]
+        assert self.producer is not None
+        self.producer.poll(0)
+        self.counters.source_records_written += len(messages)
+        if self._send_error is not None:
+            raise ConnectError(f"Unrecoverable exception from producer send callback: {self._send_error}")
+        return True
 
     def _transform_failed(self, original: Any) -> Any:
         """Transform one record stage by stage under errors.*: the result, or None when skipped."""

@@ -66,7 +66,7 @@ def test_sequence_stops_at_messages_per_task(start_source, drain):
 def test_sequence_resumes_from_the_committed_offset(start_source, offsets, drain):
     props = seq_props(**{"messages.per.task": "10", "batch.size": "3"})
     first = start_source(SequenceSourceTask, props)
-    produced = first.poll() + first.poll()
+    produced = [*first.poll(), *first.poll()]
     commit_last(offsets, produced)
     first.stop()
     second = start_source(SequenceSourceTask, props)
@@ -262,7 +262,7 @@ def test_fail_times_lets_a_restarted_instance_run_on(start_source, offsets):
     with pytest.raises(ConnectError, match="task.fail.after.records=3"):
         first.poll()
     second = start_source(SequenceSourceTask, props)  # the restart: no limit any more
-    assert [r.value["seqno"] for r in second.poll() + second.poll()] == list(range(3, 9))
+    assert [r.value["seqno"] for r in [*second.poll(), *second.poll()]] == list(range(3, 9))
 
 
 @pytest.mark.parametrize("task_class", [SequenceSourceTask, RecordingSinkTask])
