@@ -422,13 +422,16 @@ class FileStreamSinkTask(SinkTask):
     def put(self, records: list[SinkRecord]) -> None:
         if not records or self._out is None:
             return
-        # One write per batch: the join is far cheaper than a write call per record.
+        # One write per batch: the join is far cheaper than a write call per record. The batch reaches the
+        # file before put returns, as the reference's unbuffered PrintStream writes each line through (a
+        # reader tailing the file does not wait for the next offset commit).
         values = [r.value for r in records]
         try:
             text = "\n".join(values)  # the common case: every value is already a string
         except TypeError:
             text = "\n".join([format_value(v) for v in values])
         self._out.write(text + "\n")
+        self._out.flush()
 
     def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
         if self._out is not None:
