@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ..storage.base import InstanceStatus, OffsetStore, StatusStore
-from ..storage.states import TargetState
+from ..storage.states import State, TargetState
 from .task_processes import TaskKey, TaskStats
-from .task_runner import TaskRunner
+from .task_runner import TaskRunner, format_trace
 
 log = logging.getLogger(__name__)
 
@@ -71,18 +71,22 @@ class KeyedSerialExecutor:
 class _Calls:
     """Calls to the worker that wait for its reply (offset store operations)."""
 
-    def __init__(self, send: Callable[[tuple[Any, ...]], None]) -> None:
+    def __init__(self, send: Callable[[tuple[Any, ...]], bool]) -> None:
         self._send = send
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._waiting: dict[int, concurrent.futures.Future[Any]] = {}
+        self._closed: str | None = None
 
     def call(self, *message: Any) -> Any:
         call_id = next(self._ids)
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         with self._lock:
+            if self._closed is not None:
+                raise RuntimeError(self._closed)
             self._waiting[call_id] = future
-        self._send(("offsets", call_id, *message))
+        if not self._send(("offsets", call_id, *message)):
+            self.reply(call_id, None, "the worker process is gone")
         return future.result()
 
     def reply(self, call_id: int, result: Any, error: str | None) -> None:
@@ -96,7 +100,10 @@ class _Calls:
             future.set_result(result)
 
     def fail_all(self, reason: str) -> None:
+        """No reply will come any more (the worker is gone, or this process stops): fail what waits, and
+        every later call."""
         with self._lock:
+            self._closed = reason
             waiting, self._waiting = self._waiting, {}
         for future in waiting.values():
             future.set_exception(RuntimeError(reason))
@@ -128,7 +135,7 @@ class OffsetStoreRelay(OffsetStore):
 class StatusRelay(StatusStore):
     """Task status reports, sent to the worker's status store (the only call a task runner makes)."""
 
-    def __init__(self, send: Callable[[tuple[Any, ...]], None]) -> None:
+    def __init__(self, send: Callable[[tuple[Any, ...]], bool]) -> None:
         super().__init__()
         self._send = send
 
@@ -159,12 +166,13 @@ class TaskHost:
         self._jobs = KeyedSerialExecutor(max_workers=16)
         self._last_client_stats: dict[TaskKey, int] = {}
 
-    def send(self, message: tuple[Any, ...]) -> None:
+    def send(self, message: tuple[Any, ...]) -> bool:
         try:
             with self._send_lock:
                 self._conn.send(message)
+            return True
         except (OSError, ValueError):  # the worker is gone: serve() sees the pipe closed and stops the tasks
-            pass
+            return False
 
     def _on_topic(self, connector: str, index: int, topic: str) -> None:
         self.send(("topic", (connector, index), topic))
@@ -177,10 +185,8 @@ class TaskHost:
         try:
             runner = self.worker.build_task_runner(key[0], key[1], task_config, connector_config, target)
         except Exception as exc:  # noqa: BLE001 - reported as the worker would: FAILED with the trace
-            from .task_runner import format_trace
-
             log.error("Failed to start task %s-%s", key[0], key[1], exc_info=exc)
-            self.worker.statuses.put_task(key[0], key[1], InstanceStatus(_failed(), self.worker.worker_id,
+            self.worker.statuses.put_task(key[0], key[1], InstanceStatus(State.FAILED, self.worker.worker_id,
                                                                          format_trace(exc)))
             ok = False
         else:
@@ -230,6 +236,8 @@ class TaskHost:
                 message = self._conn.recv()
             except (EOFError, OSError):
                 log.warning("The worker of this task process is gone; stopping its tasks")
+                # their offsets cannot be committed any more: they are polled again after a restart
+                self.calls.fail_all("the worker process is gone")
                 break
             kind = message[0]
             if kind == "reply":
@@ -273,12 +281,6 @@ class _NoOffsetStore(OffsetStore):
 
     def items(self) -> list[tuple[bytes, bytes]]:
         raise RuntimeError("no worker offset store in a task process")
-
-
-def _failed() -> Any:
-    from ..storage.states import State
-
-    return State.FAILED
 
 
 def run(conn: Any, settings: HostSettings) -> None:

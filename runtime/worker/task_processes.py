@@ -84,7 +84,12 @@ class RemoteTaskRunner:
         message, self._start_message = self._start_message, None
         assert message is not None, "start() twice"
         if not self.process.send(message):
-            return  # the process is gone: its exit handler failed this task
+            self.failed = True
+            self.process.statuses.put_task(self.connector, self.index, InstanceStatus(
+                State.FAILED, self.process.worker_id, "org.apache.kafka.connect.errors.ConnectException: the task "
+                f"process for task {self.id} is not running; restart the task to run it in a new process"))
+            self._finish(False)
+            return
         self._started.wait(wait_s if wait_s is not None else
                            (FIRST_START_WAIT_S if not self.process.ready else START_WAIT_S))
 

@@ -140,3 +140,21 @@ def test_distributed_workers_run_tasks_in_task_processes(bootstrap_servers: str,
         offsets = cluster.api(1).get(f"/connectors/{name}/offsets").json()["offsets"]
         assert sorted((o["partition"]["task.id"], o["offset"]["saved"]) for o in offsets) == \
             [(f"{name}-0", 500), (f"{name}-1", 500)]
+
+
+def test_task_processes_of_a_killed_worker_stop_on_their_own(bootstrap_servers: str, tmp_path: Path) -> None:
+    worker = WorkerProcess(tmp_path / "w", bootstrap_servers, props={"task.processes": 2}).start()
+    api = Api(worker.url)
+    try:
+        topic, source = unique("procs-orphan"), unique("src")
+        assert api.post("/connectors", {"name": source, "config": source_config(
+            topic, tasks=2, throughput=50)}).status_code == 201
+        wait_for(lambda: task_states(api, source) == ["RUNNING"] * 2, 60, what="source tasks RUNNING")
+        children = task_processes(worker)
+        assert len(children) == 2
+        worker.kill()
+        _, alive = psutil.wait_procs(children, timeout=30)
+        assert alive == [], f"task processes still running after their worker was killed: {alive}"
+    finally:
+        api.close()
+        worker.stop()
