@@ -8,7 +8,8 @@ Wire format (org.apache.kafka.connect.json.JsonConverter):
   `parameters`, `default` in that order.
 - `schemas.enable=false`: the bare value.
 - bytes are base64 strings; maps with non-string keys are arrays of `[key, value]` pairs; doubles are
-  written as Java's `Double.toString` does (`1.0E7`, `1.0E-4`), NaN/Infinity as quoted strings (Jackson).
+  written as Java's `Double.toString` does (`1.0E7`, `1.0E-4`), floats (float32 schema, or `Float32`
+  values without one) as Java 17's `Float.toString` (java_numbers.py), NaN/Infinity as quoted strings.
 - Logical types by schema name: Decimal (`decimal.Decimal`; `decimal.format` BASE64 or NUMERIC),
   Date (`datetime.date`), Time (`datetime.time`), Timestamp (`datetime.datetime`, naive = UTC). Already
   encoded ints are accepted for Date/Time/Timestamp too, as Python connectors often have them.
@@ -30,7 +31,6 @@ import decimal
 import json as _stdjson
 import math
 import re
-import struct
 from collections import OrderedDict
 from typing import Any, Callable
 
@@ -40,6 +40,7 @@ from ..api.config import ConfigDef, Importance, Type, ValidString, Width
 from ..api.data import Field, Schema
 from ..api.errors import DataError
 from .base import Converter
+from .java_numbers import Float32, java_float_str, to_float32
 
 DECIMAL_LOGICAL_NAME = "org.apache.kafka.connect.data.Decimal"
 DATE_LOGICAL_NAME = "org.apache.kafka.connect.data.Date"
@@ -147,26 +148,7 @@ def java_double_str(x: float) -> str:
     return _java_decimal_notation(x < 0, digits, sci_exp, abs(x))
 
 
-def _to_float32(x: float) -> float:
-    try:
-        return struct.unpack("f", struct.pack("f", x))[0]
-    except OverflowError:
-        return math.copysign(math.inf, x)
-
-
-def java_float_str(x: float) -> str:
-    """Java's `Float.toString((float) x)`."""
-    f = _to_float32(x)
-    if f != f or math.isinf(f) or f == 0:
-        return java_double_str(f)
-    text = repr(abs(f))
-    for precision in range(1, 10):
-        candidate = f"{abs(f):.{precision}g}"
-        if _to_float32(float(candidate)) == abs(f):
-            text = candidate
-            break
-    digits, sci_exp = _shortest_digits(text)
-    return _java_decimal_notation(f < 0, digits, sci_exp, abs(f))
+_to_float32 = to_float32  # the name other modules import
 
 
 _NON_FINITE = {"NaN": orjson.Fragment(b'"NaN"'), "Infinity": orjson.Fragment(b'"Infinity"'),
@@ -223,6 +205,8 @@ def infer_json(value: Any) -> Any:
         return value if -(2**63) <= value < 2**63 else orjson.Fragment(str(value).encode())
     if type(value) is float:
         return _double_json(value)
+    if type(value) is Float32:  # a Java float: Jackson's FloatNode prints Float.toString
+        return _float32_json(value)
     if isinstance(value, dict):
         if all(type(k) is str for k in value):
             return {k: infer_json(v) for k, v in value.items()}

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 # case id prefix -> why it still differs
 KNOWN_DIFFERENCES: dict[str, str] = {
-    # Java 17's Float.toString is not the shortest round-trip text for some floats (JDK-4511638, fixed in 19);
-    # converters/json.py prints the shortest one.
-    "cast-value-int64-to-float32": "Java 17 prints 8.9999995E9 for (float) 9e9; we print 9.0E9",
-    "cast-value-float64-to-float32": "Java 17 prints -1.50000005E10 for (float) -1.5e10; we print -1.5E10",
     # Values.parseString is ported only for the unambiguous cases (converters/headers.py); the reference infers
     # int8..int64, float32 before float64, Decimal for big integers, Date/Time/Timestamp, typed arrays and maps.
     "insert-header-literal-6-": "99999999999999999999: reference Decimal(scale 0), ours string",
