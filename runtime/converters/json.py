@@ -40,7 +40,7 @@ from ..api.config import ConfigDef, Importance, Type, ValidString, Width
 from ..api.data import Field, Schema
 from ..api.errors import DataError
 from .base import Converter
-from .java_numbers import Float32, java_float_str, to_float32
+from .java_numbers import Float32, java_float_str
 
 DECIMAL_LOGICAL_NAME = "org.apache.kafka.connect.data.Decimal"
 DATE_LOGICAL_NAME = "org.apache.kafka.connect.data.Date"
@@ -146,9 +146,6 @@ def java_double_str(x: float) -> str:
         return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
     digits, sci_exp = _shortest_digits(repr(abs(x)))
     return _java_decimal_notation(x < 0, digits, sci_exp, abs(x))
-
-
-_to_float32 = to_float32  # the name other modules import
 
 
 _NON_FINITE = {"NaN": orjson.Fragment(b'"NaN"'), "Infinity": orjson.Fragment(b'"Infinity"'),
@@ -596,11 +593,12 @@ class JsonConverter(Converter):
 
     def _schema_json(self, schema: Schema) -> dict[str, Any]:
         node: dict[str, Any] = {"type": _JSON_TYPE_NAMES[schema.type]}
+        # Kafka writes a missing element, key or value schema (Values.parseString makes them) as null
         if schema.type == "array":
-            node["items"] = self._schema_json(_require(schema.value_schema, schema))
+            node["items"] = self._child_schema_json(schema.value_schema)
         elif schema.type == "map":
-            node["keys"] = self._schema_json(_require(schema.key_schema, schema))
-            node["values"] = self._schema_json(_require(schema.value_schema, schema))
+            node["keys"] = self._child_schema_json(schema.key_schema)
+            node["values"] = self._child_schema_json(schema.value_schema)
         elif schema.type == "struct":
             fields = []
             for f in schema.fields:
@@ -620,6 +618,13 @@ class JsonConverter(Converter):
         if schema.default is not None:
             node["default"] = self._compile_encoder(schema)(schema.default)
         return node
+
+    def _child_schema_json(self, schema: Schema | None) -> dict[str, Any] | None:
+        return None if schema is None else self._schema_json(schema)
+
+    def _child_encoder(self, schema: Schema | None) -> Callable[[Any], Any]:
+        """The encoder of an element, key or value schema; without one, values are written as schemaless."""
+        return infer_json if schema is None else self._compile_encoder(schema)
 
     def _compile_encoder(self, schema: Schema) -> Callable[[Any], Any]:
         """A function turning a Connect value of `schema` into what orjson writes as Kafka's bytes."""
@@ -700,7 +705,7 @@ class JsonConverter(Converter):
                 raise DataError(f"Invalid type for bytes type: {type(value)}")
             return encode_bytes
         if type_ == "array":
-            item = self._compile_encoder(_require(schema.value_schema, schema))
+            item = self._child_encoder(schema.value_schema)
 
             def encode_array(value: Any) -> Any:
                 if not isinstance(value, (list, tuple)):
@@ -708,9 +713,14 @@ class JsonConverter(Converter):
                 return [item(v) for v in value]
             return encode_array
         if type_ == "map":
-            key_schema = _require(schema.key_schema, schema)
+            if schema.key_schema is None:
+                # Kafka cannot write these either (a NullPointerException on the missing key schema)
+                def encode_keyless(value: Any) -> Any:
+                    raise DataError("Cannot write a map whose schema has no key schema")
+                return encode_keyless
+            key_schema = schema.key_schema
             key_enc = self._compile_encoder(key_schema)
-            val_enc = self._compile_encoder(_require(schema.value_schema, schema))
+            val_enc = self._child_encoder(schema.value_schema)
             if key_schema.type == "string":
                 def encode_object(value: Any) -> Any:
                     if not isinstance(value, dict):
