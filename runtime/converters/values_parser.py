@@ -58,7 +58,7 @@ _JAVA_WHITESPACE = "".join(chr(c) for c in range(33))  # String.trim() strips ev
 _MILLIS_PER_DAY = 86_400_000
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 # java.math.BigDecimal's grammar (digits as Character.isDigit reads them, which `\d` matches too)
-_BIG_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_BIG_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE]([+-]?\d+))?")
 _INT_TYPES = ("int8", "int16", "int32", "int64")
 _NUMERIC_ORDER = ("int8", "int16", "int32", "int64", "float32", "float64")
 
@@ -376,15 +376,21 @@ def _parse_temporal(token: str) -> Parsed | None:
     return None if parsed is None else (schema, _Instant(parsed[0]))
 
 
+def _int_sized(text: str) -> bool:
+    digits = text.lstrip("+-").lstrip("0")
+    return len(digits) <= 10 and -(2**31) <= int(text) < 2**31
+
+
 def _parse_number(token: str) -> Parsed | None:
     """BigDecimal(token), then the narrowest type that holds it; None where BigDecimal rejects the text."""
-    if _BIG_DECIMAL.fullmatch(token) is None:
-        return None
+    match = _BIG_DECIMAL.fullmatch(token)
+    if match is None or match.group(1) is not None and not _int_sized(match.group(1)):
+        return None  # BigDecimal: not a number, or its exponent overflows an int
     number = decimal.Decimal(token)
     _, digits, exponent = number.as_tuple()
     scale = -exponent  # type: ignore[operator]  (finite by the grammar)
     if not -(2**31) <= scale < 2**31:
-        return None  # BigDecimal: exponent overflow
+        return None  # BigDecimal: the scale overflows an int
     integral = exponent >= 0 or all(d == 0 for d in digits[len(digits) + exponent:])  # type: ignore[operator]
     if integral:
         exact = _exact_integer(number, digits, exponent)  # type: ignore[arg-type]
