@@ -274,8 +274,10 @@ def resolve(f: FieldSet) -> int:
 
 
 def _millis(fixed: int, time_of_day: int, f: FieldSet) -> int:
-    millis = (fixed - _EPOCH_FIXED) * MILLIS_PER_DAY + time_of_day
-    return millis - f.get(ZONE_OFFSET) - f.get(DST_OFFSET)
+    millis = (fixed - _EPOCH_FIXED) * MILLIS_PER_DAY + time_of_day - f.get(ZONE_OFFSET) - f.get(DST_OFFSET)
+    # Java computes in a long: absurd years wrap around
+    millis &= (1 << 64) - 1
+    return millis - (1 << 64) if millis >> 63 else millis
 
 
 def week_date(week_year: int, week_of_year: int, dow: int) -> tuple[int, int, int]:

@@ -203,6 +203,8 @@ def _match_name(text: str, start: int, names: dict[str, int]) -> tuple[int, int]
 
 def _int_value(digits: str) -> int:
     """DecimalFormat's Number.intValue(): a long wraps to 32 bits, beyond a long it saturates."""
+    if len(digits.lstrip("-").lstrip("0")) > 19:  # past a long (and past what int() reads quickly)
+        return 2**31 - 1 if not digits.startswith("-") else -(2**31)
     number = int(digits)
     if -(2**63) <= number < 2**63:
         number &= 0xFFFFFFFF

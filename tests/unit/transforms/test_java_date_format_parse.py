@@ -28,6 +28,8 @@ JAVA_17 = [
     ("yyyy-MM-dd", "12345-01-01", 327403382400000, 11),
     ("yyyy-MM-dd", "2024-1-2x", 1704153600000, 8),
     ("yyyy-MM-dd HH:mm:ss z", "2024-12-30 10:00:00 GMT+05:30", 1735533000000, 29),
+    # a year past an int saturates (DecimalFormat), and the instant wraps around a long as Java's does
+    ("yyyy", "9" * 30, -6019000092841406464, 30),
 ]
 
 
