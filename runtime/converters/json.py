@@ -8,7 +8,8 @@ Wire format (org.apache.kafka.connect.json.JsonConverter):
   `parameters`, `default` in that order.
 - `schemas.enable=false`: the bare value.
 - bytes are base64 strings; maps with non-string keys are arrays of `[key, value]` pairs; doubles are
-  written as Java's `Double.toString` does (`1.0E7`, `1.0E-4`), NaN/Infinity as quoted strings (Jackson).
+  written as Java's `Double.toString` does (`1.0E7`, `1.0E-4`), floats (float32 schema, or `Float32`
+  values without one) as Java 17's `Float.toString` (java_numbers.py), NaN/Infinity as quoted strings.
 - Logical types by schema name: Decimal (`decimal.Decimal`; `decimal.format` BASE64 or NUMERIC),
   Date (`datetime.date`), Time (`datetime.time`), Timestamp (`datetime.datetime`, naive = UTC). Already
   encoded ints are accepted for Date/Time/Timestamp too, as Python connectors often have them.
@@ -30,7 +31,6 @@ import decimal
 import json as _stdjson
 import math
 import re
-import struct
 from collections import OrderedDict
 from typing import Any, Callable
 
@@ -40,6 +40,7 @@ from ..api.config import ConfigDef, Importance, Type, ValidString, Width
 from ..api.data import Field, Schema
 from ..api.errors import DataError
 from .base import Converter
+from .java_numbers import Float32, java_float_str
 
 DECIMAL_LOGICAL_NAME = "org.apache.kafka.connect.data.Decimal"
 DATE_LOGICAL_NAME = "org.apache.kafka.connect.data.Date"
@@ -147,28 +148,6 @@ def java_double_str(x: float) -> str:
     return _java_decimal_notation(x < 0, digits, sci_exp, abs(x))
 
 
-def _to_float32(x: float) -> float:
-    try:
-        return struct.unpack("f", struct.pack("f", x))[0]
-    except OverflowError:
-        return math.copysign(math.inf, x)
-
-
-def java_float_str(x: float) -> str:
-    """Java's `Float.toString((float) x)`."""
-    f = _to_float32(x)
-    if f != f or math.isinf(f) or f == 0:
-        return java_double_str(f)
-    text = repr(abs(f))
-    for precision in range(1, 10):
-        candidate = f"{abs(f):.{precision}g}"
-        if _to_float32(float(candidate)) == abs(f):
-            text = candidate
-            break
-    digits, sci_exp = _shortest_digits(text)
-    return _java_decimal_notation(f < 0, digits, sci_exp, abs(f))
-
-
 _NON_FINITE = {"NaN": orjson.Fragment(b'"NaN"'), "Infinity": orjson.Fragment(b'"Infinity"'),
                "-Infinity": orjson.Fragment(b'"-Infinity"')}
 
@@ -223,6 +202,8 @@ def infer_json(value: Any) -> Any:
         return value if -(2**63) <= value < 2**63 else orjson.Fragment(str(value).encode())
     if type(value) is float:
         return _double_json(value)
+    if type(value) is Float32:  # a Java float: Jackson's FloatNode prints Float.toString
+        return _float32_json(value)
     if isinstance(value, dict):
         if all(type(k) is str for k in value):
             return {k: infer_json(v) for k, v in value.items()}
@@ -612,11 +593,12 @@ class JsonConverter(Converter):
 
     def _schema_json(self, schema: Schema) -> dict[str, Any]:
         node: dict[str, Any] = {"type": _JSON_TYPE_NAMES[schema.type]}
+        # Kafka writes a missing element, key or value schema (Values.parseString makes them) as null
         if schema.type == "array":
-            node["items"] = self._schema_json(_require(schema.value_schema, schema))
+            node["items"] = self._child_schema_json(schema.value_schema)
         elif schema.type == "map":
-            node["keys"] = self._schema_json(_require(schema.key_schema, schema))
-            node["values"] = self._schema_json(_require(schema.value_schema, schema))
+            node["keys"] = self._child_schema_json(schema.key_schema)
+            node["values"] = self._child_schema_json(schema.value_schema)
         elif schema.type == "struct":
             fields = []
             for f in schema.fields:
@@ -636,6 +618,13 @@ class JsonConverter(Converter):
         if schema.default is not None:
             node["default"] = self._compile_encoder(schema)(schema.default)
         return node
+
+    def _child_schema_json(self, schema: Schema | None) -> dict[str, Any] | None:
+        return None if schema is None else self._schema_json(schema)
+
+    def _child_encoder(self, schema: Schema | None) -> Callable[[Any], Any]:
+        """The encoder of an element, key or value schema; without one, values are written as schemaless."""
+        return infer_json if schema is None else self._compile_encoder(schema)
 
     def _compile_encoder(self, schema: Schema) -> Callable[[Any], Any]:
         """A function turning a Connect value of `schema` into what orjson writes as Kafka's bytes."""
@@ -716,7 +705,7 @@ class JsonConverter(Converter):
                 raise DataError(f"Invalid type for bytes type: {type(value)}")
             return encode_bytes
         if type_ == "array":
-            item = self._compile_encoder(_require(schema.value_schema, schema))
+            item = self._child_encoder(schema.value_schema)
 
             def encode_array(value: Any) -> Any:
                 if not isinstance(value, (list, tuple)):
@@ -724,9 +713,14 @@ class JsonConverter(Converter):
                 return [item(v) for v in value]
             return encode_array
         if type_ == "map":
-            key_schema = _require(schema.key_schema, schema)
+            if schema.key_schema is None:
+                # Kafka cannot write these either (a NullPointerException on the missing key schema)
+                def encode_keyless(value: Any) -> Any:
+                    raise DataError("Cannot write a map whose schema has no key schema")
+                return encode_keyless
+            key_schema = schema.key_schema
             key_enc = self._compile_encoder(key_schema)
-            val_enc = self._compile_encoder(_require(schema.value_schema, schema))
+            val_enc = self._child_encoder(schema.value_schema)
             if key_schema.type == "string":
                 def encode_object(value: Any) -> Any:
                     if not isinstance(value, dict):

@@ -1,17 +1,26 @@
-"""A port of the java.text.SimpleDateFormat pattern language, fixed to UTC as Kafka's transforms use it.
+"""A port of java.text.SimpleDateFormat, fixed to UTC as Kafka's transforms use it (lenient, locale en_US).
 
 Supported letters: G y Y M L w W d D F E u a H k K h m s S z Z X and quoted literals ('' is a quote); any
 other letter is illegal, as in Java 17 (`n`, for one, is DateTimeFormatter's, not SimpleDateFormat's).
-Week fields (`Y` week year, `w`, `W`) follow the calendar of the JVM's default locale where the reference
-runs (`en`: weeks start on Sunday, and the week holding 1 January is week 1 of its year). Parsing,
-like Java's `DateFormat.parse(String)`, reads from the start and ignores trailing text; adjacent numeric
-fields (`yyyyMMdd`) take exactly their pattern width.
+Dates are those of java.util.GregorianCalendar (java_calendar.py): Julian before 15 October 1582, weeks
+starting on Sunday with the week holding 1 January as week 1 of its year. Instants are epoch milliseconds,
+so any year a Java Date holds formats and parses.
+
+Parsing follows SimpleDateFormat.parse: fields are read in pattern order from the start of the text
+(trailing text is ignored); spaces and tabs before a field are skipped; a numeric field followed directly
+by another numeric field takes exactly its pattern width; two-digit `yy` years fall within 80 years before
+and 20 after now. The fields are then resolved as a lenient Calendar does: the latest of competing fields
+wins (`YYYY`/`ww`/`u` give a week date), and values past their range roll over into the next unit.
+Named time zones other than UTC/GMT are read as UTC.
 """
 from __future__ import annotations
 
 import datetime as _dt
 import re
+import unicodedata
 from typing import NamedTuple
+
+from . import java_calendar as cal
 
 _UTC = _dt.timezone.utc
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -67,75 +76,59 @@ def compile_pattern(pattern: str) -> list[_Token]:
     return tokens
 
 
+
 def _pad(number: int, count: int) -> str:
     return f"{number:0{count}d}" if number >= 0 else "-" + f"{-number:0{count}d}"
 
 
-def _sunday_index(day: _dt.date) -> int:
-    """Days since the Sunday that starts the week of `day` (Sunday = 0)."""
-    return (day.weekday() + 1) % 7
+def _iso_day(day_of_week: int) -> int:
+    return 7 if day_of_week == cal.SUNDAY else day_of_week - 1
 
 
-def week_of_year(day: _dt.date) -> tuple[int, int]:
-    """(week year, week of year) as java.util.GregorianCalendar counts them with the first day of the week
-    Sunday and one minimal day in the first week: the week that holds 1 January is week 1, so the last
-    days of December can be in week 1 of the next year (2024-12-29 is 2025-W01)."""
-    week_end = day + _dt.timedelta(days=6 - _sunday_index(day))
-    if week_end.year > day.year:
-        return day.year + 1, 1
-    first = _sunday_index(_dt.date(day.year, 1, 1))
-    return day.year, (day.timetuple().tm_yday - 1 + first) // 7 + 1
-
-
-def week_of_month(day: _dt.date) -> int:
-    """Week of the month with the same rules: the week that holds the 1st is week 1."""
-    return (day.day - 1 + _sunday_index(day.replace(day=1))) // 7 + 1
-
-
-def format_datetime(tokens: list[_Token], moment: _dt.datetime) -> str:
-    """`SimpleDateFormat.format` of an aware (or naive = UTC) datetime, in UTC."""
-    m = moment.astimezone(_UTC) if moment.tzinfo is not None else moment
+def format_millis(tokens: list[_Token], millis: int) -> str:
+    """`SimpleDateFormat.format` of an epoch-millisecond instant, in UTC."""
+    f = cal.fields(millis)
     out: list[str] = []
     for letter, count, text in tokens:
         if not letter:
             out.append(text)
         elif letter == "G":
-            out.append("AD" if m.year > 0 else "BC")
+            out.append("AD" if f.era_ad else "BC")
         elif letter in "yY":
-            year = week_of_year(m.date())[0] if letter == "Y" else m.year
+            year = f.week_year if letter == "Y" else f.year
             out.append(_pad(year % 100, 2) if count == 2 else _pad(year, count))
         elif letter in "ML":
             if count >= 4:
-                out.append(_MONTHS[m.month - 1])
+                out.append(_MONTHS[f.month - 1])
             elif count == 3:
-                out.append(_MONTHS[m.month - 1][:3])
+                out.append(_MONTHS[f.month - 1][:3])
             else:
-                out.append(_pad(m.month, count))
+                out.append(_pad(f.month, count))
         elif letter == "d":
-            out.append(_pad(m.day, count))
+            out.append(_pad(f.day, count))
         elif letter == "D":
-            out.append(_pad(m.timetuple().tm_yday, count))
+            out.append(_pad(f.day_of_year, count))
         elif letter == "E":
-            name = _DAYS[m.weekday()]
+            name = _DAYS[_iso_day(f.day_of_week) - 1]
             out.append(name if count >= 4 else name[:3])
         elif letter == "u":
-            out.append(_pad(m.isoweekday(), count))
+            out.append(_pad(_iso_day(f.day_of_week), count))
         elif letter == "a":
-            out.append("AM" if m.hour < 12 else "PM")
+            out.append("AM" if f.hour < 12 else "PM")
         elif letter == "H":
-            out.append(_pad(m.hour, count))
+            out.append(_pad(f.hour, count))
         elif letter == "k":
-            out.append(_pad(m.hour or 24, count))
+            out.append(_pad(f.hour or 24, count))
         elif letter == "K":
-            out.append(_pad(m.hour % 12, count))
+            out.append(_pad(f.hour % 12, count))
         elif letter == "h":
-            out.append(_pad(m.hour % 12 or 12, count))
+            out.append(_pad(f.hour % 12 or 12, count))
         elif letter == "m":
-            out.append(_pad(m.minute, count))
+            out.append(_pad(f.minute, count))
         elif letter == "s":
-            out.append(_pad(m.second, count))
+            out.append(_pad(f.second, count))
         elif letter == "S":
-            out.append(_pad(m.microsecond // 1000, count))
+            out.append(_pad(f.millisecond, count))
         elif letter == "z":
             out.append("Coordinated Universal Time" if count >= 4 else "UTC")
         elif letter == "Z":
@@ -143,58 +136,226 @@ def format_datetime(tokens: list[_Token], moment: _dt.datetime) -> str:
         elif letter == "X":
             out.append("Z")
         elif letter == "w":
-            out.append(_pad(week_of_year(m.date())[1], count))
+            out.append(_pad(f.week_of_year, count))
         elif letter == "W":
-            out.append(_pad(week_of_month(m.date()), count))
+            out.append(_pad(f.week_of_month, count))
         else:  # F: day of week in month
-            out.append(_pad((m.day - 1) // 7 + 1, count))
+            out.append(_pad((f.day - 1) // 7 + 1, count))
     return "".join(out)
+
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_UTC)
+_MS = _dt.timedelta(milliseconds=1)
+
+
+def millis_of(moment: _dt.datetime) -> int:
+    """Epoch milliseconds of an aware (or naive = UTC) datetime, truncated to the millisecond."""
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=_UTC)
+    return (aware - _EPOCH) // _MS
+
+
+def format_datetime(tokens: list[_Token], moment: _dt.datetime) -> str:
+    """`SimpleDateFormat.format` of an aware (or naive = UTC) datetime, in UTC."""
+    return format_millis(tokens, millis_of(moment))
 
 
 class ParseError(ValueError):
     pass
 
 
-def _numeric_regex(count: int, abutting: bool) -> str:
-    return rf"(\d{{{count}}})" if abutting else r"([+-]?\d+)"
+# ---- parsing ----------------------------------------------------------------------------------------------
+
+_WEEK_YEAR = 17  # CalendarBuilder's extra field
+_FIELD_OF = {"G": cal.ERA, "y": cal.YEAR, "Y": _WEEK_YEAR, "M": cal.MONTH, "L": cal.MONTH, "d": cal.DAY_OF_MONTH,
+             "k": cal.HOUR_OF_DAY, "H": cal.HOUR_OF_DAY, "m": cal.MINUTE, "s": cal.SECOND, "S": cal.MILLISECOND,
+             "E": cal.DAY_OF_WEEK, "u": cal.DAY_OF_WEEK, "D": cal.DAY_OF_YEAR, "F": cal.DAY_OF_WEEK_IN_MONTH,
+             "w": cal.WEEK_OF_YEAR, "W": cal.WEEK_OF_MONTH, "a": cal.AM_PM, "h": cal.HOUR, "K": cal.HOUR}
+# letters whose field, when it comes right after another numeric field, limits that one to its width
+_ABUTTING = set("yYdkHmsSDFwWhKu")
+_INTEGER = re.compile(r"-?\d+")
+_MONTH_NAMES = {name.lower(): i for i, full in enumerate(_MONTHS) for name in (full, full[:3])}
+# Calendar.DAY_OF_WEEK: Sunday = 1
+_DAY_NAMES = {name.lower(): (i + 1) % 7 + 1 for i, full in enumerate(_DAYS) for name in (full, full[:3])}
+_TEXT_FIELDS = {"G": {"bc": 0, "ad": 1}, "E": _DAY_NAMES, "a": {"am": 0, "pm": 1}}
 
 
-def _build_regex(tokens: list[_Token]) -> re.Pattern[str]:
-    parts: list[str] = []
-    for index, (letter, count, text) in enumerate(tokens):
-        following = tokens[index + 1] if index + 1 < len(tokens) else None
-        abutting = following is not None and following.letter in _NUMERIC and not (
-            following.letter in "ML" and following.count >= 3)
+def _char_equals(a: str, b: str) -> bool:
+    """Lenient SimpleDateFormat: a literal space matches any space separator (Unicode Zs)."""
+    return a == b or unicodedata.category(a) == "Zs" and unicodedata.category(b) == "Zs"
+
+
+def _abuts(token: _Token | None) -> bool:
+    if token is None or not token.letter:
+        return False
+    if token.letter in "ML":
+        return token.count <= 2
+    return token.letter in _ABUTTING
+
+
+def _match_name(text: str, start: int, names: dict[str, int]) -> tuple[int, int] | None:
+    """The longest name matching at `start`, ignoring case: (its value, the index after it)."""
+    best = None
+    for name, value in names.items():
+        if text[start:start + len(name)].lower() == name and (best is None or len(name) > best[1]):
+            best = (value, len(name))
+    return None if best is None else (best[0], start + best[1])
+
+
+def _int_value(digits: str) -> int:
+    """DecimalFormat's Number.intValue(): a long wraps to 32 bits, beyond a long it saturates."""
+    if len(digits.lstrip("-").lstrip("0")) > 19:  # past a long (and past what int() reads quickly)
+        return 2**31 - 1 if not digits.startswith("-") else -(2**31)
+    number = int(digits)
+    if -(2**63) <= number < 2**63:
+        number &= 0xFFFFFFFF
+        return number - (1 << 32) if number >> 31 else number
+    return 2**31 - 1 if number > 0 else -(2**31)
+
+
+def _numeric_zone(text: str, index: int, sign: int, count: int, colon: bool) -> tuple[int, int] | None:
+    """SimpleDateFormat.subParseNumericZone: (offset in ms, index after) for [h]h[[:]mm] at `index`."""
+    m = re.compile(r"([0-9])([0-9])?" + ("" if count == 1 else ("(:)" if colon else "()") + "([0-9]{2})")).match(
+        text, index)
+    if m is None or (m.group(2) is None and (count > 0 or not colon)):
+        return None
+    hours = int(m.group(1) + (m.group(2) or ""))
+    minutes = int(m.group(4)) if count != 1 else 0
+    if hours > 23 or minutes > 59:
+        return None
+    return sign * (hours * 60 + minutes) * 60_000, m.end()
+
+
+def _zone(letter: str, count: int, text: str, start: int, index: int) -> tuple[int, int] | None:
+    c = text[index:index + 1]
+    if letter == "X":
+        if c == "Z":
+            return 0, index + 1
+        if c not in ("+", "-"):
+            return None
+        return _numeric_zone(text, index + 1, 1 if c == "+" else -1, count, count == 3)
+    if c in ("+", "-"):
+        return _numeric_zone(text, index + 1, 1 if c == "+" else -1, 0, False)
+    if text[start:start + 3].upper() == "GMT":
+        after = start + 3
+        c = text[after:after + 1]
+        if c not in ("+", "-"):
+            return 0, after
+        return _numeric_zone(text, after + 1, 1 if c == "+" else -1, 0, True)
+    named = re.compile(r"Coordinated Universal Time|UTC|[A-Z]{3,4}", re.IGNORECASE).match(text, index)
+    return None if named is None else (0, named.end())
+
+
+class _Builder:
+    """SimpleDateFormat's CalendarBuilder: the parsed fields, in the order they were set."""
+
+    def __init__(self) -> None:
+        self.fields = cal.FieldSet()
+
+    def set(self, field: int, value: int) -> None:
+        self.fields.set(field, value)
+
+    def establish(self) -> int:
+        parsed = self.fields
+        week_date = parsed.is_set(_WEEK_YEAR) and parsed.stamp(_WEEK_YEAR) > parsed.stamp(cal.YEAR)
+        resolved = cal.FieldSet()
+        for field in sorted(parsed.stamps, key=parsed.stamp):
+            if field != _WEEK_YEAR:
+                resolved.set(field, parsed.get(field))
+        if week_date:
+            week = parsed.get(cal.WEEK_OF_YEAR) if parsed.is_set(cal.WEEK_OF_YEAR) else 1
+            dow = parsed.get(cal.DAY_OF_WEEK) if parsed.is_set(cal.DAY_OF_WEEK) else cal.FIRST_DAY_OF_WEEK
+            if not 0 < dow <= 7:  # lenient: an out-of-range day of week moves the week
+                if dow >= 8:
+                    dow -= 1
+                    week += dow // 7
+                    dow = dow % 7 + 1
+                else:
+                    while dow <= 0:
+                        dow += 7
+                        week -= 1
+                dow = 1 if dow == 7 else dow + 1
+            year, month, day = cal.week_date(parsed.get(_WEEK_YEAR), week, dow)
+            resolved.set(cal.ERA, 1 if year > 0 else 0)
+            resolved.set(cal.YEAR, year if year > 0 else 1 - year)
+            resolved.set(cal.MONTH, month)
+            resolved.set(cal.DAY_OF_MONTH, day)
+        return cal.resolve(resolved)
+
+
+def _century_start() -> tuple[int, int]:
+    """SimpleDateFormat's default century: (its start year, its start instant), 80 years before now."""
+    now = _dt.datetime.now(_UTC)
+    try:
+        start = now.replace(year=now.year - 80)
+    except ValueError:  # 29 February
+        start = now.replace(year=now.year - 80, day=28)
+    return start.year, millis_of(start)
+
+
+def parse_prefix(tokens: list[_Token], text: str) -> tuple[int, int] | None:
+    """`SimpleDateFormat.parse(text, new ParsePosition(0))`: (epoch millis, index after the parsed text),
+    or None where Java returns null."""
+    builder = _Builder()
+    ambiguous = False
+    century_year, century_millis = _century_start()
+    pos = 0
+    for i, (letter, count, literal) in enumerate(tokens):
         if not letter:
-            parts.append(re.escape(text))
-        elif letter in "ML" and count >= 3:
-            parts.append("(" + "|".join(sorted(_MONTHS + [n[:3] for n in _MONTHS], key=len, reverse=True)) + ")")
-        elif letter == "E":
-            parts.append("(" + "|".join(sorted(_DAYS + [n[:3] for n in _DAYS], key=len, reverse=True)) + ")")
-        elif letter == "a":
-            parts.append("(AM|PM|am|pm)")
-        elif letter == "G":
-            parts.append("(AD|BC)")
-        elif letter in "zZX":
-            parts.append(r"(Z|UTC|GMT(?:[+-]\d{1,2}(?::?\d{2})?)?|[+-]\d{2}(?::?\d{2})?|[A-Z]{3,4})")
-        else:
-            parts.append(_numeric_regex(max(count, 1), abutting))
-    return re.compile("".join(parts), re.IGNORECASE)
-
-
-def _offset(text: str) -> _dt.timedelta:
-    m = re.search(r"([+-])(\d{1,2}):?(\d{2})?$", text)
-    if not m:
-        return _dt.timedelta(0)  # Z, UTC, GMT and other names are read as UTC here
-    delta = _dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3) or 0))
-    return delta if m.group(1) == "+" else -delta
-
-
-def _two_digit_year(value: int, now: _dt.datetime) -> int:
-    """SimpleDateFormat's pivot: within 80 years before and 20 years after now."""
-    start = now.year - 80
-    year = (start // 100) * 100 + value
-    return year + 100 if year < start else year
+            for ch in literal:
+                if pos >= len(text) or not _char_equals(text[pos], ch):
+                    return None
+                pos += 1
+            continue
+        following = tokens[i + 1] if i + 1 < len(tokens) else None
+        start = pos
+        while pos < len(text) and text[pos] in " \t":
+            pos += 1
+        if pos >= len(text):
+            return None
+        if letter in _TEXT_FIELDS or (letter in "ML" and count >= 3):
+            names = _MONTH_NAMES if letter in "ML" else _TEXT_FIELDS[letter]
+            matched = _match_name(text, start, names)
+            if matched is None:
+                return None
+            builder.set(_FIELD_OF[letter], matched[0])
+            pos = matched[1]
+            continue
+        if letter in "zZX":
+            zone = _zone(letter, count, text, start, pos)
+            if zone is None:
+                return None
+            builder.set(cal.ZONE_OFFSET, zone[0])
+            builder.set(cal.DST_OFFSET, 0)
+            pos = zone[1]
+            continue
+        limit = start + count if _abuts(following) else len(text)
+        if limit > len(text):
+            return None
+        number = _INTEGER.match(text[:limit], pos)
+        if number is None:
+            return None
+        value = _int_value(number.group())
+        digits_start, pos = pos, number.end()
+        if letter in "yY":
+            if count <= 2 and pos - digits_start == 2 and number.group().isdigit():
+                ambiguous = value == century_year % 100
+                value += century_year // 100 * 100 + (100 if value < century_year % 100 else 0)
+        elif letter in "ML":
+            value -= 1
+        elif letter == "k" and value == 24:
+            value = 0
+        elif letter == "h" and value == 12:
+            value = 0
+        elif letter == "u":  # ISO day of week -> Calendar's (Sunday = 1); out of range stays as it is
+            value = (1 if value == 7 else value + 1) if 0 < value <= 7 else value
+        builder.set(_FIELD_OF[letter], value)
+    millis = builder.establish()
+    if ambiguous and millis < century_millis:
+        for field in (cal.YEAR, _WEEK_YEAR):
+            if builder.fields.is_set(field):
+                builder.fields.values[field] += 100
+        millis = builder.establish()
+    return millis, pos
 
 
 class DateFormat:
@@ -203,67 +364,27 @@ class DateFormat:
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self.tokens = compile_pattern(pattern)
-        self._regex: re.Pattern[str] | None = None
 
     def format(self, moment: _dt.datetime) -> str:
         return format_datetime(self.tokens, moment)
 
-    def parse(self, text: str) -> _dt.datetime:
-        if self._regex is None:
-            self._regex = _build_regex(self.tokens)
-        match = self._regex.match(text)
-        if match is None:
+    def format_millis(self, millis: int) -> str:
+        return format_millis(self.tokens, millis)
+
+    def parse_prefix(self, text: str) -> tuple[int, int] | None:
+        """(epoch millis, index after the parsed text), or None where Java's parse(text, pos) gives null."""
+        return parse_prefix(self.tokens, text)
+
+    def parse_millis(self, text: str) -> int:
+        """`DateFormat.parse(text)` as epoch milliseconds; ParseError where Java throws ParseException."""
+        parsed = parse_prefix(self.tokens, text)
+        if parsed is None:
             raise ParseError(f'Unparseable date: "{text}"')
-        fields = {"year": 1970, "month": 1, "day": 1, "hour": 0, "minute": 0, "second": 0, "ms": 0, "yday": None}
-        pm: bool | None = None
-        hour12 = None
-        offset = _dt.timedelta(0)
-        groups = iter(match.groups())
-        for letter, count, _text in self.tokens:
-            if not letter:
-                continue
-            raw = next(groups)
-            if letter in "yY":
-                year = int(raw)
-                fields["year"] = _two_digit_year(year, _dt.datetime.now(_UTC)) if count <= 2 and len(raw) <= 2 else year
-            elif letter in "ML":
-                if raw.isdigit():
-                    fields["month"] = int(raw)
-                else:
-                    fields["month"] = [n[:3].lower() for n in _MONTHS].index(raw[:3].lower()) + 1
-            elif letter == "d":
-                fields["day"] = int(raw)
-            elif letter == "D":
-                fields["yday"] = int(raw)
-            elif letter in "Hk":
-                fields["hour"] = int(raw) % 24
-            elif letter in "Kh":
-                hour12 = int(raw) % 12
-            elif letter == "a":
-                pm = raw.lower() == "pm"
-            elif letter == "m":
-                fields["minute"] = int(raw)
-            elif letter == "s":
-                fields["second"] = int(raw)
-            elif letter == "S":
-                fields["ms"] = int(raw)
-            elif letter in "zZX":
-                offset = _offset(raw)
-        if hour12 is not None:
-            fields["hour"] = hour12 + (12 if pm else 0)
-        elif pm and fields["hour"] < 12:
-            fields["hour"] += 12
+        return parsed[0]
+
+    def parse(self, text: str) -> _dt.datetime:
+        """`DateFormat.parse(text)` as an aware UTC datetime (ParseError also past the years datetime holds)."""
         try:
-            if fields["yday"] is not None:
-                base = _dt.datetime(fields["year"], 1, 1, tzinfo=_UTC) + _dt.timedelta(days=fields["yday"] - 1)
-            else:
-                base = _dt.datetime(fields["year"], 1, 1, tzinfo=_UTC)
-                # lenient like Java: months and days past their range roll over
-                year_shift, month0 = divmod(fields["month"] - 1, 12)
-                base = base.replace(year=fields["year"] + year_shift, month=month0 + 1)
-                base += _dt.timedelta(days=fields["day"] - 1)
-            moment = base + _dt.timedelta(hours=fields["hour"], minutes=fields["minute"], seconds=fields["second"],
-                                          milliseconds=fields["ms"])
-        except (ValueError, OverflowError) as exc:
+            return _EPOCH + self.parse_millis(text) * _MS
+        except OverflowError as exc:
             raise ParseError(f'Unparseable date: "{text}"') from exc
-        return moment - offset

@@ -1,8 +1,10 @@
 """TimestampConverter$Key / $Value: convert timestamps between strings, Unix epochs and Date/Time/Timestamp.
 
 Connect's logical types are Python values here: Timestamp a `datetime.datetime` (UTC), Date a
-`datetime.date`, Time a `datetime.time`. Conversions go through a UTC datetime at millisecond precision,
-as Kafka's go through java.util.Date.
+`datetime.date`, Time a `datetime.time`. Conversions go through epoch milliseconds, as Kafka's go through
+java.util.Date, so instants a datetime cannot hold (past year 9999) still convert: a Timestamp or Date
+outside datetime's range comes out as its encoded number (epoch millis, epoch days), which the converters
+accept for those logical types.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from ._util import (
     parse_config,
     require_map, require_struct, struct_schema,
 )
-from .java_date_format import DateFormat, ParseError
+from .java_date_format import DateFormat, ParseError, millis_of
 
 OVERVIEW_DOC = ("Convert timestamps between different formats such as Unix epoch, strings, and Connect Date/Timestamp "
                 "types.Applies to individual fields or to the entire value.<p/>Use the concrete transformation type "
@@ -64,20 +66,26 @@ def config_def() -> ConfigDef:
                     documentation=REPLACE_NULL_WITH_DEFAULT_DOC))
 
 
-def _truncate_millis(moment: _dt.datetime) -> _dt.datetime:
-    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+_MILLIS_PER_DAY = 86_400_000
+_EPOCH_DATE = _dt.date(1970, 1, 1)
 
 
-def _moment(value: Any) -> _dt.datetime | None:
-    """Any of the logical types' Python values as the UTC instant Kafka's java.util.Date holds."""
+def _saturated(value: int) -> int:
+    """TimeUnit conversions clamp to the long range instead of overflowing."""
+    return max(_LONG_MIN, min(_LONG_MAX, value))
+
+
+def _millis(kind: str, value: Any) -> int | None:
+    """Epoch millis of a logical type's Python value (or of its encoded number), as java.util.Date holds it."""
     if isinstance(value, _dt.datetime):
-        aware = value if value.tzinfo is not None else value.replace(tzinfo=_dt.timezone.utc)
-        return _truncate_millis(aware.astimezone(_dt.timezone.utc))
+        return millis_of(value)
     if isinstance(value, _dt.date):
-        return _dt.datetime(value.year, value.month, value.day, tzinfo=_dt.timezone.utc)
+        return (value - _EPOCH_DATE).days * _MILLIS_PER_DAY
     if isinstance(value, _dt.time):
-        return _EPOCH + _dt.timedelta(hours=value.hour, minutes=value.minute, seconds=value.second,
-                                      milliseconds=value.microsecond // 1000)
+        return ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value * _MILLIS_PER_DAY if kind == TYPE_DATE else value
     return None
 
 
@@ -109,9 +117,9 @@ class TimestampConverter(KeyOrValue):
                                   "TimestampConverter requires a SimpleDateFormat-compatible pattern for string "
                                   f"timestamps: {pattern}") from None
         self._schemas = SchemaCache()
-        self._to_raw: dict[str, Callable[[Any], _dt.datetime]] = {
-            TYPE_STRING: self._string_to_raw, TYPE_UNIX: self._unix_to_raw, TYPE_DATE: self._logical_to_raw("Date"),
-            TYPE_TIME: self._logical_to_raw("Time"), TYPE_TIMESTAMP: self._logical_to_raw("Timestamp"),
+        self._to_raw: dict[str, Callable[[Any], int]] = {
+            TYPE_STRING: self._string_to_raw, TYPE_UNIX: self._unix_to_raw, TYPE_DATE: self._logical_to_raw(TYPE_DATE),
+            TYPE_TIME: self._logical_to_raw(TYPE_TIME), TYPE_TIMESTAMP: self._logical_to_raw(TYPE_TIMESTAMP),
         }
 
     def config(self) -> ConfigDef:
@@ -119,46 +127,48 @@ class TimestampConverter(KeyOrValue):
 
     # ---- translators ------------------------------------------------------------------------------
 
-    def _string_to_raw(self, value: Any) -> _dt.datetime:
+    def _string_to_raw(self, value: Any) -> int:
         if not isinstance(value, str):
             raise DataError(f"Expected string timestamp to be a String, but found {class_name_of(value)}")
         pattern = self.format.pattern if self.format is not None else "null"
         try:
             if self.format is None:
                 raise ParseError(value)
-            return self.format.parse(value)
+            return self.format.parse_millis(value)
         except ParseError:
             raise DataError(f"Could not parse timestamp: value ({value}) does not match pattern ({pattern})") from None
 
-    def _unix_to_raw(self, value: Any) -> _dt.datetime:
+    def _unix_to_raw(self, value: Any) -> int:
         if not isinstance(value, int) or isinstance(value, bool):
             raise DataError(f"Expected Unix timestamp to be a Long, but found {class_name_of(value)}")
-        millis = {"seconds": value * 1000, "microseconds": _java_div(value, 1000),
-                  "nanoseconds": _java_div(value, 1_000_000)}.get(self.unix_precision, value)
-        return _EPOCH + millis * _MS
+        return {"seconds": _saturated(value * 1000), "microseconds": _java_div(value, 1000),
+                "nanoseconds": _java_div(value, 1_000_000)}.get(self.unix_precision, value)
 
     @staticmethod
-    def _logical_to_raw(kind: str) -> Callable[[Any], _dt.datetime]:
-        def to_raw(value: Any) -> _dt.datetime:
-            moment = _moment(value)
-            if moment is None:
+    def _logical_to_raw(kind: str) -> Callable[[Any], int]:
+        def to_raw(value: Any) -> int:
+            millis = _millis(kind, value)
+            if millis is None:
                 raise DataError(f"Expected {kind} to be a java.util.Date, but found {class_name_of(value)}")
-            return moment
+            return millis
         return to_raw
 
-    def _to_type(self, raw: _dt.datetime) -> Any:
+    def _to_type(self, millis: int) -> Any:
         target = self.target_type
         if target == TYPE_STRING:
-            return self.format.format(raw)  # type: ignore[union-attr]  (configure requires a format)
+            return self.format.format_millis(millis)  # type: ignore[union-attr]  (configure requires a format)
         if target == TYPE_UNIX:
-            millis = (raw - _EPOCH) // _MS
-            return {"seconds": _java_div(millis, 1000), "microseconds": millis * 1000,
-                    "nanoseconds": millis * 1_000_000}.get(self.unix_precision, millis)
-        if target == TYPE_DATE:
-            return raw.date()
+            return {"seconds": _java_div(millis, 1000), "microseconds": _saturated(millis * 1000),
+                    "nanoseconds": _saturated(millis * 1_000_000)}.get(self.unix_precision, millis)
         if target == TYPE_TIME:
-            return _dt.time(raw.hour, raw.minute, raw.second, raw.microsecond // 1000 * 1000)
-        return raw
+            seconds, ms = divmod(millis % _MILLIS_PER_DAY, 1000)
+            return _dt.time(seconds // 3600, seconds // 60 % 60, seconds % 60, ms * 1000)
+        try:
+            if target == TYPE_DATE:
+                return _EPOCH_DATE + _dt.timedelta(days=millis // _MILLIS_PER_DAY)
+            return _EPOCH + millis * _MS
+        except OverflowError:  # past what datetime holds: the encoded number (days or millis)
+            return millis // _MILLIS_PER_DAY if target == TYPE_DATE else millis
 
     def _type_schema(self, optional: bool) -> Schema:
         required, optional_schema = _SCHEMAS[self.target_type]

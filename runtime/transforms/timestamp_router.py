@@ -1,7 +1,6 @@
 """TimestampRouter: rename the topic from the original topic and the record timestamp."""
 from __future__ import annotations
 
-import datetime as _dt
 from typing import Any
 
 from ..api.config import ConfigDef, Importance, Type
@@ -14,7 +13,6 @@ from .java_date_format import DateFormat
 OVERVIEW_DOC = ("Update the record's topic field as a function of the original topic value and the record timestamp."
                 "<p/>This is mainly useful for sink connectors, since the topic field is often used to determine the "
                 "equivalent entity name in the destination system(e.g. database table or search index name).")
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
 def config_def() -> ConfigDef:
@@ -49,6 +47,6 @@ class TimestampRouter(Transformation):
             raise DataError(f"Timestamp missing on record: {record}")
         if self.timestamp_format is None:
             raise ValueError(self._format_error)
-        formatted = self.timestamp_format.format(_EPOCH + _dt.timedelta(milliseconds=record.timestamp))
+        formatted = self.timestamp_format.format_millis(record.timestamp)
         topic = self.topic_format.replace("${topic}", record.topic).replace("${timestamp}", formatted)
         return record.new_record(topic=topic)

@@ -96,6 +96,20 @@ def test_timestamp_converter_with_schema() -> None:
         == 86_400_000
 
 
+def test_timestamp_converter_past_year_9999() -> None:
+    # java.util.Date holds these; a datetime does not, so they stay encoded (millis, days) as the converters
+    # accept them, and the JSON is the reference's
+    seconds = make(TimestampConverterValue, **{"target.type": "Timestamp", "unix.precision": "seconds"})
+    assert seconds.apply(sink(1_735_566_330_123_456, INT64_SCHEMA)).value == 1_735_566_330_123_456_000
+    to_date = make(TimestampConverterValue, **{"target.type": "Date"})
+    assert to_date.apply(sink(253_402_300_800_000, INT64_SCHEMA)).value == 2_932_897
+    to_string = make(TimestampConverterValue, **{"target.type": "string", "format": "yyyy-MM-dd"})
+    assert to_string.apply(sink(253_402_300_800_000, INT64_SCHEMA)).value == "10000-01-01"
+    back = make(TimestampConverterValue, **{"target.type": "unix"})
+    ts_schema = Schema("int64", name=TS, version=1)
+    assert back.apply(sink(1_735_566_330_123_456_000, ts_schema)).value == 1_735_566_330_123_456_000
+
+
 def test_timestamp_converter_errors() -> None:
     with pytest.raises(ConfigError, match="requires format option"):
         make(TimestampConverterValue, **{"target.type": "string"})
