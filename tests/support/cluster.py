@@ -85,6 +85,35 @@ class Cluster:
             shown = {i: self.status(name, i) for i in range(len(self.workers)) if self.workers[i].process is not None}
             raise AssertionError(f"{exc}; statuses shown by each worker: {shown}") from None
 
+    def rebalance_epoch(self, index: int) -> float | None:
+        """The generation worker `index` applied, from its /metrics; None while it rebalances."""
+        from prometheus_client.parser import text_string_to_metric_families
+
+        values = {sample.name: sample.value
+                  for family in text_string_to_metric_families(self.api(index).get("/metrics").text)
+                  for sample in family.samples if sample.name.startswith("kafka_connect_worker_rebalance_")}
+        if values.get("kafka_connect_worker_rebalance_rebalancing") != 0:
+            return None
+        return values.get("kafka_connect_worker_rebalance_epoch")
+
+    def stop_one_by_one(self) -> None:
+        """Stop every worker gracefully, each once the others have settled on the generation that followed
+        the last stop. Tansu: a LeaveGroup that reaches it while the leaving member's JoinGroup is pending
+        can leave the group led by a member it has already removed, and no worker can join it again
+        (reproduced with bare kafka-python members); Apache Kafka has no such state. Stopping all three at
+        once, or the next before the others have rejoined, sends exactly that LeaveGroup."""
+        for index, worker in enumerate(self.workers):
+            others = range(index + 1, len(self.workers))
+            before = {i: self.rebalance_epoch(i) or -1.0 for i in others}
+            worker.stop()
+
+            def settled() -> bool:
+                epochs = [self.rebalance_epoch(i) for i in others]
+                return all(e is not None and e > before[i] for i, e in zip(others, epochs)) and len(set(epochs)) <= 1
+
+            if others:
+                wait_for(settled, 60, 0.1, f"workers {list(others)} settled after worker {index} stopped")
+
     def logs(self) -> str:
         return "\n\n".join(f"--- worker {i} ({w.url})\n{w.log_tail(40)}" for i, w in enumerate(self.workers))
 

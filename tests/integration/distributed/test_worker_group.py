@@ -233,8 +233,7 @@ def test_full_cluster_restart_keeps_connectors_and_target_states(cluster: Cluste
     assert cluster.api(1).put(f"/connectors/{paused}/pause").status_code == 202
     cluster.wait_state(paused, "PAUSED", 2, "PAUSED")
 
-    for worker in cluster.workers:
-        worker.stop()
+    cluster.stop_one_by_one()  # every worker, gracefully (see there for Tansu)
     cluster.start()  # same ports, so the same worker ids; a new leader may be any of them
     for i in range(3):
         cluster.wait_state(paused, "PAUSED", 2, "PAUSED", via=i)
