@@ -69,10 +69,7 @@ def worker_admin_client(config: WorkerConfig) -> Any:
 def kafka_cluster_id(config: WorkerConfig, admin: Any = None) -> str | None:
     """The cluster id, waiting at most `admin.default.api.timeout.ms` (default 30 s) for Kafka to answer."""
     admin = admin if admin is not None else worker_admin_client(config)
-    try:
-        timeout_s = int(config.originals.get("admin.default.api.timeout.ms", 30000)) / 1000
-    except ValueError:
-        timeout_s = 30.0
+    timeout_s = config.get_int("admin.default.api.timeout.ms") / 1000
     try:
         return admin.list_topics(timeout=timeout_s).cluster_id
     except Exception as exc:  # noqa: BLE001

@@ -61,11 +61,11 @@ class Timing:
 
     @classmethod
     def from_worker(cls, config: WorkerConfig) -> "Timing":
-        def ms(name: str, default: int) -> float:
-            return int(str(config.originals.get(name, default)).strip()) / 1000
+        def seconds(name: str) -> float:
+            return config.get_int(name) / 1000
 
-        return cls(ms("heartbeat.interval.ms", 3000), ms("session.timeout.ms", 10000),
-                   ms("scheduled.rebalance.max.delay.ms", 300000), ms("rebalance.timeout.ms", 60000))
+        return cls(seconds("heartbeat.interval.ms"), seconds("session.timeout.ms"),
+                   seconds("scheduled.rebalance.max.delay.ms"), seconds("rebalance.timeout.ms"))
 
 
 def worker_id_of(url: str) -> str:
