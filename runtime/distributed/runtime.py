@@ -40,7 +40,8 @@ class DistributedRuntime:
         from ..worker.broker_monitor import BrokerMonitor
         from ..worker.offsets import OffsetsManager, SourceOffsetStores
         from ..worker.worker import Worker
-        from .herder import DistributedHerder, Timing
+        from ..herder.distributed import DistributedHerder
+        from .member import Timing
 
         config = self.config
         if not config.bootstrap_servers:
