@@ -31,6 +31,7 @@ from ..worker_config import WorkerConfig
 from ..herder.errors import RequestTimeout, ServerError
 from ..herder.restart import RestartPlan, RestartRequest
 from ..herder.stages import StageTracker
+from ..herder.target_states import generates_tasks, task_target, tasks_run
 from .assignment import INVALID, Assignment, AssignmentReader, TaskId, compute_assignment
 from .connect_protocol import CONFIG_MISMATCH, NO_ERROR, ConnectAssignment, WorkerState
 from .group import WorkerGroup
@@ -570,7 +571,7 @@ class GroupMember(ConfigUpdateListener):
             for c, i in assignment.tasks_of(self.worker_id):
                 state = connectors.get(c)
                 if state is not None and c not in snapshot.inconsistent and i < len(state.task_configs) \
-                        and state.target_state is not TargetState.STOPPED:
+                        and tasks_run(state.target_state):
                     mine_t[(c, i)] = state
 
         # 1. stop tasks this worker must no longer run, or must run with other configs
@@ -589,7 +590,7 @@ class GroupMember(ConfigUpdateListener):
                 del self._running_tasks[(name, index)]
                 self._task_targets.pop((name, index), None)
                 state = connectors.get(name)
-                if state is None or index >= len(state.task_configs) or state.target_state is TargetState.STOPPED:
+                if state is None or index >= len(state.task_configs) or not tasks_run(state.target_state):
                     self.statuses.remove_task(name, index)
                 elif (name, index) not in mine_t:
                     self.statuses.put_task_safe(name, index, InstanceStatus(State.UNASSIGNED, self.worker_id))
@@ -624,12 +625,12 @@ class GroupMember(ConfigUpdateListener):
                 with self.stages.stage("starting the connector"):
                     ok = worker.transition_connector(name, state.target_state)
                 self._running_connectors[name] = (running[0], state.target_state)
-                if ok and state.target_state is TargetState.STARTED:
+                if ok and generates_tasks(state.target_state):
                     self._reconfig.add(name)
         # 4. start tasks, or move them to their target state
         for key in sorted(mine_t):
             state = mine_t[key]
-            target = TargetState.PAUSED if state.target_state is TargetState.PAUSED else TargetState.STARTED
+            target = task_target(state.target_state)
             if key not in self._running_tasks:
                 worker.start_task(key[0], key[1], state.task_configs[key[1]], state.config, target)
                 self._running_tasks[key] = (dict(state.task_configs[key[1]]), snapshot.commit_offsets.get(key[0], -1))
@@ -651,7 +652,7 @@ class GroupMember(ConfigUpdateListener):
         connector config changed since the last commit (the reference's rule)."""
         worker = self.worker
         assert worker is not None
-        if state.target_state is not TargetState.STARTED or not worker.is_running(name):
+        if not generates_tasks(state.target_state) or not worker.is_running(name):
             return
         tasks_max, enforce = _tasks_max(state.config)
         try:
@@ -692,7 +693,7 @@ class GroupMember(ConfigUpdateListener):
 
         def start() -> None:
             try:
-                if worker.start_connector(name, config, target) and target is TargetState.STARTED:
+                if worker.start_connector(name, config, target) and generates_tasks(target):
                     self._request_reconfiguration(name)
             except Exception:  # noqa: BLE001 - the worker reports the connector's own failures
                 log.exception("Starting connector %s failed", name)
@@ -728,7 +729,7 @@ class GroupMember(ConfigUpdateListener):
         with self.stages.stage("starting the connector"):
             ok = worker.start_connector(name, state.config, state.target_state)
         self._running_connectors[name] = (dict(state.config), state.target_state)
-        if ok and state.target_state is TargetState.STARTED:
+        if ok and generates_tasks(state.target_state):
             self._reconfigure_tasks(name, state)
 
     def restart_task_here(self, name: str, index: int, state: ConnectorState) -> bool:
@@ -738,7 +739,7 @@ class GroupMember(ConfigUpdateListener):
         key = (name, index)
         self.statuses.put_task(name, index, InstanceStatus(State.RESTARTING, self.worker_id))
         worker.stop_tasks([key])
-        target = TargetState.PAUSED if state.target_state is TargetState.PAUSED else TargetState.STARTED
+        target = task_target(state.target_state)
         ok = worker.start_task(name, index, state.task_configs[index], state.config, target)
         commit = self.config_store.snapshot().commit_offsets.get(name, -1)
         self._running_tasks[key] = (dict(state.task_configs[index]), commit)

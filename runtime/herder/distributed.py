@@ -20,13 +20,13 @@ from ..storage.base import ConnectorState, InstanceStatus
 from ..storage.kafka_config_store import KafkaConfigStore
 from ..storage.kafka_config_store import RestartRequest as StoredRestartRequest
 from ..storage.kafka_status_store import KafkaStatusStore
-from ..storage.states import State, TargetState
+from ..storage.states import TargetState
 from ..storage.status_codec import TopicStatus
 from ..worker.offsets import OffsetsManager
 from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
-from . import views
-from .base import HerderBase, initial_target
+from . import target_states, views
+from .base import HerderBase
 from .errors import BadRequest, HerderError, NotFound, NotLeader, RebalanceNeeded, RequestTimeout, ServerError
 from .restart import RestartPlan, RestartRequest
 from .signatures import RequestSignature, check_signature
@@ -42,10 +42,6 @@ POLL_S = 0.01  # how often those waits look again: in-memory checks, cheap, and 
 STATUS_WAIT_S = 5.0
 # inter.worker.verification.algorithms' default (this runtime does not make it configurable)
 VERIFICATION_ALGORITHMS = ["HmacSHA256"]
-_SETTLED = {
-    TargetState.PAUSED: (State.PAUSED, State.FAILED),
-    TargetState.STARTED: (State.RUNNING, State.FAILED),
-}
 
 
 class NotAssigned(NotLeader):
@@ -155,11 +151,8 @@ class DistributedHerder(HerderBase):
         def settled(connector: InstanceStatus | None, tasks: list[InstanceStatus], state: ConnectorState | None) -> bool:
             if state is None or connector is None:
                 return state is None
-            if target is TargetState.STOPPED:
-                return connector.state is State.STOPPED and not self.status_store.tasks(name)
-            wanted = _SETTLED[target]
-            return connector.state in wanted and len(tasks) == len(state.task_configs) \
-                and all(t.state in wanted for t in tasks)
+            return target_states.target_reached(target, connector, tasks, len(state.task_configs),
+                                                bool(self.status_store.tasks(name)))
 
         self._await_status(name, settled)
 
@@ -238,7 +231,7 @@ class DistributedHerder(HerderBase):
 
     def put_connector_config(self, name: str, config: dict[str, Any], allow_replace: bool,
                              initial_state: str | None = None) -> tuple[bool, dict[str, Any]]:
-        target = initial_target(initial_state)
+        target = target_states.initial_target(initial_state)
         self._require_leader()
         with self.stages.stage("performing multi-property validation for the connector"):
             self._require_valid(config)
@@ -253,8 +246,9 @@ class DistributedHerder(HerderBase):
                 if existing is not None:
                     self.config_store.put_connector_config(name, clean)
                 else:
-                    initial = None if target in (None, TargetState.STARTED) else target
-                    self.config_store.put_connector_config(name, clean, initial)
+                    initial = target_states.created(clean, target).target_state
+                    # a connector created STARTED needs no target-state record, as the reference writes it
+                    self.config_store.put_connector_config(name, clean, None if initial is TargetState.STARTED else initial)
             self.member.wake()
             info = self._info(name, self._state(name, f"Connector {name} not found"))
         if existing is None:
@@ -297,29 +291,23 @@ class DistributedHerder(HerderBase):
 
     # ---- target states --------------------------------------------------------------------------
 
-    def _write_target(self, name: str, target: TargetState) -> None:
-        self._fresh_state(name, f"Unknown connector {name}")
-        with self.stages.stage(f"writing the target state of connector {name} to the config topic"):
-            self.config_store.put_target_state(name, target)
+    def _change_target(self, name: str, target: TargetState) -> None:
+        if target_states.clears_tasks(target):  # a stop writes task configs: the leader's job
+            self._fresh_state(name, f"Unknown connector {name}")  # 404 before leadership, as the reference
+            self._require_leader()
+            with self._request():
+                self._write_transition(name, target)
+        else:
+            self._write_transition(name, target)  # any worker may write a pause or a resume
         self.member.wake()
         self._await_target(name, target)
 
-    def pause_connector(self, name: str) -> None:
-        self._write_target(name, TargetState.PAUSED)  # any worker may write target states
-
-    def resume_connector(self, name: str) -> None:
-        self._write_target(name, TargetState.STARTED)
-
-    def stop_connector(self, name: str) -> None:
-        self._fresh_state(name, f"Unknown connector {name}")  # 404 before leadership, as the reference
-        self._require_leader()
-        with self._request():
-            self._fresh_state(name, f"Unknown connector {name}")
-            with self.stages.stage(f"writing the target state of connector {name} to the config topic"):
-                self.config_store.put_task_configs(name, [])  # KIP-875: empty task set first
-                self.config_store.put_target_state(name, TargetState.STOPPED)
-        self.member.wake()
-        self._await_target(name, TargetState.STOPPED)
+    def _write_transition(self, name: str, target: TargetState) -> None:
+        state = target_states.transitioned(self._fresh_state(name, f"Unknown connector {name}"), target)
+        with self.stages.stage(f"writing the target state of connector {name} to the config topic"):
+            if target_states.clears_tasks(target):
+                self.config_store.put_task_configs(name, state.task_configs)  # KIP-875: empty task set first
+            self.config_store.put_target_state(name, state.target_state)
 
     # ---- restarts -------------------------------------------------------------------------------
 
@@ -384,7 +372,7 @@ class DistributedHerder(HerderBase):
     def _offsets_precheck(self, name: str) -> ConnectorState:
         self._require_leader()
         state = self._fresh_state(name, f"Connector {name} not found")
-        self._require_stopped(name, state)
+        target_states.require_stopped(name, state)
         # stopped, but its tasks may still be assigned or stopping: after a stop that just returned, give
         # the group a moment to settle before answering 409 (retriable)
         deadline = time.monotonic() + SETTLE_WAIT_S
@@ -451,8 +439,7 @@ class DistributedHerder(HerderBase):
         with self._request():
             self._require_leader()
             state = self._fresh_state(name, f"Connector {name} not found")
-            if configs and state.target_state is TargetState.STOPPED:
-                raise BadRequest(f"Cannot submit non-empty set of task configs for stopped connector {name}")
+            target_states.require_task_configs_allowed(name, state, configs)
             with self.stages.stage(f"writing {len(configs)} task configs for connector {name} to the config topic"):
                 self.config_store.put_task_configs(name, configs)
         self.member.wake()
