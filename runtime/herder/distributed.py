@@ -417,6 +417,11 @@ class DistributedHerder(HerderBase):
         owners have not stopped them yet)."""
         return self.member.rebalance_pending(name) or bool(self.status_store.tasks(name))
 
+    def stored_config(self, name: str) -> dict[str, str] | None:
+        """The connector config last read from the config topic (for offsets reads, which get only a name)."""
+        state = self.config_store.snapshot().connectors.get(name)
+        return dict(state.config) if state is not None else None
+
     # ---- introspection (tests, logs) ------------------------------------------------------------
 
     def assignment(self) -> Assignment:
