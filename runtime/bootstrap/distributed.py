@@ -3,12 +3,11 @@ and status topics with the other members of its group (`group.id`)."""
 from __future__ import annotations
 
 import logging
-from typing import Any
-
 from ..api.errors import ConfigError
 from ..config_providers import ConfigResolver
 from ..distributed.member import Timing
 from ..herder.distributed import DistributedHerder
+from ..herder.interface import Herder
 from ..plugins import Plugins
 from ..storage.kafka_log import KafkaStoreError
 from ..storage.kafka_stores import KafkaStoreSettings
@@ -61,7 +60,7 @@ class DistributedRuntime(WorkerRuntime):
         herder.attach_worker(worker)
         return herder
 
-    def _start_herder(self, herder: Any) -> None:
+    def _start_herder(self, herder: Herder) -> None:
         try:
             herder.start()
         except (KafkaStoreError, ValueError) as exc:

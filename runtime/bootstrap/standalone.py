@@ -3,11 +3,10 @@ memory), Kafka at `bootstrap.servers` or an embedded broker on loopback."""
 from __future__ import annotations
 
 import logging
-from typing import Any
-
 from ..config_providers import ConfigResolver
 from ..connector_files import ConnectorRequest
 from ..embedded_broker import BrokerUnavailableError, EmbeddedBroker
+from ..herder.interface import Herder
 from ..herder.standalone import StandaloneHerder
 from ..plugins import Plugins
 from ..storage.base import StatusStore
@@ -59,7 +58,7 @@ class StandaloneRuntime(WorkerRuntime):
         return StandaloneHerder(config, plugins, worker, config_store, statuses, OffsetsManager(config, offset_store),
                                 worker_id, cluster_id, broker_monitor=self.broker_monitor)
 
-    def _start_herder(self, herder: Any) -> None:
+    def _start_herder(self, herder: Herder) -> None:
         try:
             herder.start()
         except ValueError as exc:

@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 from ..config_providers import ConfigResolver
+from ..herder.interface import Herder
 from ..plugins import Plugins
 from ..rest.security import (
     Credentials, SecurityConfigError, basic_auth_from_worker_config, forwarding_client_kwargs,
@@ -32,7 +33,7 @@ class WorkerRuntime:
     def __init__(self, config: WorkerConfig) -> None:
         self.config = config
         self.server: RestServers | None = None
-        self.herder: Any = None
+        self.herder: Herder | None = None
         self.broker_monitor: BrokerMonitor | None = None
         self.credentials: Credentials | None = None
         self.ssl_context: ssl.SSLContext | None = None
@@ -46,11 +47,11 @@ class WorkerRuntime:
         """Mode-specific checks and preparations before anything is built (StartupError when wrong)."""
 
     def _build_herder(self, plugins: Plugins, resolver: ConfigResolver, worker_id: str,
-                      cluster_id: str | None) -> Any:
+                      cluster_id: str | None) -> Herder:
         """The mode's stores, worker and herder, wired together (not started)."""
         raise NotImplementedError
 
-    def _start_herder(self, herder: Any) -> None:
+    def _start_herder(self, herder: Herder) -> None:
         herder.start()
 
     def apply_startup_requests(self) -> None:

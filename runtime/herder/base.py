@@ -163,6 +163,10 @@ class HerderBase:
         """Store `target_states.transitioned(state, target)` for `name` and apply it (404 "Unknown connector")."""
         raise NotImplementedError
 
+    def settle_forwarded(self, name: str) -> None:
+        """After a change of `name` forwarded to the leader: nothing to wait for where nothing is forwarded
+        (the distributed herder waits until this worker has read the change)."""
+
     # ---- offsets (KIP-875) --------------------------------------------------------------------------
 
     def connector_offsets(self, name: str) -> dict[str, Any]:
