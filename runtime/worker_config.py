@@ -25,6 +25,18 @@ JAVA_ONLY_PROPERTIES = (
     "connector.client.config.override.policy",
 )
 
+class PositiveOrMinusOne:
+    """Partitions and replication factors of the internal topics: at least 1, or -1 for the broker's default
+    (the reference's TopicCreationConfig validators)."""
+
+    def __call__(self, name: str, value: Any) -> None:
+        if value is None or (value != -1 and value < 1):
+            raise ConfigError(name, value, "Value must be -1 (the broker's default) or at least 1")
+
+    def __str__(self) -> str:
+        return "-1, or [1,...]"
+
+
 WORKER_CONFIG_DEF = (
     ConfigDef()
     .define("bootstrap.servers", Type.LIST, None, importance=Importance.HIGH,
@@ -74,6 +86,53 @@ WORKER_CONFIG_DEF = (
     .define("log.format", Type.STRING, "text", ValidString.of("text", "json", case_insensitive=True), Importance.LOW,
             documentation="text: the reference's layout with its connector context ([name|task-0]); json: one "
                           "JSON object per line")
+    .define("admin.default.api.timeout.ms", Type.INT, 30000, Range.at_least(0), Importance.LOW,
+            documentation="How long the worker waits at startup for Kafka to answer (its admin client's timeout).")
+    # distributed mode (Kafka Connect's DistributedConfig); unset or unused in standalone mode
+    .define("group.id", Type.STRING, None, importance=Importance.HIGH,
+            documentation="A unique string that identifies the Connect cluster group this worker belongs to "
+                          "(required in distributed mode).")
+    .define("session.timeout.ms", Type.INT, 10000, importance=Importance.HIGH,
+            documentation="The timeout used to detect worker failures: a worker whose heartbeats the group "
+                          "coordinator does not receive for this long is removed from the group, and the others "
+                          "rebalance. Must be within the broker's group.min/max.session.timeout.ms.")
+    .define("heartbeat.interval.ms", Type.INT, 3000, importance=Importance.HIGH,
+            documentation="The expected time between heartbeats to the group coordinator; lower than "
+                          "session.timeout.ms, typically no higher than a third of it.")
+    .define("rebalance.timeout.ms", Type.INT, 60000, importance=Importance.HIGH,
+            documentation="The maximum allowed time for each worker to join the group once a rebalance has begun "
+                          "(time for its tasks to stop and commit); a worker whose tick thread stalls longer "
+                          "leaves the group.")
+    .define("scheduled.rebalance.max.delay.ms", Type.INT, 300000, Range.between(0, 2**31 - 1), Importance.LOW,
+            documentation="The maximum delay that is scheduled in order to wait for the return of one or more "
+                          "departed workers before rebalancing and reassigning their connectors and tasks to the "
+                          "group (KIP-415). During this period their connectors and tasks remain unassigned.")
+    .define("config.storage.topic", Type.STRING, None, importance=Importance.HIGH,
+            documentation="The name of the Kafka topic where connector configurations are stored "
+                          "(required in distributed mode).")
+    .define("config.storage.replication.factor", Type.SHORT, 3, PositiveOrMinusOne(), Importance.LOW,
+            documentation="Replication factor used when creating the configuration storage topic "
+                          "(-1: the broker's default).")
+    .define("offset.storage.topic", Type.STRING, None, importance=Importance.HIGH,
+            documentation="The name of the Kafka topic where source connector offsets are stored "
+                          "(required in distributed mode).")
+    .define("offset.storage.partitions", Type.INT, 25, PositiveOrMinusOne(), Importance.LOW,
+            documentation="The number of partitions used when creating the offset storage topic "
+                          "(-1: the broker's default).")
+    .define("offset.storage.replication.factor", Type.SHORT, 3, PositiveOrMinusOne(), Importance.LOW,
+            documentation="Replication factor used when creating the offset storage topic (-1: the broker's default).")
+    .define("status.storage.topic", Type.STRING, None, importance=Importance.HIGH,
+            documentation="The name of the Kafka topic where connector and task statuses are stored "
+                          "(required in distributed mode).")
+    .define("status.storage.partitions", Type.INT, 5, PositiveOrMinusOne(), Importance.LOW,
+            documentation="The number of partitions used when creating the status storage topic "
+                          "(-1: the broker's default).")
+    .define("status.storage.replication.factor", Type.SHORT, 3, PositiveOrMinusOne(), Importance.LOW,
+            documentation="Replication factor used when creating the status storage topic (-1: the broker's default).")
+    .define("internal.log.read.strategy", Type.STRING, "watermark", ValidString.of("watermark", "sentinel"),
+            Importance.LOW,
+            documentation="This runtime's own: how the internal topics are read to their end, by the high "
+                          "watermark or by writing a sentinel record and reading up to it.")
 )
 
 

@@ -54,7 +54,7 @@ Fencing
     waking and its first tick (its task threads wake too); sources and sinks are at-least-once across
     failover, replays staying within one offset-flush interval.
 
-Routing
+Routing (runtime/herder/distributed.py, over the GroupMember it holds)
     Leader-only operations (create/update/patch/delete, stop, restart with parameters, offsets) raise
     NotLeader(leader url) elsewhere; the REST layer forwards them. Pause/resume write target-state records
     on any worker. Plain connector and task restarts run on the owning worker (NotAssigned(owner url) from

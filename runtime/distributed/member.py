@@ -5,7 +5,8 @@ leader's assignments, and the tick thread that keeps this worker's share of the 
 On every record that matters (and every TICK_S) the tick thread polls the group (joining when a
 rebalance asks for it), applies the assignment of the generation it holds, lets the leader place new
 units between rebalances, then reconciles: it stops what this worker should no longer run, then starts
-what it should run. The REST-facing herder (herder.py) builds on this class.
+what it should run. The distributed herder (runtime/herder/distributed.py) holds one and asks it who
+leads, who owns what, and to run restarts on the tick thread.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from ..worker_config import WorkerConfig
 from ..herder.errors import RequestTimeout, ServerError
 from ..herder.restart import RestartPlan, RestartRequest
 from ..herder.stages import StageTracker
+from ..herder.target_states import generates_tasks, task_target, tasks_run
 from .assignment import INVALID, Assignment, AssignmentReader, TaskId, compute_assignment
 from .connect_protocol import CONFIG_MISMATCH, NO_ERROR, ConnectAssignment, WorkerState
 from .group import WorkerGroup
@@ -61,11 +63,11 @@ class Timing:
 
     @classmethod
     def from_worker(cls, config: WorkerConfig) -> "Timing":
-        def ms(name: str, default: int) -> float:
-            return int(str(config.originals.get(name, default)).strip()) / 1000
+        def seconds(name: str) -> float:
+            return config.get_int(name) / 1000
 
-        return cls(ms("heartbeat.interval.ms", 3000), ms("session.timeout.ms", 10000),
-                   ms("scheduled.rebalance.max.delay.ms", 300000), ms("rebalance.timeout.ms", 60000))
+        return cls(seconds("heartbeat.interval.ms"), seconds("session.timeout.ms"),
+                   seconds("scheduled.rebalance.max.delay.ms"), seconds("rebalance.timeout.ms"))
 
 
 def worker_id_of(url: str) -> str:
@@ -76,8 +78,7 @@ def worker_id_of(url: str) -> str:
 class GroupMember(ConfigUpdateListener):
     def __init__(self, config: WorkerConfig, plugins: Plugins, config_store: KafkaConfigStore,
                  status_store: KafkaStatusStore, offsets: OffsetsManager, worker_id: str, url: str,
-                 kafka_cluster_id: str | None, group_id: str, timing: Timing,
-                 client_config: Mapping[str, str] | None = None) -> None:
+                 group_id: str, timing: Timing, client_config: Mapping[str, str] | None = None) -> None:
         self.config = config
         self.plugins = plugins
         self.config_store = config_store
@@ -85,18 +86,14 @@ class GroupMember(ConfigUpdateListener):
         self.offsets = offsets
         self.worker_id = worker_id
         self.url = url
-        self.kafka_cluster_id = kafka_cluster_id
         self.group_id = group_id
         self.timing = timing
         self.stages = StageTracker()
-        self.ready = False
-        self._ready_event = threading.Event()
         self.group = WorkerGroup(client_config or {"bootstrap.servers": str(config.bootstrap_servers or ""),
                                                    "group.id": group_id},
                                  group_id, self, int(timing.session_timeout_s * 1000),
                                  int(timing.heartbeat_interval_s * 1000), int(timing.rebalance_timeout_s * 1000))
         self._lock = threading.RLock()
-        self._request_lock = threading.RLock()  # one leader-side write at a time (exists checks, then writes)
         self._assign_lock = threading.Lock()  # one assignment computation at a time (rebalance or update)
         self._assignment = Assignment()  # the placement of the generation this worker holds
         self._latest_record = Assignment()  # the last assignment read from the config topic, any generation
@@ -131,7 +128,6 @@ class GroupMember(ConfigUpdateListener):
         self._request_timeout_s = config.get_int("rest.request.timeout.ms") / 1000
         self.statuses = GenerationStatuses(status_store, lambda: max(self._generation, 0))
         self.worker: Worker | None = None
-        self.broker_monitor: Any = None  # says when Kafka has been unreachable for a while (for /health)
         config_store.listener = self
         self._assignment_reader = AssignmentReader(group_id)
         config_store.register_prefix(self._assignment_reader.key, self._on_assignment_record)
@@ -141,7 +137,6 @@ class GroupMember(ConfigUpdateListener):
         self.worker = worker
         worker.rebalance = RebalanceCounters()
         worker._reconfigure = self._request_reconfiguration  # connector contexts call back into the herder
-        worker._on_topic = self._record_topic
 
     # ---- lifecycle ------------------------------------------------------------------------------
 
@@ -166,10 +161,6 @@ class GroupMember(ConfigUpdateListener):
             futures = [pool.submit(start) for start in starts]
         for future in futures:
             future.result()  # the first failure, as a sequential start would have raised it
-
-    def mark_ready(self) -> None:
-        self.ready = True
-        self._ready_event.set()
 
     def stop(self) -> None:
         if self._stopping.is_set():
@@ -358,7 +349,7 @@ class GroupMember(ConfigUpdateListener):
                 except BaseException as exc:  # noqa: BLE001
                     future.set_exception(exc)
 
-    def _call(self, fn: Callable[[], T], what: str) -> T:
+    def call(self, fn: Callable[[], T], what: str) -> T:
         """Run `fn` on the tick thread and wait for it (the request timeout at most)."""
         if threading.get_ident() == self._tick_ident:
             return fn()
@@ -423,9 +414,57 @@ class GroupMember(ConfigUpdateListener):
             rebalance.leader_name = worker_id_of(connect.leader_url)
             rebalance.last_rebalance_monotonic = time.monotonic()
 
-    def _leader(self) -> str | None:
+    # ---- what the herder asks (any thread) --------------------------------------------------------
+
+    def leader_url(self) -> str | None:
         """The leader's URL, as the generation this worker holds says."""
         return self._leader_url if self._generation >= 0 else None
+
+    def url_of(self, worker_id: str | None) -> str | None:
+        """The REST URL of a member of the current placement."""
+        if worker_id is None:
+            return None
+        with self._lock:
+            return self._assignment.urls.get(worker_id)
+
+    def assignment(self) -> Assignment:
+        """The placement of the generation this worker holds."""
+        with self._lock:
+            return self._assignment
+
+    def rebalance_pending(self, name: str) -> bool:
+        """A rebalance is under way, or tasks of connector `name` are still placed on some member."""
+        with self._lock:
+            assignment = self._assignment
+        if self.group.rebalancing():
+            return True
+        return any(c == name for c, _ in assignment.tasks)
+
+    def runs_connector(self, name: str) -> bool:
+        return name in self._running_connectors
+
+    def holds_task(self, name: str, index: int) -> bool:
+        """The task runs here, or is assigned here (about to start)."""
+        return (name, index) in self._running_tasks or (name, index) in self._assignment.tasks_of(self.worker_id)
+
+    def wake(self) -> None:
+        """Tick now: something the tick thread reconciles has just been written."""
+        self._wake.set()
+
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    def responsive(self, timeout_s: float) -> bool:
+        """Whether the tick thread runs a call within `timeout_s` (the health check's probe)."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._calls.put((lambda: None, future))
+        self._wake.set()
+        try:
+            future.result(timeout=timeout_s)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            return False
+        return True
 
     def is_leader(self) -> bool:
         return self._generation >= 0 and self._leader_id == self._member_id and not self._fenced()
@@ -532,7 +571,7 @@ class GroupMember(ConfigUpdateListener):
             for c, i in assignment.tasks_of(self.worker_id):
                 state = connectors.get(c)
                 if state is not None and c not in snapshot.inconsistent and i < len(state.task_configs) \
-                        and state.target_state is not TargetState.STOPPED:
+                        and tasks_run(state.target_state):
                     mine_t[(c, i)] = state
 
         # 1. stop tasks this worker must no longer run, or must run with other configs
@@ -551,7 +590,7 @@ class GroupMember(ConfigUpdateListener):
                 del self._running_tasks[(name, index)]
                 self._task_targets.pop((name, index), None)
                 state = connectors.get(name)
-                if state is None or index >= len(state.task_configs) or state.target_state is TargetState.STOPPED:
+                if state is None or index >= len(state.task_configs) or not tasks_run(state.target_state):
                     self.statuses.remove_task(name, index)
                 elif (name, index) not in mine_t:
                     self.statuses.put_task_safe(name, index, InstanceStatus(State.UNASSIGNED, self.worker_id))
@@ -586,12 +625,12 @@ class GroupMember(ConfigUpdateListener):
                 with self.stages.stage("starting the connector"):
                     ok = worker.transition_connector(name, state.target_state)
                 self._running_connectors[name] = (running[0], state.target_state)
-                if ok and state.target_state is TargetState.STARTED:
+                if ok and generates_tasks(state.target_state):
                     self._reconfig.add(name)
         # 4. start tasks, or move them to their target state
         for key in sorted(mine_t):
             state = mine_t[key]
-            target = TargetState.PAUSED if state.target_state is TargetState.PAUSED else TargetState.STARTED
+            target = task_target(state.target_state)
             if key not in self._running_tasks:
                 worker.start_task(key[0], key[1], state.task_configs[key[1]], state.config, target)
                 self._running_tasks[key] = (dict(state.task_configs[key[1]]), snapshot.commit_offsets.get(key[0], -1))
@@ -613,7 +652,7 @@ class GroupMember(ConfigUpdateListener):
         connector config changed since the last commit (the reference's rule)."""
         worker = self.worker
         assert worker is not None
-        if state.target_state is not TargetState.STARTED or not worker.is_running(name):
+        if not generates_tasks(state.target_state) or not worker.is_running(name):
             return
         tasks_max, enforce = _tasks_max(state.config)
         try:
@@ -642,10 +681,10 @@ class GroupMember(ConfigUpdateListener):
             plan = RestartPlan.build(request, status.state,
                                      {i: s.state for i, s in self.status_store.tasks(name).items()})
             if plan.connector and name in self._running_connectors:
-                self._restart_connector_here(name, state)
+                self.restart_connector_here(name, state)
             for index in plan.tasks:
                 if (name, index) in self._running_tasks:
-                    self._restart_task_here(name, index, state)
+                    self.restart_task_here(name, index, state)
 
     def _start_connector_async(self, name: str, config: dict[str, str], target: TargetState) -> None:
         """Start a connector on a starter thread; once started, its task configs are generated on the tick."""
@@ -654,7 +693,7 @@ class GroupMember(ConfigUpdateListener):
 
         def start() -> None:
             try:
-                if worker.start_connector(name, config, target) and target is TargetState.STARTED:
+                if worker.start_connector(name, config, target) and generates_tasks(target):
                     self._request_reconfiguration(name)
             except Exception:  # noqa: BLE001 - the worker reports the connector's own failures
                 log.exception("Starting connector %s failed", name)
@@ -679,7 +718,8 @@ class GroupMember(ConfigUpdateListener):
             with self.stages.stage("waiting for the connector to finish starting"):
                 concurrent.futures.wait([future])
 
-    def _restart_connector_here(self, name: str, state: ConnectorState) -> None:
+    def restart_connector_here(self, name: str, state: ConnectorState) -> None:
+        """Restart a connector this worker runs (tick thread)."""
         worker = self.worker
         assert worker is not None
         self._await_start(name)
@@ -689,16 +729,17 @@ class GroupMember(ConfigUpdateListener):
         with self.stages.stage("starting the connector"):
             ok = worker.start_connector(name, state.config, state.target_state)
         self._running_connectors[name] = (dict(state.config), state.target_state)
-        if ok and state.target_state is TargetState.STARTED:
+        if ok and generates_tasks(state.target_state):
             self._reconfigure_tasks(name, state)
 
-    def _restart_task_here(self, name: str, index: int, state: ConnectorState) -> bool:
+    def restart_task_here(self, name: str, index: int, state: ConnectorState) -> bool:
+        """Restart a task this worker runs or holds (tick thread); False when it did not start."""
         worker = self.worker
         assert worker is not None
         key = (name, index)
         self.statuses.put_task(name, index, InstanceStatus(State.RESTARTING, self.worker_id))
         worker.stop_tasks([key])
-        target = TargetState.PAUSED if state.target_state is TargetState.PAUSED else TargetState.STARTED
+        target = task_target(state.target_state)
         ok = worker.start_task(name, index, state.task_configs[index], state.config, target)
         commit = self.config_store.snapshot().commit_offsets.get(name, -1)
         self._running_tasks[key] = (dict(state.task_configs[index]), commit)

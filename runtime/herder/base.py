@@ -1,10 +1,11 @@
 """What the standalone and the distributed herder do the same way.
 
-Both herders keep their own state machine (one herder thread over local files; a tick loop over the
-internal topics), and differ in where state lives and how a request reaches the code that changes it.
-Everything here only needs a connector's stored state (`_state`) and a way to run a step under a named
-stage (`_staged`): the REST views, validation, the offsets endpoints' steps after the STOPPED check,
-topic-tracking rules and the health answer.
+Both herders follow one target-state machine (target_states.py) and differ in where state lives, how a
+change is stored and applied (one herder thread over local files; a tick loop over the internal topics) and
+how a request reaches the code that changes it. Everything here only needs a connector's stored state
+(`_state`), a way to run a step under a named stage (`_staged`) and a way to store and apply a target state
+(`_change_target`): the REST views, validation, pause/resume/stop, the offsets endpoints' steps after the
+STOPPED check, topic-tracking rules and the health answer.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from ..api.connector import SinkConnector, SourceConnector
 from ..plugins import Plugins
 from ..storage.base import ConnectorState
-from ..storage.states import INITIAL_STATES, TargetState
+from ..storage.states import TargetState
 from ..worker_config import WorkerConfig
 from . import offset_requests, views
 from .errors import BadRequest, Forbidden, NotFound, ServerError
@@ -35,7 +36,7 @@ HEALTHY = "Worker has completed startup and is ready to handle requests."
 
 
 class HerderBase:
-    """Shared behaviour; subclasses provide `_state`, `_staged` and `_responsive`."""
+    """Shared behaviour; subclasses provide `_state`, `_staged`, `_responsive` and `_change_target`."""
 
     config: WorkerConfig
     plugins: Plugins
@@ -147,6 +148,25 @@ class HerderBase:
         return self._staged(lambda: plugin_config_keys(desc.cls),
                             "retrieving the configuration definition from the connector")
 
+    # ---- target states (KIP-52, KIP-875): decided in target_states, stored and applied by each herder ----
+
+    def pause_connector(self, name: str) -> None:
+        self._change_target(name, TargetState.PAUSED)
+
+    def resume_connector(self, name: str) -> None:
+        self._change_target(name, TargetState.STARTED)
+
+    def stop_connector(self, name: str) -> None:
+        self._change_target(name, TargetState.STOPPED)
+
+    def _change_target(self, name: str, target: TargetState) -> None:
+        """Store `target_states.transitioned(state, target)` for `name` and apply it (404 "Unknown connector")."""
+        raise NotImplementedError
+
+    def settle_forwarded(self, name: str) -> None:
+        """After a change of `name` forwarded to the leader: nothing to wait for where nothing is forwarded
+        (the distributed herder waits until this worker has read the change)."""
+
     # ---- offsets (KIP-875) --------------------------------------------------------------------------
 
     def connector_offsets(self, name: str) -> dict[str, Any]:
@@ -160,11 +180,6 @@ class HerderBase:
             return self._worker.is_sink(config)
         except Exception as exc:  # noqa: BLE001 - a class that cannot be loaded is the server's problem
             raise ServerError(f"Could not determine the type of connector class {config.get('connector.class')}: {exc}") from exc
-
-    @staticmethod
-    def _require_stopped(name: str, state: ConnectorState) -> None:
-        if state.target_state is not TargetState.STOPPED or state.task_configs:
-            raise BadRequest(offset_requests.not_stopped_message(name))
 
     def _alter_stopped(self, name: str, state: ConnectorState, entries: list[dict[str, Any]]) -> str:
         """Alter the offsets of a connector already checked STOPPED, through its `alter_offsets` hook."""
@@ -209,16 +224,6 @@ class HerderBase:
         if kafka_problem:
             return 500, {"status": "unhealthy", "message": f"{UNHEALTHY} {kafka_problem}"}
         return 200, {"status": "healthy", "message": HEALTHY}
-
-
-def initial_target(initial_state: str | None) -> TargetState | None:
-    """KIP-980's `initial_state` (any case), None when absent; 400 for anything else (section 0)."""
-    if initial_state is None:
-        return None
-    target = INITIAL_STATES.get(initial_state.upper())
-    if target is None:
-        raise BadRequest(f"Invalid value {initial_state} for field initial_state: must be one of RUNNING, PAUSED, STOPPED (any case)")
-    return target
 
 
 def with_summary(message: str, summary: str | None) -> str:

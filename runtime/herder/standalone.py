@@ -17,8 +17,8 @@ from ..storage.states import State, TargetState
 from ..worker.offsets import OffsetsManager
 from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
-from . import views
-from .base import HerderBase, initial_target
+from . import target_states, views
+from .base import HerderBase
 from .errors import HerderError, NotFound, RequestTimeout, ServerError
 from .restart import RestartPlan, RestartRequest
 from .signatures import RequestSignature
@@ -168,7 +168,7 @@ class StandaloneHerder(HerderBase):
             self.statuses.remove_task(name, index)
 
     def _start_tasks(self, name: str, state: ConnectorState, only: tuple[int, ...] | None = None) -> None:
-        target = TargetState.PAUSED if state.target_state is TargetState.PAUSED else TargetState.STARTED
+        target = target_states.task_target(state.target_state)
         for index, task_config in enumerate(state.task_configs):
             if only is None or index in only:
                 self.worker.start_task(name, index, task_config, state.config, target)
@@ -177,7 +177,7 @@ class StandaloneHerder(HerderBase):
         state = self._state(name, f"Connector {name} not found")
         with self.stages.stage("starting the connector"):
             ok = self.worker.start_connector(name, state.config, state.target_state)
-        if state.target_state is TargetState.STOPPED:
+        if not target_states.tasks_run(state.target_state):
             return
         if state.target_state is TargetState.PAUSED:
             if use_stored_tasks:
@@ -191,7 +191,7 @@ class StandaloneHerder(HerderBase):
         connector config changed since the tasks were made (the reference's rule), or when none run."""
         with self._lock:
             state = self._connectors.get(name)
-        if state is None or state.target_state is not TargetState.STARTED or not self.worker.is_running(name):
+        if state is None or not target_states.generates_tasks(state.target_state) or not self.worker.is_running(name):
             return
         tasks_max, enforce = self._tasks_max(state.config)
         try:
@@ -262,7 +262,7 @@ class StandaloneHerder(HerderBase):
 
     def put_connector_config(self, name: str, config: dict[str, Any], allow_replace: bool,
                              initial_state: str | None = None) -> tuple[bool, dict[str, Any]]:
-        target = initial_target(initial_state)
+        target = target_states.initial_target(initial_state)
 
         def apply() -> tuple[bool, dict[str, Any]]:
             with self.stages.stage("performing multi-property validation for the connector"):
@@ -273,9 +273,9 @@ class StandaloneHerder(HerderBase):
             if existing is not None and not allow_replace:
                 raise HerderError(f"Connector {name} already exists", 409)
             if existing is not None:
-                state = ConnectorState(clean, existing.target_state, existing.task_configs)
+                state = target_states.reconfigured(existing, clean)
             else:
-                state = ConnectorState(clean, target or TargetState.STARTED, [])
+                state = target_states.created(clean, target)
             self._persist(name, state)
             if existing is not None:
                 # only the connector restarts; its tasks are replaced if the new config changes them
@@ -314,19 +314,18 @@ class StandaloneHerder(HerderBase):
 
     # ---- target states --------------------------------------------------------------------------
 
-    def _set_target(self, name: str, target: TargetState, message: str) -> None:
+    def _change_target(self, name: str, target: TargetState) -> None:
         def apply() -> None:
-            state = self._state(name, message)
-            if target is TargetState.STOPPED:
-                self._persist(name, ConnectorState(state.config, TargetState.STOPPED, []))
+            state = self._state(name, f"Unknown connector {name}")
+            self._persist(name, target_states.transitioned(state, target))
+            if not target_states.tasks_run(target):
                 self._stop_tasks(name)
                 with self.stages.stage("stopping the connector"):
                     if name in self.worker.connectors:
-                        self.worker.transition_connector(name, TargetState.STOPPED)
+                        self.worker.transition_connector(name, target)
                     else:
-                        self.worker.start_connector(name, state.config, TargetState.STOPPED)
+                        self.worker.start_connector(name, state.config, target)
                 return
-            self._persist(name, ConnectorState(state.config, target, state.task_configs))
             if name not in self.worker.connectors:
                 self._start_connector_and_tasks(name)
                 return
@@ -342,15 +341,6 @@ class StandaloneHerder(HerderBase):
 
         self._submit(apply, f"changing the target state of connector {name} to {target.value}")
 
-    def pause_connector(self, name: str) -> None:
-        self._set_target(name, TargetState.PAUSED, f"Unknown connector {name}")
-
-    def resume_connector(self, name: str) -> None:
-        self._set_target(name, TargetState.STARTED, f"Unknown connector {name}")
-
-    def stop_connector(self, name: str) -> None:
-        self._set_target(name, TargetState.STOPPED, f"Unknown connector {name}")
-
     # ---- restarts -------------------------------------------------------------------------------
 
     def restart_connector(self, name: str) -> None:
@@ -360,7 +350,7 @@ class StandaloneHerder(HerderBase):
                 self.worker.stop_connector(name)
             with self.stages.stage("starting the connector"):
                 ok = self.worker.start_connector(name, state.config, state.target_state)
-            if ok and state.target_state is TargetState.STARTED:
+            if ok and target_states.generates_tasks(state.target_state):
                 self._reconfigure_tasks(name)
 
         self._submit(apply, f"restarting connector {name}")
@@ -386,7 +376,7 @@ class StandaloneHerder(HerderBase):
                     self.worker.stop_connector(name)
                 with self.stages.stage("starting the connector"):
                     self.worker.start_connector(name, state.config, state.target_state)
-            if plan.tasks and state.target_state is not TargetState.STOPPED:
+            if plan.tasks and target_states.tasks_run(state.target_state):
                 self._start_tasks(name, self._state(name, f"Unknown connector: {name}"), only=plan.tasks)
             return body
 
@@ -398,7 +388,7 @@ class StandaloneHerder(HerderBase):
             if not 0 <= index < len(state.task_configs):
                 raise NotFound(f"Unknown task: {name}-{index}")
             self.worker.stop_tasks([(name, index)])
-            target = TargetState.PAUSED if state.target_state is TargetState.PAUSED else TargetState.STARTED
+            target = target_states.task_target(state.target_state)
             if not self.worker.start_task(name, index, state.task_configs[index], state.config, target):
                 raise ServerError(f"Failed to start task: {name}-{index}")
 
@@ -408,7 +398,7 @@ class StandaloneHerder(HerderBase):
 
     def _check_stopped(self, name: str) -> ConnectorState:
         state = self._state(name, f"Connector {name} not found")
-        self._require_stopped(name, state)
+        target_states.require_stopped(name, state)
         return state
 
     def alter_offsets(self, name: str, entries: list[dict[str, Any]]) -> str:

@@ -7,6 +7,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..herder.interface import Herder
 from ..worker_config import WorkerConfig
 
 
@@ -69,7 +70,7 @@ class _OnlyPaths:
         await self.app(scope, receive, send)
 
 
-def start_rest_server(config: WorkerConfig, herder: Any, sockets: RestSockets, credentials: Any = None,
+def start_rest_server(config: WorkerConfig, herder: Herder, sockets: RestSockets, credentials: Any = None,
                       forward_client_kwargs: dict[str, Any] | None = None,
                       ssl_context: ssl.SSLContext | None = None) -> tuple[RestServers, RestServers]:
     """Serve the REST API on every REST listener and /admin/* on the admin listeners; the returned object

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..api.errors import ConfigError
+from ..worker_config import WorkerConfig
 from .kafka_config_store import (
     ClusterConfig, ConfigUpdateListener, KafkaConfigStore, RestartRequest, SessionKey,
 )
@@ -38,39 +39,32 @@ class KafkaStoreSettings:
     read_strategy: str = "watermark"
 
     @classmethod
-    def from_worker(cls, props: Mapping[str, Any] | Any) -> "KafkaStoreSettings":
-        """From worker properties (a mapping, or a WorkerConfig whose `originals` are used)."""
-        originals: Mapping[str, Any] = getattr(props, "originals", props)
+    def from_worker(cls, props: Mapping[str, Any] | WorkerConfig) -> "KafkaStoreSettings":
+        """From worker properties (a WorkerConfig, or a mapping parsed as one); ConfigError when one of the
+        settings distributed mode requires is missing."""
+        config = props if isinstance(props, WorkerConfig) else WorkerConfig(props)
 
         def required(name: str) -> str:
-            value = str(originals.get(name) or "").strip()
+            value = config.get(name)
+            value = ",".join(value) if isinstance(value, list) else str(value or "").strip()
             if not value:
                 raise ConfigError(f'Missing required configuration "{name}" which has no default value.')
             return value
 
-        def integer(name: str, default: int) -> int:
-            raw = originals.get(name, default)
-            try:
-                return int(str(raw).strip())
-            except ValueError:
-                raise ConfigError(name, raw, "Not a number") from None
-
         client = {"bootstrap.servers": required("bootstrap.servers"), "group.id": required("group.id")}
-        client.update({k: str(originals[k]) for k in _CLIENT_SETTINGS if k in originals})
-        strategy = str(originals.get("internal.log.read.strategy", "watermark"))
-        if strategy not in ("watermark", "sentinel"):
-            raise ConfigError("internal.log.read.strategy", strategy, "Must be 'watermark' or 'sentinel'")
+        # top-level client settings keep their originals' text: they go to librdkafka as written
+        client.update({k: str(config.originals[k]) for k in _CLIENT_SETTINGS if k in config.originals})
         return cls(
             client_config=client,
-            config_topic=TopicSpec(required("config.storage.topic"), 1, integer("config.storage.replication.factor", 3),
+            config_topic=TopicSpec(required("config.storage.topic"), 1, config.get_int("config.storage.replication.factor"),
                                    "config.storage.topic", "connector configurations", single_partition=True),
-            offset_topic=TopicSpec(required("offset.storage.topic"), integer("offset.storage.partitions", 25),
-                                   integer("offset.storage.replication.factor", 3), "offset.storage.topic",
+            offset_topic=TopicSpec(required("offset.storage.topic"), config.get_int("offset.storage.partitions"),
+                                   config.get_int("offset.storage.replication.factor"), "offset.storage.topic",
                                    "source connector offsets"),
-            status_topic=TopicSpec(required("status.storage.topic"), integer("status.storage.partitions", 5),
-                                   integer("status.storage.replication.factor", 3), "status.storage.topic",
+            status_topic=TopicSpec(required("status.storage.topic"), config.get_int("status.storage.partitions"),
+                                   config.get_int("status.storage.replication.factor"), "status.storage.topic",
                                    "connector and task statuses"),
-            read_strategy=strategy,
+            read_strategy=str(config.get("internal.log.read.strategy")),
         )
 
     def _client(self, kind: str) -> dict[str, str]:

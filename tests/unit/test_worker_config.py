@@ -140,3 +140,29 @@ def test_properties_files_are_read_as_iso_8859_1_like_java(tmp_path):
     path.write_bytes(b"latin=caf\xe9\nutf8=caf\xc3\xa9\nescaped=caf\\u00e9 \\u20ac\nbroken=\xff\xfe\n")
     props = read_properties(path)
     assert props == {"latin": "café", "utf8": "cafÃ©", "escaped": "café €", "broken": "ÿþ"}
+
+
+def test_distributed_settings_are_typed_with_the_reference_defaults():
+    config = WorkerConfig({})
+    assert config.get("group.id") is None
+    assert [config.get_int(k) for k in ("session.timeout.ms", "heartbeat.interval.ms", "rebalance.timeout.ms",
+                                        "scheduled.rebalance.max.delay.ms")] == [10000, 3000, 60000, 300000]
+    assert [config.get_int(k) for k in ("offset.storage.partitions", "status.storage.partitions")] == [25, 5]
+    assert {config.get_int(f"{t}.storage.replication.factor") for t in ("config", "offset", "status")} == {3}
+    assert config.get("internal.log.read.strategy") == "watermark"
+
+
+@pytest.mark.parametrize("key, value", [
+    ("offset.storage.partitions", "0"), ("status.storage.replication.factor", "-2"),
+    ("scheduled.rebalance.max.delay.ms", "-1"), ("session.timeout.ms", "ten"),
+    ("internal.log.read.strategy", "other"),
+])
+def test_invalid_distributed_settings_are_refused(key, value):
+    with pytest.raises(ConfigError, match=key):
+        WorkerConfig({key: value})
+
+
+def test_broker_default_partitions_and_replication():
+    config = WorkerConfig({"offset.storage.partitions": "-1", "config.storage.replication.factor": "-1"})
+    assert config.get_int("offset.storage.partitions") == -1
+    assert config.get_int("config.storage.replication.factor") == -1

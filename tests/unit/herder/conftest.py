@@ -1,6 +1,6 @@
 """In-process standalone herders on the shared real broker: no REST, no subprocess.
 
-Each herder is wired exactly as runtime.cli.StandaloneRuntime wires one (Plugins, StatusStore,
+Each herder is wired exactly as runtime.bootstrap.standalone.StandaloneRuntime wires one (Plugins, StatusStore,
 File/Memory stores, Worker, OffsetsManager, StandaloneHerder); teardown stops every herder made.
 """
 from __future__ import annotations

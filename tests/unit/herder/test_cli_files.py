@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from runtime.cli import StandaloneRuntime, StartupError
+from runtime.bootstrap.standalone import StandaloneRuntime
+from runtime.bootstrap.startup import StartupError
 from runtime.connector_files import parse_connector_file
 
 from .conftest import new_name, states

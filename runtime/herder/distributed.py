@@ -2,26 +2,34 @@
 topics, and routing (leader-only operations raise NotLeader, owner-only restarts NotAssigned).
 
 Writes (REST requests) go straight to the config topic and return once read back; every worker's tick
-thread (member.py) then notices the change and reconciles its share of the work.
+thread (the group member it holds, runtime/distributed/member.py) then notices the change and reconciles
+its share of the work.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import logging
+import threading
 import time
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
 
+from ..distributed.assignment import Assignment
+from ..distributed.member import GroupMember, Timing
+from ..distributed.statuses import GenerationStatuses
+from ..plugins import Plugins
 from ..storage.base import ConnectorState, InstanceStatus
+from ..storage.kafka_config_store import KafkaConfigStore
 from ..storage.kafka_config_store import RestartRequest as StoredRestartRequest
-from ..storage.states import State, TargetState
+from ..storage.kafka_status_store import KafkaStatusStore
+from ..storage.states import TargetState
 from ..storage.status_codec import TopicStatus
-from ..herder import views
-from ..herder.base import HerderBase, initial_target
-from ..herder.errors import BadRequest, HerderError, NotFound, NotLeader, RebalanceNeeded, RequestTimeout, ServerError
-from ..herder.restart import RestartPlan, RestartRequest
-from ..herder.signatures import RequestSignature, check_signature
-from .assignment import Assignment
-from .member import GroupMember, Timing
+from ..worker.offsets import OffsetsManager
+from ..worker.worker import Worker
+from ..worker_config import WorkerConfig
+from . import target_states, views
+from .base import HerderBase
+from .errors import BadRequest, HerderError, NotFound, NotLeader, RebalanceNeeded, RequestTimeout, ServerError
+from .restart import RestartPlan, RestartRequest
+from .signatures import RequestSignature, check_signature
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -34,10 +42,6 @@ POLL_S = 0.01  # how often those waits look again: in-memory checks, cheap, and 
 STATUS_WAIT_S = 5.0
 # inter.worker.verification.algorithms' default (this runtime does not make it configurable)
 VERIFICATION_ALGORITHMS = ["HmacSHA256"]
-_SETTLED = {
-    TargetState.PAUSED: (State.PAUSED, State.FAILED),
-    TargetState.STARTED: (State.RUNNING, State.FAILED),
-}
 
 
 class NotAssigned(NotLeader):
@@ -53,25 +57,64 @@ class NotAssigned(NotLeader):
 __all__ = ["DistributedHerder", "NotAssigned", "Timing"]
 
 
-class DistributedHerder(GroupMember, HerderBase):
-    """The REST layer's herder in distributed mode: the standalone herder's methods and errors."""
+class DistributedHerder(HerderBase):
+    """The REST layer's herder in distributed mode: the standalone herder's methods and errors, over the
+    group member it holds (membership, assignments, and the tick thread that runs this worker's share)."""
 
     _empty_tasks_config_is_missing = False
 
+    def __init__(self, config: WorkerConfig, plugins: Plugins, config_store: KafkaConfigStore,
+                 status_store: KafkaStatusStore, offsets: OffsetsManager, worker_id: str, url: str,
+                 kafka_cluster_id: str | None, group_id: str, timing: Timing,
+                 client_config: Mapping[str, str] | None = None) -> None:
+        self.config = config
+        self.plugins = plugins
+        self.config_store = config_store
+        self.status_store = status_store
+        self.offsets = offsets
+        self.worker_id = worker_id
+        self.url = url
+        self.kafka_cluster_id = kafka_cluster_id
+        self.member = GroupMember(config, plugins, config_store, status_store, offsets, worker_id, url, group_id,
+                                  timing, client_config)
+        self.stages = self.member.stages  # one tracker: a timeout names the tick thread's stage too
+        self.statuses: GenerationStatuses = self.member.statuses
+        self.worker: Worker | None = None
+        self.broker_monitor: Any = None  # says when Kafka has been unreachable for a while (for /health)
+        self.ready = False
+        self._ready_event = threading.Event()
+        self._request_lock = threading.RLock()  # one leader-side write at a time (exists checks, then writes)
+        self._request_timeout_s = config.get_int("rest.request.timeout.ms") / 1000
+
+    # ---- lifecycle ------------------------------------------------------------------------------
+
+    def attach_worker(self, worker: Worker) -> None:
+        self.worker = worker
+        self.member.attach_worker(worker)
+        worker._on_topic = self._record_topic
+
+    def start(self) -> None:
+        """Replay the internal topics and join the group (returns once the first assignment is applied)."""
+        self.member.start()
+
+    def mark_ready(self) -> None:
+        self.ready = True
+        self._ready_event.set()
+
+    def stop(self) -> None:
+        self.member.stop()
+
     # ---- routing helpers ------------------------------------------------------------------------
 
+    def is_leader(self) -> bool:
+        return self.member.is_leader()
+
     def _require_leader(self) -> None:
-        if self.is_leader():
+        if self.member.is_leader():
             return
-        leader = self._leader()
+        leader = self.member.leader_url()
         # never forward to ourselves: while we rejoin as the leader, the request waits for the rebalance
         raise NotLeader(None if leader is None or leader == self.url else leader)
-
-    def _url_of(self, worker_id: str | None) -> str | None:
-        if worker_id is None:
-            return None
-        with self._lock:
-            return self._assignment.urls.get(worker_id)
 
     def _request(self) -> Any:
         herder = self
@@ -96,7 +139,7 @@ class DistributedHerder(GroupMember, HerderBase):
         """Wait (STATUS_WAIT_S at most) until the statuses of `name` satisfy `settled`(connector status,
         statuses of its current tasks, its stored state)."""
         deadline = time.monotonic() + STATUS_WAIT_S
-        while time.monotonic() < deadline and not self._stopping.is_set():
+        while time.monotonic() < deadline and not self.member.stopping():
             state = self.config_store.snapshot().connectors.get(name)
             count = len(state.task_configs) if state is not None else 0
             tasks = [s for i, s in self.status_store.tasks(name).items() if i < count]
@@ -108,22 +151,10 @@ class DistributedHerder(GroupMember, HerderBase):
         def settled(connector: InstanceStatus | None, tasks: list[InstanceStatus], state: ConnectorState | None) -> bool:
             if state is None or connector is None:
                 return state is None
-            if target is TargetState.STOPPED:
-                return connector.state is State.STOPPED and not self.status_store.tasks(name)
-            wanted = _SETTLED[target]
-            return connector.state in wanted and len(tasks) == len(state.task_configs) \
-                and all(t.state in wanted for t in tasks)
+            return target_states.target_reached(target, connector, tasks, len(state.task_configs),
+                                                bool(self.status_store.tasks(name)))
 
         self._await_status(name, settled)
-
-    def _rebalance_pending(self, name: str | None = None) -> bool:
-        """A rebalance is under way, or (for `name`) tasks of it are still assigned or still report a status
-        (their owners have not stopped them yet)."""
-        with self._lock:
-            assignment = self._assignment
-        if self.group.rebalancing():
-            return True
-        return name is not None and (any(c == name for c, _ in assignment.tasks) or bool(self.status_store.tasks(name)))
 
     # ---- reads (any thread) ---------------------------------------------------------------------
 
@@ -188,27 +219,19 @@ class DistributedHerder(GroupMember, HerderBase):
         except Exception:  # noqa: BLE001 - the class problem is already reported
             sink = False
         if sink:
-            _check_sink_group(infos, config, self.group_id)
+            _check_sink_group(infos, config, self.member.group_id)
 
     def _wait_ready(self, timeout_s: float) -> None:
         self._ready_event.wait(timeout_s)
 
     def _responsive(self, timeout_s: float) -> bool:
-        future: concurrent.futures.Future = concurrent.futures.Future()
-        self._calls.put((lambda: None, future))
-        self._wake.set()
-        try:
-            future.result(timeout=timeout_s)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            return False
-        return True
+        return self.member.responsive(timeout_s)
 
     # ---- config changes (leader) ----------------------------------------------------------------
 
     def put_connector_config(self, name: str, config: dict[str, Any], allow_replace: bool,
                              initial_state: str | None = None) -> tuple[bool, dict[str, Any]]:
-        target = initial_target(initial_state)
+        target = target_states.initial_target(initial_state)
         self._require_leader()
         with self.stages.stage("performing multi-property validation for the connector"):
             self._require_valid(config)
@@ -223,9 +246,10 @@ class DistributedHerder(GroupMember, HerderBase):
                 if existing is not None:
                     self.config_store.put_connector_config(name, clean)
                 else:
-                    initial = None if target in (None, TargetState.STARTED) else target
-                    self.config_store.put_connector_config(name, clean, initial)
-            self._wake.set()
+                    initial = target_states.created(clean, target).target_state
+                    # a connector created STARTED needs no target-state record, as the reference writes it
+                    self.config_store.put_connector_config(name, clean, None if initial is TargetState.STARTED else initial)
+            self.member.wake()
             info = self._info(name, self._state(name, f"Connector {name} not found"))
         if existing is None:
             self._await_status(name, lambda connector, _tasks, _state: connector is not None)
@@ -249,7 +273,7 @@ class DistributedHerder(GroupMember, HerderBase):
             self._fresh_state(name, f"Connector {name} not found")
             with self.stages.stage(f"removing the config for connector {name} from the config topic"):
                 self.config_store.remove_connector_config(name)
-        self._wake.set()
+        self.member.wake()
         self._await_status(name, lambda connector, _tasks, _state: connector is None)
 
     def settle_forwarded(self, name: str) -> None:
@@ -267,46 +291,40 @@ class DistributedHerder(GroupMember, HerderBase):
 
     # ---- target states --------------------------------------------------------------------------
 
-    def _write_target(self, name: str, target: TargetState) -> None:
-        self._fresh_state(name, f"Unknown connector {name}")
-        with self.stages.stage(f"writing the target state of connector {name} to the config topic"):
-            self.config_store.put_target_state(name, target)
-        self._wake.set()
+    def _change_target(self, name: str, target: TargetState) -> None:
+        if target_states.clears_tasks(target):  # a stop writes task configs: the leader's job
+            self._fresh_state(name, f"Unknown connector {name}")  # 404 before leadership, as the reference
+            self._require_leader()
+            with self._request():
+                self._write_transition(name, target)
+        else:
+            self._write_transition(name, target)  # any worker may write a pause or a resume
+        self.member.wake()
         self._await_target(name, target)
 
-    def pause_connector(self, name: str) -> None:
-        self._write_target(name, TargetState.PAUSED)  # any worker may write target states
-
-    def resume_connector(self, name: str) -> None:
-        self._write_target(name, TargetState.STARTED)
-
-    def stop_connector(self, name: str) -> None:
-        self._fresh_state(name, f"Unknown connector {name}")  # 404 before leadership, as the reference
-        self._require_leader()
-        with self._request():
-            self._fresh_state(name, f"Unknown connector {name}")
-            with self.stages.stage(f"writing the target state of connector {name} to the config topic"):
-                self.config_store.put_task_configs(name, [])  # KIP-875: empty task set first
-                self.config_store.put_target_state(name, TargetState.STOPPED)
-        self._wake.set()
-        self._await_target(name, TargetState.STOPPED)
+    def _write_transition(self, name: str, target: TargetState) -> None:
+        state = target_states.transitioned(self._fresh_state(name, f"Unknown connector {name}"), target)
+        with self.stages.stage(f"writing the target state of connector {name} to the config topic"):
+            if target_states.clears_tasks(target):
+                self.config_store.put_task_configs(name, state.task_configs)  # KIP-875: empty task set first
+            self.config_store.put_target_state(name, state.target_state)
 
     # ---- restarts -------------------------------------------------------------------------------
 
     def restart_connector(self, name: str) -> None:
         state = self._fresh_state(name, f"Unknown connector: {name}")
-        owner = self._assignment.connectors.get(name)
+        owner = self.member.assignment().connectors.get(name)
         if owner != self.worker_id:
-            if self.is_leader():
-                raise NotAssigned(self._url_of(owner), f"connector {name}")
+            if self.member.is_leader():
+                raise NotAssigned(self.member.url_of(owner), f"connector {name}")
             self._require_leader()
 
         def apply() -> None:
-            if name not in self._running_connectors:
+            if not self.member.runs_connector(name):
                 raise RebalanceNeeded()
-            self._restart_connector_here(name, state)
+            self.member.restart_connector_here(name, state)
 
-        self._call(apply, f"restarting connector {name}")
+        self.member.call(apply, f"restarting connector {name}")
 
     def restart_connector_and_tasks(self, request: RestartRequest) -> dict[str, Any]:
         name = request.connector
@@ -332,29 +350,29 @@ class DistributedHerder(GroupMember, HerderBase):
         state = self._fresh_state(name, f"Unknown connector: {name}")
         if not 0 <= index < len(state.task_configs):
             raise NotFound(f"Unknown task: {name}-{index}")
-        owner = self._assignment.tasks.get((name, index))
+        owner = self.member.assignment().tasks.get((name, index))
         if owner != self.worker_id:
-            if self.is_leader():
-                raise NotAssigned(self._url_of(owner), f"task {name}-{index}")
+            if self.member.is_leader():
+                raise NotAssigned(self.member.url_of(owner), f"task {name}-{index}")
             self._require_leader()
 
         def apply() -> None:
             current = self._state(name, f"Unknown connector: {name}")
-            if (name, index) not in self._running_tasks and (name, index) not in self._assignment.tasks_of(self.worker_id):
+            if not self.member.holds_task(name, index):
                 raise RebalanceNeeded()
             if index >= len(current.task_configs):
                 raise NotFound(f"Unknown task: {name}-{index}")
-            if not self._restart_task_here(name, index, current):
+            if not self.member.restart_task_here(name, index, current):
                 raise ServerError(f"Failed to start task: {name}-{index}")
 
-        self._call(apply, f"restarting task {name}-{index}")
+        self.member.call(apply, f"restarting task {name}-{index}")
 
     # ---- offsets --------------------------------------------------------------------------------
 
     def _offsets_precheck(self, name: str) -> ConnectorState:
         self._require_leader()
         state = self._fresh_state(name, f"Connector {name} not found")
-        self._require_stopped(name, state)
+        target_states.require_stopped(name, state)
         # stopped, but its tasks may still be assigned or stopping: after a stop that just returned, give
         # the group a moment to settle before answering 409 (retriable)
         deadline = time.monotonic() + SETTLE_WAIT_S
@@ -394,11 +412,20 @@ class DistributedHerder(GroupMember, HerderBase):
             self.status_store.delete_topic(name, status.topic)
         self._forget_seen_topics(name)
 
+    def _rebalance_pending(self, name: str) -> bool:
+        """A rebalance is under way, or tasks of `name` are still assigned or still report a status (their
+        owners have not stopped them yet)."""
+        return self.member.rebalance_pending(name) or bool(self.status_store.tasks(name))
+
+    def stored_config(self, name: str) -> dict[str, str] | None:
+        """The connector config last read from the config topic (for offsets reads, which get only a name)."""
+        state = self.config_store.snapshot().connectors.get(name)
+        return dict(state.config) if state is not None else None
+
     # ---- introspection (tests, logs) ------------------------------------------------------------
 
     def assignment(self) -> Assignment:
-        with self._lock:
-            return self._assignment
+        return self.member.assignment()
 
     # ---- internal endpoints (InternalClusterResource) -------------------------------------------
 
@@ -406,7 +433,7 @@ class DistributedHerder(GroupMember, HerderBase):
         """KIP-507: checked on the receiving worker, before routing, only while the group runs the sessioned
         protocol (this worker offers "compatible" first, so normally it does not: the reference skips the
         check then too)."""
-        if self.group.protocol() != "sessioned":
+        if self.member.group.protocol() != "sessioned":
             return
         check_signature(signature, self.config_store.snapshot().session_key, VERIFICATION_ALGORITHMS)
 
@@ -417,11 +444,10 @@ class DistributedHerder(GroupMember, HerderBase):
         with self._request():
             self._require_leader()
             state = self._fresh_state(name, f"Connector {name} not found")
-            if configs and state.target_state is TargetState.STOPPED:
-                raise BadRequest(f"Cannot submit non-empty set of task configs for stopped connector {name}")
+            target_states.require_task_configs_allowed(name, state, configs)
             with self.stages.stage(f"writing {len(configs)} task configs for connector {name} to the config topic"):
                 self.config_store.put_task_configs(name, configs)
-        self._wake.set()
+        self.member.wake()
 
     def fence_zombies(self, name: str, signature: RequestSignature | None) -> None:
         """`PUT /connectors/{c}/fence` (KIP-618), whatever exactly.once.source.support says, as the reference.

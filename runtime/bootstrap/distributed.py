@@ -1,0 +1,69 @@
+"""`connect-runtime distributed WORKER.properties`: a worker of a Connect cluster sharing the config, offset
+and status topics with the other members of its group (`group.id`)."""
+from __future__ import annotations
+
+import logging
+from ..api.errors import ConfigError
+from ..config_providers import ConfigResolver
+from ..distributed.member import Timing
+from ..herder.distributed import DistributedHerder
+from ..herder.interface import Herder
+from ..plugins import Plugins
+from ..storage.kafka_log import KafkaStoreError
+from ..storage.kafka_stores import KafkaStoreSettings
+from ..worker.offsets import OffsetsManager, SourceOffsetStores
+from ..worker.worker import Worker
+from .startup import StartupError
+from .worker_runtime import WorkerRuntime
+
+log = logging.getLogger("runtime.bootstrap")
+
+
+class DistributedRuntime(WorkerRuntime):
+    mode = "distributed"
+
+    settings: KafkaStoreSettings
+    timing: Timing
+
+    def _check_settings(self) -> None:
+        config = self.config
+        if not config.bootstrap_servers:
+            raise StartupError('Missing required configuration "bootstrap.servers" which has no default value.', 2)
+        try:
+            self.settings = KafkaStoreSettings.from_worker(config)
+            self.timing = Timing.from_worker(config)
+        except (ConfigError, ValueError) as exc:
+            raise StartupError(f"Invalid worker properties: {exc}", 2) from None
+        if str(config.get("exactly.once.source.support")).lower() == "enabled":
+            # refusing beats a silent downgrade: users who asked for exactly-once must not get at-least-once
+            raise StartupError("exactly.once.source.support=enabled is not supported: this runtime delivers source "
+                               "records at least once (use 'disabled')", 2)
+
+    def _build_herder(self, plugins: Plugins, resolver: ConfigResolver, worker_id: str,
+                      cluster_id: str | None) -> DistributedHerder:
+        config, settings = self.config, self.settings
+        url = f"{'https' if self.ssl_context is not None else 'http'}://{worker_id}"
+        status_store = settings.status_store()
+        config_store = settings.config_store()
+        offset_store = settings.offset_store()
+        # KIP-618: a source connector's own `offsets.storage.topic`, with a copy in the worker's offsets topic
+        source_stores = SourceOffsetStores(config, offset_store, settings.offset_topic, settings.client_config,
+                                           settings.read_strategy, resolve=resolver.resolve)
+        offsets = OffsetsManager(config, offset_store, source_stores)
+        herder = DistributedHerder(config, plugins, config_store, status_store, offsets, worker_id, url, cluster_id,
+                                   settings.client_config["group.id"], self.timing, settings.client_config)
+        herder.broker_monitor = self.broker_monitor
+        worker = Worker(config, plugins, offset_store, herder.statuses, worker_id, resolver=resolver)
+        worker.source_offset_stores = source_stores
+        # GET offsets is given only the connector's name: its stored config says which topic to read
+        offsets.connector_config = herder.stored_config
+        herder.attach_worker(worker)
+        return herder
+
+    def _start_herder(self, herder: Herder) -> None:
+        try:
+            herder.start()
+        except (KafkaStoreError, ValueError) as exc:
+            if self.sockets is not None:
+                self.sockets.close()
+            raise StartupError(f"Could not start the worker's internal topics: {exc}", 2) from None
