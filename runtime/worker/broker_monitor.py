@@ -15,8 +15,9 @@ class BrokerMonitor:
     """Asks the cluster for metadata every `interval_s`; remembers since when it has not answered."""
 
     def __init__(self, probe: Callable[[float], Any], description: str, interval_s: float = 5.0,
-                 grace_s: float = 10.0) -> None:
+                 grace_s: float = 10.0, clock: Callable[[], float] = time.time) -> None:
         self._probe = probe  # raises when the cluster cannot be reached within the timeout
+        self._clock = clock
         self.description = description
         self.interval_s = interval_s
         self.grace_s = grace_s
@@ -41,7 +42,7 @@ class BrokerMonitor:
                 self._down_since = None
             except Exception as exc:  # noqa: BLE001 - any failure means "not reachable now"
                 if self._down_since is None:
-                    self._down_since = time.time()
+                    self._down_since = self._clock()
                     log.warning("The Kafka cluster at %s does not answer: %s", self.description, exc)
                 self._last_error = str(exc)
             self._stop.wait(self.interval_s)
@@ -49,7 +50,7 @@ class BrokerMonitor:
     def problem(self) -> str | None:
         """A sentence for /health when the cluster has been unreachable for longer than the grace period."""
         since = self._down_since
-        if since is None or time.time() - since < self.grace_s:
+        if since is None or self._clock() - since < self.grace_s:
             return None
         return (f"The Kafka cluster at {self.description} has been unreachable since {iso_instant(since)}"
                 f" ({self._last_error}).")
