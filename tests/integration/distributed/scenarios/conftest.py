@@ -49,10 +49,15 @@ class RoutingApi(Api):
         worker_ids = [body["connector"].get("worker_id"), *(t.get("worker_id") for t in body["tasks"])]
         return {i for i in range(len(self.cluster.workers)) if self.cluster.worker_id(i) in worker_ids}
 
-    def target(self, path: str, body: Any = None) -> int:
+    def target(self, path: str, body: Any = None, method: str = "GET") -> int:
         followers = [i for i in range(len(self.cluster.workers)) if i != LEADER]
         match = _CONNECTOR_PATH.match(path)
         connector = match.group(1) if match else body.get("name") if path == "/connectors" and isinstance(body, dict) else None
+        if method == "GET" and isinstance(connector, str) and connector in self.chosen:
+            # a read goes where the last change went, even if that worker has since been given part of the
+            # connector: another worker's status view may be a status-topic fetch behind (eventual, as in
+            # the reference), and the scenarios read back what they just changed
+            return self.chosen[connector]
         if not isinstance(connector, str) or match is None:
             index = followers[-1]
         else:
@@ -68,7 +73,7 @@ class RoutingApi(Api):
         return index
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        index = self.target(path, kwargs.get("json"))
+        index = self.target(path, kwargs.get("json"), method.upper())
         self.sent_to.append((method, path, index))
         return self.clients[index].request(method, path, **kwargs)
 
