@@ -35,6 +35,17 @@ UNHEALTHY = "Worker was unable to handle this request and may be unable to handl
 HEALTHY = "Worker has completed startup and is ready to handle requests."
 
 
+def patched_config(config: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """PATCH /connectors/{c}/config: the stored config with the patch's keys set, and its null keys removed."""
+    merged = dict(config)
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
+
+
 class HerderBase:
     """Shared behaviour; subclasses provide `_state`, `_staged`, `_responsive` and `_change_target`."""
 

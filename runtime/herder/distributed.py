@@ -26,7 +26,7 @@ from ..worker.offsets import OffsetsManager
 from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
 from . import target_states, views
-from .base import HerderBase
+from .base import HerderBase, patched_config
 from .errors import BadRequest, HerderError, NotFound, NotLeader, RebalanceNeeded, RequestTimeout, ServerError
 from .restart import RestartPlan, RestartRequest
 from .signatures import RequestSignature, check_signature
@@ -259,13 +259,7 @@ class DistributedHerder(HerderBase):
         self._require_leader()
         with self._request():
             state = self._fresh_state(name, f"Connector {name} not found")
-            merged: dict[str, Any] = dict(state.config)
-            for key, value in patch.items():
-                if value is None:
-                    merged.pop(key, None)
-                else:
-                    merged[key] = value
-            return self.put_connector_config(name, merged, allow_replace=True)[1]
+            return self.put_connector_config(name, patched_config(state.config, patch), allow_replace=True)[1]
 
     def delete_connector(self, name: str) -> None:
         self._require_leader()

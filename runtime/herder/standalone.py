@@ -18,7 +18,7 @@ from ..worker.offsets import OffsetsManager
 from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
 from . import target_states, views
-from .base import HerderBase
+from .base import HerderBase, patched_config
 from .errors import HerderError, NotFound, RequestTimeout, ServerError
 from .restart import RestartPlan, RestartRequest
 from .signatures import RequestSignature
@@ -289,13 +289,7 @@ class StandaloneHerder(HerderBase):
     def patch_connector_config(self, name: str, patch: dict[str, Any]) -> dict[str, Any]:
         def apply() -> dict[str, Any]:
             state = self._state(name, f"Connector {name} not found")
-            merged: dict[str, Any] = dict(state.config)
-            for key, value in patch.items():
-                if value is None:
-                    merged.pop(key, None)
-                else:
-                    merged[key] = value
-            return self.put_connector_config(name, merged, allow_replace=True)[1]
+            return self.put_connector_config(name, patched_config(state.config, patch), allow_replace=True)[1]
 
         return self._submit(apply, f"writing a config for connector {name}")
 
