@@ -18,6 +18,7 @@ import time
 from typing import Any, Callable, Mapping, TypeVar
 from urllib.parse import urlsplit
 
+from ..log_levels import LOG_LEVELS, level_number
 from ..plugins import Plugins
 from ..storage.base import ConnectorState, InstanceStatus
 from ..storage.kafka_config_store import ConfigUpdateListener, KafkaConfigStore
@@ -305,6 +306,15 @@ class GroupMember(ConfigUpdateListener):
             if pending is None or wanted.impact() > pending.impact():
                 self._restarts[request.connector] = wanted
         self._wake.set()
+
+    def on_logger_level(self, namespace: str, level: str) -> None:
+        # KIP-976: a cluster-scoped level, read after start-up (the store does not announce older ones)
+        number = level_number(level)
+        if number is None:
+            log.error("Ignoring cluster log level record for %s with unknown level %r", namespace, level)
+            return
+        log.info("Setting the level of %s to %s, as the cluster's log level record says", namespace, level.upper())
+        LOG_LEVELS.set(namespace, number)
 
     def _request_reconfiguration(self, name: str) -> None:
         with self._lock:

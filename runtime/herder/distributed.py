@@ -406,6 +406,10 @@ class DistributedHerder(HerderBase):
             self.status_store.delete_topic(name, status.topic)
         self._forget_seen_topics(name)
 
+    def set_cluster_log_level(self, namespace: str, level: str) -> None:
+        # every worker, this one included, applies it when it reads the record (GroupMember.on_logger_level)
+        self.config_store.put_logger_level(namespace, level)
+
     def _rebalance_pending(self, name: str) -> bool:
         """A rebalance is under way, or tasks of `name` are still assigned or still report a status (their
         owners have not stopped them yet)."""

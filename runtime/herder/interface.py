@@ -84,6 +84,10 @@ class Herder(Protocol):
 
     def reset_offsets(self, name: str) -> str: ...
 
+    def set_cluster_log_level(self, namespace: str, level: str) -> None:
+        """KIP-976's cluster scope: every worker sets `namespace` to `level` (a valid log4j name)."""
+        ...
+
     def settle_forwarded(self, name: str) -> None:
         """A change of `name` forwarded to the leader succeeded: return once this worker shows it too."""
         ...

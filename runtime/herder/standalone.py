@@ -11,6 +11,7 @@ import logging
 import threading
 from typing import Any, Callable, TypeVar
 
+from ..log_levels import LOG_LEVELS, level_number
 from ..plugins import Plugins
 from ..storage.base import ConfigStore, ConnectorState, InstanceStatus, StatusStore
 from ..storage.states import State, TargetState
@@ -425,6 +426,11 @@ class StandaloneHerder(HerderBase):
         with self._lock:
             self._active_topics.pop(name, None)
         self._forget_seen_topics(name)
+
+    def set_cluster_log_level(self, namespace: str, level: str) -> None:
+        number = level_number(level)
+        assert number is not None, level  # the REST layer has checked it
+        LOG_LEVELS.set(namespace, number)  # one worker: the cluster is this worker
 
     # ---- internal endpoints: the reference's standalone herder refuses both (500) ----------------
 

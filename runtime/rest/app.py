@@ -83,7 +83,7 @@ def create_app(herder: Herder, loggers: LoggerAdmin | None = None, admin_enabled
     app.include_router(internal.router(herder, leader_call))
     app.include_router(plugins.router(herder))
     if admin_enabled:
-        app.include_router(logger_routes.router(loggers))
+        app.include_router(logger_routes.router(loggers, herder))
 
     base_openapi = app.openapi
 

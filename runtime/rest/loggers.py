@@ -1,79 +1,42 @@
-"""Runtime log levels (KIP-495, KIP-976) over Python's logging, with log4j's level names."""
+"""`/admin/loggers`'s view of this process's log levels (runtime/log_levels.py), with the reference's
+errors."""
 from __future__ import annotations
 
 import logging
-import threading
-import time
 
 from ..herder.errors import BadRequest, NotFound
-
-TRACE = 5
-logging.addLevelName(TRACE, "TRACE")
-
-LEVELS = {"ALL": 1, "TRACE": TRACE, "DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARN": logging.WARNING,
-          "ERROR": logging.ERROR, "FATAL": logging.CRITICAL, "OFF": logging.CRITICAL + 10}
-NAMES = {number: name for name, number in LEVELS.items()}
-
-
-def level_name(number: int) -> str:
-    if number in NAMES:
-        return NAMES[number]
-    for candidate in sorted(NAMES, reverse=True):
-        if number >= candidate:
-            return NAMES[candidate]
-    return "ALL"
+from ..log_levels import LOG_LEVELS, level_name, level_number
 
 
 class LoggerAdmin:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._last_modified: dict[str, int] = {}
-
     @staticmethod
-    def _explicit_loggers() -> dict[str, logging.Logger]:
-        manager = logging.Logger.manager
-        return {name: logger for name, logger in manager.loggerDict.items()
-                if isinstance(logger, logging.Logger) and logger.level != logging.NOTSET}
-
-    def _entry(self, name: str, logger: logging.Logger) -> dict[str, object]:
-        return {"level": level_name(logger.getEffectiveLevel()), "last_modified": self._last_modified.get(name)}
+    def _entry(name: str, logger: logging.Logger) -> dict[str, object]:
+        return {"level": level_name(logger.getEffectiveLevel()), "last_modified": LOG_LEVELS.last_modified(name)}
 
     def all(self) -> dict[str, dict[str, object]]:
-        with self._lock:
-            entries = {name: self._entry(name, logger) for name, logger in self._explicit_loggers().items()}
-            entries["root"] = self._entry("root", logging.getLogger())
+        entries = {name: self._entry(name, logging.getLogger() if name == "root" else logging.getLogger(name))
+                   for name, _ in LOG_LEVELS.explicit()}
         return dict(sorted(entries.items()))
 
     def get(self, name: str) -> dict[str, object]:
         if name.lower() == "root":
-            with self._lock:
-                return self._entry("root", logging.getLogger())
+            return self._entry("root", logging.getLogger())
         logger = logging.Logger.manager.loggerDict.get(name)
         if not isinstance(logger, logging.Logger):
             raise NotFound(f"Logger {name} not found.")
-        with self._lock:
-            return self._entry(name, logger)
+        return self._entry(name, logger)
 
-    def set_level(self, namespace: str, level: str | None) -> list[str]:
-        """Set `namespace` and every logger below it; returns the affected names (sorted)."""
+    @staticmethod
+    def level(level: str | None) -> str:
+        """The level a PUT asks for, upper-cased; the reference's errors if it is missing or unknown."""
         if level is None:
             raise BadRequest("Desired 'level' parameter was not specified in request.")
-        number = LEVELS.get(level.upper())
-        if number is None:
+        if level_number(level) is None:
             raise NotFound(f"invalid log level '{level}'.")
-        is_root = namespace.lower() == "root"
-        with self._lock:
-            if is_root:
-                targets = {"root": logging.getLogger()}
-                targets.update({n: lg for n, lg in logging.Logger.manager.loggerDict.items() if isinstance(lg, logging.Logger)})
-            else:
-                targets = {namespace: logging.getLogger(namespace)}
-                prefix = namespace + "."
-                targets.update({n: lg for n, lg in logging.Logger.manager.loggerDict.items()
-                                if isinstance(lg, logging.Logger) and n.startswith(prefix)})
-            now = int(time.time() * 1000)
-            for name, logger in targets.items():
-                if logger.level != number:
-                    logger.setLevel(number)
-                    self._last_modified[name] = now
-        return sorted(targets)
+        return level.upper()
+
+    def set_level(self, namespace: str, level: str | None) -> list[str]:
+        """Set `namespace` and every logger below it in this worker; returns the affected names (sorted)."""
+        number = level_number(self.level(level))
+        assert number is not None
+        return LOG_LEVELS.set(namespace, number)

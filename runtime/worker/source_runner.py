@@ -360,8 +360,10 @@ class SourceTaskRunner(TaskRunner):
             for key, value in snapshot.items():
                 if self._pending.get(key) is value:
                     del self._pending[key]
+        took_ms = (time.monotonic() - began) * 1000
         self.counters.offset_commits += 1
-        self.counters.offset_commit_time_ms_total += (time.monotonic() - began) * 1000
+        self.counters.offset_commit_time_ms_total += took_ms
+        log.debug("Task %s: finished commitOffsets successfully in %d ms", self.id, took_ms)
         try:
             assert self.task is not None
             self.task.commit()  # type: ignore[attr-defined]

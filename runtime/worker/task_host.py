@@ -14,6 +14,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from ..log_levels import LEVELS, LOG_LEVELS, apply_exact
 from ..storage.base import InstanceStatus, OffsetStore, StatusStore
 from ..storage.states import State, TargetState
 from .task_processes import TaskKey, TaskStats
@@ -30,6 +31,8 @@ class HostSettings:
     worker_id: str
     log_level: str
     log_format: str
+    # the worker's loggers with a level of their own when this process started (/admin/loggers changes)
+    levels: tuple[tuple[str, int], ...] = ()
 
 
 class KeyedSerialExecutor:
@@ -251,6 +254,8 @@ class TaskHost:
             elif kind == "transition":
                 _, key, target = message
                 self._jobs.submit(key, lambda k=key, t=target: self._transition(k, t))
+            elif kind == "log_level":  # /admin/loggers changed a level in the worker: the same here
+                LOG_LEVELS.set(message[1], message[2])
             elif kind == "forget_topics":
                 runner = self.worker.tasks.get(message[1])
                 if runner is not None:
@@ -290,11 +295,11 @@ def run(conn: Any, settings: HostSettings) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     from .. import log_context
-    from ..rest.loggers import LEVELS
 
     logging.basicConfig(level=LEVELS.get(settings.log_level.upper(), logging.INFO), stream=sys.stdout)
     for handler in logging.getLogger().handlers:
         log_context.install(handler, settings.log_format.strip().lower())
+    apply_exact(list(settings.levels))
     host = TaskHost(conn, settings)
     host.serve()
 

@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..log_levels import LOG_LEVELS
 from ..storage.base import InstanceStatus, OffsetStore, StatusStore
 from ..storage.states import State, TargetState
 from .counters import ErrorCounters, TaskCounters
@@ -37,6 +38,8 @@ from .counters import ErrorCounters, TaskCounters
 log = logging.getLogger(__name__)
 
 TaskKey = tuple[str, int]
+# log.level, log.format, and the levels set since start-up (root first), for a new task process
+LogSettings = tuple[str, str, tuple[tuple[str, int], ...]]
 
 # a fresh process imports the runtime and its clients before its first task starts
 FIRST_START_WAIT_S = 30.0
@@ -145,7 +148,7 @@ class TaskProcess:
 
     def __init__(self, number: int, worker_props: dict[str, str], worker_id: str, statuses: StatusStore,
                  on_topic: Callable[[str, int, str], None] | None, graceful_timeout_s: float,
-                 log_settings: tuple[str, str], offset_calls: concurrent.futures.Executor) -> None:
+                 log_settings: LogSettings, offset_calls: concurrent.futures.Executor) -> None:
         from . import task_host  # the process's entry point (imported here: it imports this module)
 
         self.number = number
@@ -310,19 +313,30 @@ class TaskProcessPool:
         self._offset_calls = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="task-offsets")
         # started now, while the worker starts too: a process imports the runtime and its clients (about a
         # second) before it can run a task, which the first tasks would otherwise wait for
+        LOG_LEVELS.add_listener(self._on_log_level)
         with self._lock:
             for _ in range(size):
                 self._spawn()
 
     def _spawn(self) -> "TaskProcess":
+        # under self._lock, as _on_log_level: a level set while this process starts is either in its
+        # starting levels or sent to it
         self._count += 1
         process = TaskProcess(self._count, self._props, self._worker_id, self._statuses, self._on_topic,
-                              self._graceful_timeout_s, self._log_settings(), self._offset_calls)
+                              self._graceful_timeout_s, self._log_settings(),
+                              self._offset_calls)
         self._processes.append(process)
         return process
 
-    def _log_settings(self) -> tuple[str, str]:
-        return str(self._props.get("log.level", "INFO")), str(self._props.get("log.format", "text"))
+    def _on_log_level(self, namespace: str, number: int) -> None:
+        with self._lock:
+            processes = list(self._processes)
+        for process in processes:
+            process.send(("log_level", namespace, number))
+
+    def _log_settings(self) -> LogSettings:
+        return (str(self._props.get("log.level", "INFO")), str(self._props.get("log.format", "text")),
+                tuple(LOG_LEVELS.explicit()))
 
     def _process_for_next_task(self) -> TaskProcess:
         with self._lock:
@@ -347,6 +361,7 @@ class TaskProcessPool:
             return [p.process.pid for p in self._processes if p.alive and p.process.pid is not None]
 
     def close(self, timeout_s: float) -> None:
+        LOG_LEVELS.remove_listener(self._on_log_level)
         with self._lock:
             self._closed = True
             processes, self._processes = self._processes, []

@@ -102,6 +102,48 @@ def test_a_task_process_that_dies_fails_its_tasks_until_they_are_restarted(
             worker.stop()
 
 
+def test_log_levels_set_through_the_rest_api_reach_the_task_processes(
+        bootstrap_servers: str, tmp_path: Path) -> None:
+    """/admin/loggers changes the worker's levels and those of its task processes, running or started
+    later. The source task's offset commits log at DEBUG, and they happen only in the task process."""
+    marker = "finished commitOffsets successfully"
+    props = {"task.processes": 1, "offset.flush.interval.ms": 200}
+    with WorkerProcess(tmp_path / "w", bootstrap_servers, props=props) as worker:
+        api = Api(worker.url)
+        commits = lambda: worker.log_path.read_text(errors="replace").count(marker)  # noqa: E731
+        try:
+            topic, source = unique("procs-levels"), unique("src")
+            assert api.post("/connectors", {"name": source, "config": source_config(
+                topic, tasks=1, throughput=50)}).status_code == 201
+            wait_for(lambda: task_states(api, source) == ["RUNNING"], 60, what="the source task RUNNING")
+            response = api.put("/admin/loggers/runtime.worker.source_runner", {"level": "DEBUG"})
+            assert response.status_code == 200, response.text
+            wait_for(lambda: commits() > 0, 30, what="the task process logging its commits at DEBUG")
+
+            # a task process started after the change starts with the worker's levels
+            (child,) = task_processes(worker)
+            os.kill(child.pid, signal.SIGKILL)
+            wait_for(lambda: task_states(api, source) == ["FAILED"], 30, what="the task FAILED")
+            before = commits()  # the killed process writes no more
+            assert api.post(f"/connectors/{source}/restart?includeTasks=true&onlyFailed=true").status_code == 202
+            wait_for(lambda: task_states(api, source) == ["RUNNING"], 60, what="the task RUNNING in a new process")
+            wait_for(lambda: commits() > before, 30, what="the new task process logging its commits at DEBUG")
+
+            # and back: once INFO, the commits are no longer logged (counted across a later restart)
+            assert api.put("/admin/loggers/runtime.worker", {"level": "INFO"}).status_code == 200
+            assert api.post(f"/connectors/{source}/tasks/0/restart").status_code == 204
+            wait_for(lambda: task_states(api, source) == ["RUNNING"], 60, what="the task RUNNING again")
+            quiet = commits()
+            written = lambda: sample(api, "kafka_connect_source_task_source_record_write_total",  # noqa: E731
+                                     connector=source, task="0") or 0
+            base = written()
+            wait_for(lambda: written() >= base + 25, 30, what="records written (and committed) since")
+            assert commits() == quiet
+        finally:
+            api.close()
+            worker.stop()
+
+
 def test_task_processes_must_be_a_non_negative_number(tmp_path: Path) -> None:
     props = tmp_path / "bad.properties"
     props.write_text("task.processes=-1\nlisteners=http://127.0.0.1:0\n")

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
+from ...herder.interface import Herder
 from ..loggers import LoggerAdmin
 from ..models import LoggerLevel
 from ..request_bodies import body_schema, model_schema, read_model
@@ -15,7 +16,7 @@ from ..request_bodies import body_schema, model_schema, read_model
 log = logging.getLogger("runtime.rest.app")
 
 
-def router(loggers: LoggerAdmin) -> APIRouter:
+def router(loggers: LoggerAdmin, herder: Herder) -> APIRouter:
     routes = APIRouter()
 
     @routes.get("/admin/loggers", summary="List the current loggers that have their levels explicitly set and their log levels")
@@ -33,9 +34,10 @@ def router(loggers: LoggerAdmin) -> APIRouter:
         scope = request.query_params.get("scope", "worker")
         if scope.lower() not in ("worker", "cluster"):
             log.warning("Ignoring unknown logger scope %r; applying to this worker", scope)
-        affected = await run_in_threadpool(loggers.set_level, logger, level)  # a cluster scope writes to Kafka
         if scope.lower() == "cluster":
+            # distributed: a record in the config topic every worker applies; standalone: this worker
+            await run_in_threadpool(herder.set_cluster_log_level, logger, loggers.level(level))
             return Response(status_code=204)
-        return affected
+        return await run_in_threadpool(loggers.set_level, logger, level)  # task processes hear it through pipes
 
     return routes

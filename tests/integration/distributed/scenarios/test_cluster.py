@@ -26,6 +26,21 @@ def test_fresh_cluster_lists_no_connectors_on_any_worker(cluster: Cluster) -> No
         assert {"version", "commit", "kafka_cluster_id"} <= set(root) and root["kafka_cluster_id"]
 
 
+def test_a_cluster_scoped_log_level_reaches_every_worker(cluster: Cluster) -> None:
+    # KIP-976: scope=cluster answers 204 and writes a logger-cluster- record to the config topic, which
+    # every worker, the one asked included, applies when it reads it
+    namespace = f"org.example.{unique('kip976').replace('-', '_')}"
+    response = cluster.api(1).put(f"/admin/loggers/{namespace}", json={"level": "debug"}, params={"scope": "cluster"})
+    assert response.status_code == 204, response.text
+    for i in range(len(cluster.workers)):
+        wait_for(lambda i=i: cluster.api(i).get(f"/admin/loggers/{namespace}").json().get("level") == "DEBUG", 30,
+                 what=f"worker {i} applying the cluster's level")
+        assert isinstance(cluster.api(i).get("/admin/loggers").json()[namespace]["last_modified"], int)
+    # a bad level is refused before anything is written
+    response = cluster.api(2).put(f"/admin/loggers/{namespace}", json={"level": "LOUD"}, params={"scope": "cluster"})
+    assert response.status_code == 404 and response.json()["message"] == "invalid log level 'LOUD'."
+
+
 def test_restart_through_a_worker_running_none_of_the_connector(cluster: Cluster, kafka: Kafka, name: str) -> None:
     # 50: the connector's start() blocks START_BLOCK_MS and its task fails after FAIL_AFTER records, so a
     # connector restart shows as time spent in the plain (synchronous) request or as RESTARTING, and every
