@@ -190,6 +190,25 @@ def raw_recording_consumer(bootstrap: str, topic: str, n: int, out_path: Path, c
     return done - started, done - first, cpu
 
 
+def group_join_seconds(bootstrap: str, topic: str, session_timeout_ms: int) -> float:
+    """Seconds from subscribe to the first record for a bare consumer on a fresh group: the wait every
+    sink (ours, the oracle's, a raw loop) has before any work, set by the broker (on Tansu about half
+    of session.timeout.ms; on Apache Kafka group.initial.rebalance.delay.ms)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("join-probe"), **CONSUMER_DEFAULTS,
+                         "session.timeout.ms": str(session_timeout_ms)})
+    try:
+        started = time.perf_counter()
+        consumer.subscribe([topic])
+        while True:
+            message = consumer.poll(0.05)
+            if message is not None and message.error() is None:
+                return time.perf_counter() - started
+            if time.perf_counter() - started > 120:
+                raise RuntimeError(f"join probe: no record from {topic} within 120 s")
+    finally:
+        consumer.close()
+
+
 def record_timestamps_ms(bootstrap: str, topic: str, offsets: list[int], partition: int = 0) -> list[int]:
     """CreateTime of the records at `offsets` (set by the producing client when the record was sent)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-ts", "enable.auto.commit": "false"})
