@@ -12,7 +12,7 @@ from .errors import (
     UnsupportedOperationError,
 )
 from .records import (
-    ConnectRecord, Header, RecordMetadata, SinkRecord, SourceRecord, SourceRecordBatch, TopicPartition,
+    ConnectRecord, Header, RecordMetadata, SinkRecord, SinkRecordBatch, SourceRecord, SourceRecordBatch, TopicPartition,
 )
 from .task import (
     ErrantRecordReporter, OffsetStorageReader, SinkTask, SinkTaskContext, SourceTask, SourceTaskContext, Task, TaskContext,
@@ -25,7 +25,7 @@ __all__ = [
     "Field", "Schema", "SchemaBuilder",
     "AlreadyExistsError", "ConfigError", "ConnectError", "DataError", "NotFoundError", "RetriableError",
     "UnsupportedOperationError",
-    "ConnectRecord", "Header", "RecordMetadata", "SinkRecord", "SourceRecord", "SourceRecordBatch",
+    "ConnectRecord", "Header", "RecordMetadata", "SinkRecord", "SinkRecordBatch", "SourceRecord", "SourceRecordBatch",
     "TopicPartition",
     "ErrantRecordReporter", "OffsetStorageReader", "SinkTask", "SinkTaskContext", "SourceTask", "SourceTaskContext", "Task", "TaskContext",
 ]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from concurrent.futures import Future
+from collections.abc import Sequence
 from typing import Any, Iterable
 
 from .records import RecordMetadata, SinkRecord, SourceRecord, SourceRecordBatch, TopicPartition
@@ -115,8 +116,10 @@ class SinkTask(Task):
         self.context = context
 
     @abstractmethod
-    def put(self, records: list[SinkRecord]) -> None:
-        """Write (or buffer) a batch; raise RetriableError to have it redelivered."""
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        """Write (or buffer) a batch; raise RetriableError to have it redelivered. Without transforms the
+        batch is a SinkRecordBatch: a sequence of SinkRecords whose keys and values can also be read as
+        columns."""
 
     def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
         """Make everything `put` so far durable. Offsets are the next offsets to consume."""

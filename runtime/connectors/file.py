@@ -21,6 +21,7 @@ import re
 import select
 import sys
 import threading
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from ..api import (
@@ -28,7 +29,7 @@ from ..api import (
     SinkTask, SourceConnector, SourceRecord, SourceTask, Task, Type,
 )
 from ..api.data import STRING_SCHEMA
-from ..api.records import TopicPartition
+from ..api.records import SinkRecordBatch, TopicPartition
 from ..version import KAFKA_COMPAT_VERSION
 
 log = logging.getLogger(__name__)
@@ -419,13 +420,13 @@ class FileStreamSinkTask(SinkTask):
         except OSError as exc:
             raise ConnectError(f"Couldn't find or create file '{self.filename}' for FileStreamSinkTask") from exc
 
-    def put(self, records: list[SinkRecord]) -> None:
+    def put(self, records: Sequence[SinkRecord]) -> None:
         if not records or self._out is None:
             return
         # One write per batch: the join is far cheaper than a write call per record. The batch reaches the
         # file before put returns, as the reference's unbuffered PrintStream writes each line through (a
         # reader tailing the file does not wait for the next offset commit).
-        values = [r.value for r in records]
+        values = records.values if isinstance(records, SinkRecordBatch) else [r.value for r in records]
         try:
             text = "\n".join(values)  # the common case: every value is already a string
         except TypeError:

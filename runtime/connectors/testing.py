@@ -51,7 +51,7 @@ from ..api import (
     ValidString,
 )
 from ..api.data import INT32_SCHEMA, INT64_SCHEMA, STRING_SCHEMA, SchemaBuilder
-from ..api.records import TopicPartition
+from ..api.records import SinkRecordBatch, TopicPartition
 from ..converters.json import JsonConverter
 
 log = logging.getLogger(__name__)
@@ -414,6 +414,15 @@ def record_line(record: SinkRecord, schemas: JsonConverter | None = None) -> byt
     return orjson.dumps(line, default=_jsonable, option=_JSON_OPTIONS)
 
 
+def batch_lines(batch: SinkRecordBatch) -> bytes:
+    """record_line for every record of a batch without transforms, read from its columns (no SinkRecords)."""
+    dumps = orjson.dumps
+    return b"".join([dumps({"topic": t, "partition": p, "offset": o, "key": k, "value": v},
+                           default=_jsonable, option=_JSON_OPTIONS)
+                     for t, p, o, k, v in zip(batch.topics(), batch.partitions(), batch.offsets(), batch.keys,
+                                              batch.values)])
+
+
 class RecordingSinkConnector(_FaultyConnector, SinkConnector):
     """Records everything its tasks receive into one JSON-lines file."""
 
@@ -447,12 +456,15 @@ class RecordingSinkTask(SinkTask):
         except OSError as exc:
             raise ConnectError(f"Couldn't open or create '{self.path}' for {type(self).__name__}: {exc}") from exc
 
-    def put(self, records: list[SinkRecord]) -> None:
+    def put(self, records: Sequence[SinkRecord]) -> None:
         if not records:
             return
         allowed = self._faults.records_allowed(self.received, len(records), self.task_id)
         accepted = records[:allowed] if allowed < len(records) else records
-        self._write(b"".join([record_line(r, self.schemas) for r in accepted]))
+        if isinstance(accepted, SinkRecordBatch) and self.schemas is None:
+            self._write(batch_lines(accepted))
+        else:
+            self._write(b"".join([record_line(r, self.schemas) for r in accepted]))
         self.received += len(accepted)
         if len(accepted) < len(records):
             # Consistent with the source: exactly N records are handled, then the task fails.

@@ -6,13 +6,14 @@ import re
 import threading
 import time
 from concurrent.futures import Future
+from collections.abc import Sequence
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from ..api.errors import ConnectError, RetriableError
-from ..api.records import Header, SinkRecord, TopicPartition
+from ..api.records import Header, SinkRecord, SinkRecordBatch, TopicPartition
 from ..api.task import ErrantRecordReporter, SinkTask, SinkTaskContext, Task
 from ..converters.base import Converter, HeaderConverter
 from .clients import create_client
@@ -208,8 +209,17 @@ class SinkTaskRunner(TaskRunner):
                 next_commit = time.monotonic() + self.flush_interval_s
 
     def _process(self, task: SinkTask, messages: list[Any], key_conv: Any, value_conv: Any) -> None:
-        """Convert, transform and put one batch; then the whole batch counts as consumed."""
-        records = []
+        """Convert, transform and put one batch; then the whole batch counts as consumed. Without transforms
+        the batch goes to put() as columns (SinkRecordBatch), with no SinkRecord built unless the task reads
+        one."""
+        records: list[SinkRecord] = []
+        # the columns, when there are no transforms
+        kept: list[Any] = []
+        keys: list[Any] = []
+        values: list[Any] = []
+        key_schemas: list[Any] = []
+        value_schemas: list[Any] = []
+        headers: dict[int, list[Header]] = {}
         # next offset per partition, written once per run of records from the same partition
         positions: dict[tuple[str, int], int] = {}
         run_topic: str | None = None
@@ -248,24 +258,42 @@ class SinkTaskRunner(TaskRunner):
                     last_key_topic = topic
                 value_schema, value = value_conv(topic, m.value())
                 raw_headers = m.headers()
+                if no_transforms:
+                    if raw_headers:
+                        headers[len(kept)] = self._headers(topic, raw_headers)
+                    kept.append(m)
+                    keys.append(key)
+                    values.append(value)
+                    key_schemas.append(key_schema)
+                    value_schemas.append(value_schema)
+                    continue
                 ts_type, ts = m.timestamp()
-                record: SinkRecord | None = SinkRecord(
+                record: SinkRecord | None = transforms.apply(SinkRecord(  # type: ignore[assignment]
                     topic, partition, key, value, offset, key_schema, value_schema, ts if ts_type else None,
                     _TIMESTAMP_TYPES.get(ts_type, "CreateTime"),
-                    self._headers(topic, raw_headers) if raw_headers else None)
-                if not no_transforms:
-                    record = transforms.apply(record)  # type: ignore[arg-type]
+                    self._headers(topic, raw_headers) if raw_headers else None))
             except Exception:  # noqa: BLE001 - the slow path finds the failing stage and applies errors.*
                 last_raw_key = _UNSET
                 record = self._process_failed(m)
+                if record is not None and no_transforms:
+                    if record.headers:
+                        headers[len(kept)] = record.headers
+                    kept.append(m)
+                    keys.append(record.key)
+                    values.append(record.value)
+                    key_schemas.append(record.key_schema)
+                    value_schemas.append(record.value_schema)
+                    continue
             if record is not None:
                 records.append(record)
         if run_topic is not None:
             positions[(run_topic, run_partition)] = last_offset + 1
+        batch: Sequence[SinkRecord] = (SinkRecordBatch(kept, keys, values, key_schemas, value_schemas, headers)
+                                       if no_transforms else records)
         counters = self.counters
         counters.sink_records_read += len(messages)
-        counters.sink_records_sent += len(records)
-        if self._deliver(task, records):
+        counters.sink_records_sent += len(batch)
+        if self._deliver(task, batch):
             self.current.update({TopicPartition(t, p): o for (t, p), o in positions.items()})
 
     def _topic_seen(self, topic: str) -> None:
@@ -298,7 +326,7 @@ class SinkTaskRunner(TaskRunner):
                             ts if ts_type else None, _TIMESTAMP_TYPES.get(ts_type, "CreateTime"), headers)
         return errors.transform(self.transforms, record, failed)
 
-    def _deliver(self, task: SinkTask, records: list[SinkRecord]) -> bool:
+    def _deliver(self, task: SinkTask, records: Sequence[SinkRecord]) -> bool:
         """put() the batch, redelivering after a RetriableError; False if stopped before it went in."""
         if not records:
             return True
