@@ -25,7 +25,7 @@ class StartupError(Exception):
 
 def configure_logging(level: str, fmt: str = "text") -> None:
     from .. import log_context
-    from ..rest.loggers import LEVELS
+    from ..log_levels import LEVELS
 
     logging.basicConfig(level=LEVELS.get(level.upper(), logging.INFO), stream=sys.stdout)
     for handler in logging.getLogger().handlers:

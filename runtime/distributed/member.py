@@ -28,10 +28,10 @@ from ..worker.counters import RebalanceCounters
 from ..worker.offsets import OffsetsManager
 from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
-from ..herder.errors import RequestTimeout, ServerError
-from ..herder.restart import RestartPlan, RestartRequest
-from ..herder.stages import StageTracker
-from ..herder.target_states import generates_tasks, task_target, tasks_run
+from ..control.errors import RequestTimeout, ServerError
+from ..control.restart import RestartPlan, RestartRequest
+from ..control.stages import StageTracker
+from ..control.target_states import generates_tasks, task_target, tasks_run
 from .assignment import INVALID, Assignment, AssignmentReader, TaskId, compute_assignment
 from .connect_protocol import CONFIG_MISMATCH, NO_ERROR, ConnectAssignment, WorkerState
 from .group import WorkerGroup

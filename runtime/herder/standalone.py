@@ -11,18 +11,19 @@ import logging
 import threading
 from typing import Any, Callable, TypeVar
 
+from ..control import target_states
+from ..control.errors import HerderError, NotFound, RequestTimeout, ServerError
+from ..control.restart import RestartPlan, RestartRequest
+from ..control.stages import StageTracker
 from ..plugins import Plugins
 from ..storage.base import ConfigStore, ConnectorState, InstanceStatus, StatusStore
 from ..storage.states import State, TargetState
 from ..worker.offsets import OffsetsManager
 from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
-from . import target_states, views
+from . import views
 from .base import HerderBase, patched_config
-from .errors import HerderError, NotFound, RequestTimeout, ServerError
-from .restart import RestartPlan, RestartRequest
 from .signatures import RequestSignature
-from .stages import StageTracker
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

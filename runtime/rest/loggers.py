@@ -5,23 +5,8 @@ import logging
 import threading
 import time
 
-from ..herder.errors import BadRequest, NotFound
-
-TRACE = 5
-logging.addLevelName(TRACE, "TRACE")
-
-LEVELS = {"ALL": 1, "TRACE": TRACE, "DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARN": logging.WARNING,
-          "ERROR": logging.ERROR, "FATAL": logging.CRITICAL, "OFF": logging.CRITICAL + 10}
-NAMES = {number: name for name, number in LEVELS.items()}
-
-
-def level_name(number: int) -> str:
-    if number in NAMES:
-        return NAMES[number]
-    for candidate in sorted(NAMES, reverse=True):
-        if number >= candidate:
-            return NAMES[candidate]
-    return "ALL"
+from ..control.errors import BadRequest, NotFound
+from ..log_levels import LEVELS, level_name
 
 
 class LoggerAdmin:

@@ -290,7 +290,7 @@ def run(conn: Any, settings: HostSettings) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     from .. import log_context
-    from ..rest.loggers import LEVELS
+    from ..log_levels import LEVELS
 
     logging.basicConfig(level=LEVELS.get(settings.log_level.upper(), logging.INFO), stream=sys.stdout)
     for handler in logging.getLogger().handlers:

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from runtime.herder.errors import NotFound
+from runtime.control.errors import NotFound
 
 from .conftest import new_name, source_config, states
 
