@@ -103,6 +103,8 @@ class DistributedHerder(HerderBase):
         self._ready_event.set()
 
     def stop(self) -> None:
+        if self.worker is not None:
+            self.worker.begin_shutdown()  # a tick waiting for a connector's start() lets the member stop
         self.member.stop()
 
     # ---- routing helpers ------------------------------------------------------------------------

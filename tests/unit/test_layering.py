@@ -17,7 +17,7 @@ ROOT = Path(runtime.__file__).parent
 # Lowest first. Each entry is one layer; the names are the runtime's top-level modules and packages, and
 # modules of one layer may import each other.
 LAYERS: list[set[str]] = [
-    {"version", "api", "log_context", "log_levels", "embedded_broker"},  # the plugin API, leaf utilities
+    {"version", "api", "log_context", "log_levels", "daemon_executor", "embedded_broker"},  # the plugin API, leaf utilities
     {"converters", "transforms"},  # the data plugins (a transform uses the JSON converter and vice versa)
     {"worker_config", "plugins", "connectors", "config_providers", "connector_files"},
     {"storage"},  # the config, offset and status stores behind one interface

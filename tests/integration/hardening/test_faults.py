@@ -16,6 +16,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from runtime.embedded_broker import EmbeddedBroker, free_port
 from tests.support.broker import unique
+from tests.support.cluster import Cluster
 from tests.support.env import require
 from tests.support.worker import WorkerProcess, wait_for
 
@@ -179,6 +180,57 @@ def test_task_hanging_in_stop_is_bounded_by_the_graceful_timeout(bootstrap_serve
         code = worker.stop(timeout_s=40)
         assert time.monotonic() - began < 15, "shutdown waited for the hanging stop()"
         assert code == 0, worker.log_tail()
+    finally:
+        worker.stop()
+
+
+def _one_worker(mode: str, bootstrap: str, tmp_path: Path, props: dict[str, object]) -> WorkerProcess:
+    """A standalone worker, or a distributed one alone in a group of its own."""
+    if mode == "standalone":
+        return WorkerProcess(tmp_path, bootstrap, props=props)
+    return Cluster(tmp_path, bootstrap, 1, **props).workers[0]
+
+
+@pytest.mark.parametrize("mode", ["standalone", "distributed"])
+def test_connector_hanging_in_stop_holds_up_nothing(mode: str, bootstrap_servers: str, tmp_path: Path) -> None:
+    """A connector's stop() runs on its own thread: with a graceful timeout far longer than any wait
+    below, the delete answers, the herder (the tick thread, in distributed mode) starts the next
+    connector, and the worker exits cleanly on SIGTERM, all while that stop() still blocks."""
+    worker = _one_worker(mode, bootstrap_servers, tmp_path, {"task.shutdown.graceful.timeout.ms": 600000})
+    worker.start()
+    try:
+        with httpx.Client(base_url=worker.url, timeout=60) as client:
+            hang = {"connector.class": SOURCE, "topic": unique("hang"), "tasks.max": "1", "throughput": "10",
+                    "connector.stop.block.ms": "600000"}
+            create_connector(client, "hangs", hang)
+            wait_for(lambda: client.get("/connectors/hangs/status").json()["connector"]["state"] == "RUNNING",
+                     timeout_s=30, what="the connector to run")
+            answer = client.delete("/connectors/hangs")
+            assert answer.status_code == 204, answer.text
+            create_connector(client, "next", {**hang, "connector.stop.block.ms": "0"})
+            wait_for(lambda: [t["state"] for t in client.get("/connectors/next/status").json().get("tasks", [])] == ["RUNNING"],
+                     timeout_s=30, what="the next connector's task to run")
+            assert client.get("/connectors").json() == ["next"]
+        assert worker.stop(timeout_s=30) == 0, worker.log_tail()
+    finally:
+        worker.stop()
+
+
+@pytest.mark.parametrize("mode", ["standalone", "distributed"])
+def test_connector_stuck_in_start_does_not_hold_the_exit(mode: str, bootstrap_servers: str, tmp_path: Path) -> None:
+    """start() never returns: SIGTERM still ends the worker (its start thread is a daemon thread)."""
+    worker = _one_worker(mode, bootstrap_servers, tmp_path, {"rest.request.timeout.ms": 3000})
+    worker.start()
+    try:
+        with httpx.Client(base_url=worker.url, timeout=60) as client:
+            stuck = {"connector.class": SOURCE, "topic": unique("stuck"), "tasks.max": "1",
+                     "connector.start.block.ms": "3600000"}
+            answer = client.post("/connectors", json={"name": "stuck", "config": stuck})
+            # standalone: the request times out waiting for start(); distributed: created, then started
+            assert answer.status_code in (201, 500), answer.text
+            wait_for(lambda: "Creating connector stuck" in worker.log_path.read_text(errors="replace"),
+                     timeout_s=30, what="the connector's start to begin")
+        assert worker.stop(timeout_s=30) == 0, worker.log_tail()
     finally:
         worker.stop()
 
