@@ -149,6 +149,32 @@ def test_broker_outage_during_operation(fresh_broker: EmbeddedBroker, tmp_path: 
 # ---- a task that hangs in stop() ------------------------------------------------------------------------
 
 
+def _one_worker(mode: str, bootstrap: str, tmp_path: Path, props: dict[str, object]) -> WorkerProcess:
+    """A standalone worker, or a distributed one alone in a group of its own."""
+    if mode == "standalone":
+        return WorkerProcess(tmp_path, bootstrap, props=props)
+    return Cluster(tmp_path, bootstrap, 1, **props).workers[0]
+
+
+@pytest.mark.parametrize("mode, props, named", [
+    ("standalone", {"offset.storage.file.filename": "{tmp}"}, "IsADirectoryError: [Errno 21] Is a directory"),
+    ("distributed", {"security.protocol": "SSL", "ssl.ca.location": "{tmp}/missing.pem"}, "ssl.ca.location"),
+])
+def test_a_crash_at_startup_exits_2_with_one_line_naming_it(mode: str, props: dict[str, str], named: str,
+                                                            bootstrap_servers: str, tmp_path: Path) -> None:
+    """Not a StartupError (an offsets file that is a folder; a CA file that does not exist): both modes
+    log one ERROR line naming it and exit 2, as the reference's "Stopping due to error"."""
+    props = {key: value.replace("{tmp}", str(tmp_path)) for key, value in props.items()}
+    worker = _one_worker(mode, bootstrap_servers, tmp_path, props)
+    with pytest.raises(RuntimeError, match="worker exited with 2"):
+        worker.start(timeout_s=60)
+    worker.stop()
+    log = worker.log_path.read_text(errors="replace")
+    errors = [line for line in log.splitlines() if " ERROR " in line]
+    assert len(errors) == 1 and "Stopping due to error: " in errors[0] and named in errors[0], log
+    assert "Traceback" not in log
+
+
 def test_task_hanging_in_stop_is_bounded_by_the_graceful_timeout(bootstrap_servers: str, tmp_path: Path) -> None:
     worker = WorkerProcess(tmp_path, bootstrap_servers, props={"task.shutdown.graceful.timeout.ms": 2000}).start()
     try:
@@ -182,13 +208,6 @@ def test_task_hanging_in_stop_is_bounded_by_the_graceful_timeout(bootstrap_serve
         assert code == 0, worker.log_tail()
     finally:
         worker.stop()
-
-
-def _one_worker(mode: str, bootstrap: str, tmp_path: Path, props: dict[str, object]) -> WorkerProcess:
-    """A standalone worker, or a distributed one alone in a group of its own."""
-    if mode == "standalone":
-        return WorkerProcess(tmp_path, bootstrap, props=props)
-    return Cluster(tmp_path, bootstrap, 1, **props).workers[0]
 
 
 @pytest.mark.parametrize("mode", ["standalone", "distributed"])
