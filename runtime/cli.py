@@ -2,7 +2,8 @@
 WORKER.properties`: parses the command line and runs the worker (runtime/bootstrap).
 
 Exit codes: 0 after a clean shutdown, 1 for usage errors, 2 when the worker cannot start (bad worker
-file, unreachable Kafka), 3 when a connector file cannot be applied (as the reference's CLI).
+file, unreachable Kafka) or stops on any other error, in both modes, 3 when a connector file cannot be
+applied (as the reference's CLI). Each is one ERROR line naming what is wrong.
 """
 from __future__ import annotations
 

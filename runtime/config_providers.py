@@ -19,9 +19,10 @@ import re
 from abc import ABC, abstractmethod
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 from .api.errors import ConfigError
+from .worker_config import WorkerConfig
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,11 @@ ALIASES = {
 }
 
 
-def _provider_class(name: str) -> type[ConfigProvider]:
+def _provider_class(name: str | type) -> type[ConfigProvider]:
+    if isinstance(name, type):
+        if not issubclass(name, ConfigProvider):
+            raise ConfigError(f"{name.__name__} is not a ConfigProvider")
+        return name
     if name in ALIASES:
         return ALIASES[name]
     for ep in entry_points(group="kafka_connect_runtime.config_providers"):
@@ -128,16 +133,11 @@ class ConfigResolver:
         self.providers = dict(providers)
 
     @classmethod
-    def from_worker_config(cls, originals: Mapping[str, Any]) -> "ConfigResolver":
+    def from_worker_config(cls, config: WorkerConfig) -> "ConfigResolver":
         providers: dict[str, ConfigProvider] = {}
-        names = [n.strip() for n in str(originals.get("config.providers", "")).split(",") if n.strip()]
-        for name in names:
-            class_name = originals.get(f"config.providers.{name}.class")
-            if not class_name:
-                raise ConfigError(f"config.providers.{name}.class is required for config provider {name}")
-            prefix = f"config.providers.{name}.param."
-            provider = _provider_class(str(class_name))()
-            provider.configure({k[len(prefix):]: str(v) for k, v in originals.items() if k.startswith(prefix)})
+        for name, provider_class, params in config.config_providers():
+            provider = _provider_class(provider_class)()
+            provider.configure(params)
             providers[name] = provider
         return cls(providers)
 

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import logging
 import socket
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
-from .api.config import AbstractConfig, ConfigDef, Importance, Range, Type, ValidString
+from .api.config import AbstractConfig, ConfigDef, ConfigKey, Importance, NonEmptyString, Password, Range, Type, ValidString
 from .api.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -24,6 +25,39 @@ JAVA_ONLY_PROPERTIES = (
     "client.dns.lookup", "ssl.engine.factory.class", "sasl.login.class", "sasl.client.callback.handler.class",
     "connector.client.config.override.policy",
 )
+
+# Families of settings read under a prefix. `listeners.https.<ssl setting>` overrides the `ssl.*` setting
+# of the same name for the https REST listener (typed and validated as that setting); each provider named in
+# `config.providers` takes `config.providers.<name>.class` and `.param.*`; the worker's Kafka clients take
+# `producer.*`, `consumer.*` and `admin.*` as written (their clients validate them, as the reference's do).
+LISTENER_HTTPS_PREFIX = "listeners.https."
+CONFIG_PROVIDERS_PREFIX = "config.providers."
+CLIENT_PREFIXES = ("producer.", "consumer.", "admin.")
+# the SSL settings the https REST listener reads (Kafka's SslConfigs names); unset by default, so that
+# runtime/rest/security.py applies its own defaults
+REST_SSL_SETTINGS: dict[str, Type] = {
+    "ssl.enabled.protocols": Type.LIST, "ssl.cipher.suites": Type.LIST,
+    "ssl.keystore.type": Type.STRING, "ssl.keystore.location": Type.STRING, "ssl.keystore.password": Type.PASSWORD,
+    "ssl.key.password": Type.PASSWORD, "ssl.keystore.certificate.chain": Type.PASSWORD,
+    "ssl.keystore.key": Type.PASSWORD, "ssl.truststore.type": Type.STRING, "ssl.truststore.location": Type.STRING,
+    "ssl.truststore.password": Type.PASSWORD, "ssl.truststore.certificates": Type.PASSWORD,
+    "ssl.client.auth": Type.STRING, "ssl.endpoint.identification.algorithm": Type.STRING,
+}
+
+
+class BlankOr:
+    """A validator that also accepts a blank value (an SSL setting left blank counts as unset)."""
+
+    def __init__(self, validator: ValidString) -> None:
+        self.validator = validator
+
+    def __call__(self, name: str, value: Any) -> None:
+        if value is not None and str(value).strip() != "":
+            self.validator(name, value)
+
+    def __str__(self) -> str:
+        return f"{self.validator}, or blank"
+
 
 class PositiveOrMinusOne:
     """Partitions and replication factors of the internal topics: at least 1, or -1 for the broker's default
@@ -77,6 +111,12 @@ WORKER_CONFIG_DEF = (
             documentation="Java properties file of `user: password` lines; turns on HTTP basic auth for the REST API.")
     .define("rest.basic.auth.jaas.config", Type.STRING, None, importance=Importance.LOW,
             documentation="JAAS file (or text) whose KafkaConnect entry's file=\"...\" names the credentials file.")
+    .define("rest.extension.classes", Type.LIST, "", importance=Importance.LOW,
+            documentation="REST extensions; only Kafka's BasicAuthSecurityRestExtension is supported (see "
+                          "rest.basic.auth.*), others are ignored with a warning.")
+    .define("config.providers", Type.LIST, "", importance=Importance.LOW,
+            documentation="Names of the config providers that resolve ${provider:path:key} references; each "
+                          "takes config.providers.<name>.class and config.providers.<name>.param.* settings.")
     .define("exactly.once.source.support", Type.STRING, "disabled",
             ValidString.of("disabled", "preparing", "enabled", case_insensitive=True), Importance.HIGH,
             documentation="KIP-618; this runtime delivers source records at least once, so only "
@@ -134,6 +174,19 @@ WORKER_CONFIG_DEF = (
             documentation="This runtime's own: how the internal topics are read to their end, by the high "
                           "watermark or by writing a sentinel record and reading up to it.")
 )
+for _name, _type in REST_SSL_SETTINGS.items():
+    WORKER_CONFIG_DEF.define(
+        _name, _type, None,
+        BlankOr(ValidString.of("required", "requested", "none", case_insensitive=True)) if _name == "ssl.client.auth"
+        else None,
+        Importance.LOW, documentation=f"For the https REST listener (and, as {LISTENER_HTTPS_PREFIX}{_name}, for "
+                                      "it alone); blank counts as unset.")
+
+
+def _blank(value: Any) -> bool:
+    if isinstance(value, Password):
+        value = value.value
+    return value is None or value == [] or (isinstance(value, str) and value.strip() == "")
 
 
 class WorkerConfig(AbstractConfig):
@@ -144,6 +197,41 @@ class WorkerConfig(AbstractConfig):
         for name in JAVA_ONLY_PROPERTIES:
             if name in props:
                 log.info("Ignoring worker property %s: it only applies to the Java worker", name)
+        # `listeners.https.<ssl setting>`, parsed and validated as that setting (errors name the prefixed key)
+        self.listener_ssl_values: dict[str, Any] = {}
+        for name in REST_SSL_SETTINGS:
+            prefixed = LISTENER_HTTPS_PREFIX + name
+            if prefixed in self.originals:
+                key = replace(self.definition.keys[name], name=prefixed)
+                self.listener_ssl_values[name] = self.definition.parse_value(key, self.originals[prefixed], True)
+
+    def rest_ssl(self, name: str) -> Any:
+        """An SSL setting of the https REST listener: `listeners.https.<name>` unless blank, else `<name>`
+        (Kafka's rule for listener-prefixed settings); None when both are blank. Passwords as plain text."""
+        if name not in REST_SSL_SETTINGS:
+            raise KeyError(f"{name} is not an SSL setting of the REST listener")
+        for value in (self.listener_ssl_values.get(name), self.get(name)):
+            if not _blank(value):
+                return value.value if isinstance(value, Password) else value
+        return None
+
+    def rest_ssl_as_given(self, name: str) -> Any:
+        """The first of `listeners.https.<name>` and `<name>` that is given at all, blank included (a blank
+        `ssl.endpoint.identification.algorithm` turns the check off); None when neither is."""
+        if name in self.listener_ssl_values:
+            return self.listener_ssl_values[name]
+        return self.get(name) if name in self.originals else None
+
+    def config_providers(self) -> list[tuple[str, Any, dict[str, str]]]:
+        """(name, class or class name, settings) of each provider named in `config.providers`: its
+        required `config.providers.<name>.class` and its `config.providers.<name>.param.*` settings."""
+        providers = []
+        for name in self.get_list("config.providers"):
+            key = ConfigKey(f"{CONFIG_PROVIDERS_PREFIX}{name}.class", Type.CLASS, validator=NonEmptyString())
+            cls = self.definition.parse_value(key, self.originals.get(key.name), key.name in self.originals)
+            params = self.originals_with_prefix(f"{CONFIG_PROVIDERS_PREFIX}{name}.param.")
+            providers.append((name, cls, {k: str(v) for k, v in params.items()}))
+        return providers
 
     @property
     def bootstrap_servers(self) -> str | None:
@@ -191,8 +279,10 @@ class WorkerConfig(AbstractConfig):
         return offsets.with_name(offsets.stem + ".configs") if offsets else None
 
     def client_configs(self, prefix: str) -> dict[str, str]:
-        """Worker-level `producer.*`, `consumer.*` or `admin.*` settings, prefix stripped."""
-        return {k[len(prefix):]: str(v) for k, v in self.originals.items() if k.startswith(prefix)}
+        """Worker-level `producer.*`, `consumer.*` or `admin.*` settings, prefix stripped, as written."""
+        if prefix not in CLIENT_PREFIXES:
+            raise KeyError(f"{prefix} is not a client prefix ({', '.join(CLIENT_PREFIXES)})")
+        return {k: str(v) for k, v in self.originals_with_prefix(prefix).items()}
 
 
 

@@ -6,7 +6,6 @@ each mode adds (its checks, its stores and herder)."""
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 
 from ..connector_files import ConnectorFileError, ConnectorRequest, parse_connector_file
@@ -19,10 +18,20 @@ __all__ = ["StartupError", "run"]
 
 def run(mode: str, worker_file: Path, connector_files: list[Path]) -> int:
     """Run a worker of `mode` ("standalone" or "distributed") until SIGTERM/SIGINT; StartupError when it
-    cannot start (its code is the exit code)."""
-    if mode == "distributed":
-        return _run_distributed(worker_file)
-    return _run_standalone(worker_file, connector_files)
+    cannot start (its code is the exit code).
+
+    Any other failure is a StartupError with exit code 2 in both modes, as the reference's CLI ("Stopping
+    due to error", Exit.exit(2)); the message names the error in one line, the traceback is logged at
+    DEBUG."""
+    try:
+        if mode == "distributed":
+            return _run_distributed(worker_file)
+        return _run_standalone(worker_file, connector_files)
+    except StartupError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever stops the worker, name it in one line
+        log.debug("The worker stopped on an unexpected error", exc_info=True)
+        raise StartupError(f"Stopping due to error: {type(exc).__name__}: {exc}", 2) from None
 
 
 def _run_standalone(worker_file: Path, connector_files: list[Path]) -> int:
@@ -49,16 +58,7 @@ def _connector_requests(paths: list[Path]) -> list[ConnectorRequest]:
 
 
 def _run_distributed(worker_file: Path) -> int:
-    """As standalone, but any failure, not only a StartupError, is reported as exit code 2 (a distributed
-    worker's failure to start is usually a cluster problem worth one line, not a traceback)."""
     from .distributed import DistributedRuntime
     from .worker_runtime import run_worker
 
-    try:
-        return run_worker(DistributedRuntime(load_worker_config(worker_file)))
-    except StartupError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - whatever stops the worker, say so in its log
-        log.exception("The worker stopped on an unexpected error")
-        print(f"connect-runtime: {exc}", file=sys.stderr)
-        return 2
+    return run_worker(DistributedRuntime(load_worker_config(worker_file)))

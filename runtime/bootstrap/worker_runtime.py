@@ -63,13 +63,13 @@ class WorkerRuntime:
         config = self.config
         self._check_settings()
         try:
-            self.credentials = basic_auth_from_worker_config(config.originals)
-            self.ssl_context = ssl_context_from_worker_config(config.originals)
-            self.forward_kwargs = forwarding_client_kwargs(config.originals)
+            self.credentials = basic_auth_from_worker_config(config)
+            self.ssl_context = ssl_context_from_worker_config(config)
+            self.forward_kwargs = forwarding_client_kwargs(config)
         except SecurityConfigError as exc:
             raise StartupError(f"Invalid REST security settings: {exc}", 2) from None
         try:
-            resolver = ConfigResolver.from_worker_config(config.originals)
+            resolver = ConfigResolver.from_worker_config(config)
         except Exception as exc:  # noqa: BLE001
             raise StartupError(f"Invalid config.providers settings: {exc}", 2) from None
         admin = worker_admin_client(config)

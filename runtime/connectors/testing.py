@@ -21,6 +21,7 @@ Fault knobs (both connectors; all errors are ConnectErrors naming the knob):
     connector.start.fail=true     Connector.start() raises.
     connector.stop.fail=true      Connector.stop() raises.
     connector.start.block.ms=N    Connector.start() sleeps N ms first.
+    connector.stop.block.ms=N     Connector.stop() sleeps N ms first (for hang tests).
     connector.validate.block.ms=N Connector.validate() sleeps N ms first (request-timeout tests).
     task.start.fail=IDS           Task.start() raises for the listed tasks: ids are indexes ("0,2") or
                                   full task ids ("C-0"), or `all`.
@@ -61,6 +62,7 @@ TASK_INDEX_CONFIG = "task.index"  # put into each task config by the connectors
 CONNECTOR_START_FAIL = "connector.start.fail"
 CONNECTOR_STOP_FAIL = "connector.stop.fail"
 CONNECTOR_START_BLOCK_MS = "connector.start.block.ms"
+CONNECTOR_STOP_BLOCK_MS = "connector.stop.block.ms"
 CONNECTOR_VALIDATE_BLOCK_MS = "connector.validate.block.ms"
 TASK_START_FAIL = "task.start.fail"
 TASK_FAIL_AFTER_RECORDS = "task.fail.after.records"
@@ -106,6 +108,8 @@ def _define_faults(definition: ConfigDef) -> ConfigDef:
                 "If true, the connector's stop() raises an error.", g, 2)
         .define(CONNECTOR_START_BLOCK_MS, Type.LONG, 0, Range.at_least(0), Importance.LOW,
                 "Milliseconds the connector's start() sleeps before returning.", g, 3)
+        .define(CONNECTOR_STOP_BLOCK_MS, Type.LONG, 0, Range.at_least(0), Importance.LOW,
+                "Milliseconds the connector's stop() sleeps before returning.", g, 3)
         .define(CONNECTOR_VALIDATE_BLOCK_MS, Type.LONG, 0, Range.at_least(0), Importance.LOW,
                 "Milliseconds the connector's validate() sleeps before validating.", g, 3)
         .define(TASK_START_FAIL, Type.LIST, "", None, Importance.LOW,
@@ -166,6 +170,7 @@ class Faults:
         self.connector_start_fail: bool = config.get_bool(CONNECTOR_START_FAIL)
         self.connector_stop_fail: bool = config.get_bool(CONNECTOR_STOP_FAIL)
         self.connector_start_block_ms: int = config.get_int(CONNECTOR_START_BLOCK_MS)
+        self.connector_stop_block_ms: int = config.get_int(CONNECTOR_STOP_BLOCK_MS)
         self.task_start_fail: list[str] = config.get_list(TASK_START_FAIL)
         self.task_fail_after_records: int = config.get_int(TASK_FAIL_AFTER_RECORDS)
         self.task_fail_times: int = config.get_int(TASK_FAIL_TIMES)
@@ -179,6 +184,8 @@ class Faults:
             raise ConnectError(f"Injected failure: {CONNECTOR_START_FAIL}=true made {self.owner}.start() fail")
 
     def on_connector_stop(self) -> None:
+        if self.connector_stop_block_ms > 0:
+            time.sleep(self.connector_stop_block_ms / 1000)
         if self.connector_stop_fail:
             raise ConnectError(f"Injected failure: {CONNECTOR_STOP_FAIL}=true made {self.owner}.stop() fail")
 

@@ -36,8 +36,9 @@ Reconciling (member.py, the tick thread)
     the fencing are the very objects it last reconciled; a full pass every 5 s) a worker compares what it
     runs with its share of the placement and the stored configs: it first stops what it lost (writing
     UNASSIGNED, or removing statuses of deleted connectors and removed tasks), then starts what it gained
-    and applies target states and config changes. Connectors start on threads of their own (a start()
-    that blocks holds up nothing else; a stop or restart of that connector waits for it). Connector owners generate task configs and write them
+    and applies target states and config changes. Connectors start and stop on threads of their own
+    (the worker's; a start() that blocks holds up nothing else; a stop or restart of that connector
+    waits for it; nothing waits for a stop()). Connector owners generate task configs and write them
     (task-/commit- records) when they differ from the stored ones or the connector config changed since
     the last commit; tasks restart on a new commit, so a config change restarts each task once, with
     both configs new (as the reference). Statuses carry the group generation. Creates, deletes and

@@ -29,10 +29,10 @@ from ..worker.counters import RebalanceCounters
 from ..worker.offsets import OffsetsManager
 from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
-from ..herder.errors import RequestTimeout, ServerError
-from ..herder.restart import RestartPlan, RestartRequest
-from ..herder.stages import StageTracker
-from ..herder.target_states import generates_tasks, task_target, tasks_run
+from ..control.errors import RequestTimeout, ServerError
+from ..control.restart import RestartPlan, RestartRequest
+from ..control.stages import StageTracker
+from ..control.target_states import generates_tasks, task_target, tasks_run
 from .assignment import INVALID, Assignment, AssignmentReader, TaskId, compute_assignment
 from .connect_protocol import CONFIG_MISMATCH, NO_ERROR, ConnectAssignment, WorkerState
 from .group import WorkerGroup
@@ -46,9 +46,6 @@ TICK_S = 0.2  # the tick thread also wakes on every relevant record
 # last reconciliation skips it, so an idle cluster costs next to nothing whatever its size; a full pass
 # still runs this often, for what the inputs do not show (statuses of a deleted connector read late).
 FULL_RECONCILE_S = 5.0
-# Connectors start on threads of their own, as in the reference: a connector whose start() blocks (a
-# database that does not answer) must not hold up the tick thread, which starts everything else
-CONNECTOR_STARTERS = 8
 # Earlier versions kept membership in `worker-heartbeat-<id>` records of the status topic: still read
 # (and ignored) so a status topic they wrote replays without warnings.
 LEGACY_HEARTBEAT_PREFIX = "worker-heartbeat-"
@@ -120,7 +117,6 @@ class GroupMember(ConfigUpdateListener):
         self._running_connectors: dict[str, tuple[dict[str, str], TargetState]] = {}
         self._running_tasks: dict[TaskId, tuple[dict[str, str], int]] = {}  # task config, commit offset
         self._task_targets: dict[TaskId, TargetState] = {}
-        self._starter = concurrent.futures.ThreadPoolExecutor(CONNECTOR_STARTERS, thread_name_prefix="connector-start")
         self._starting: dict[str, concurrent.futures.Future] = {}  # connector -> its start under way
         self._reconciled: tuple[Any, ...] | None = None  # inputs of the last complete reconciliation
         self._reconciled_at = 0.0
@@ -170,7 +166,6 @@ class GroupMember(ConfigUpdateListener):
         self._wake.set()
         if self._thread is not None:
             self._thread.join(self.timing.session_timeout_s + 30)
-        self._starter.shutdown(wait=False, cancel_futures=True)
         try:
             if self.worker is not None:
                 self.worker.stop_all()
@@ -697,7 +692,8 @@ class GroupMember(ConfigUpdateListener):
                     self.restart_task_here(name, index, state)
 
     def _start_connector_async(self, name: str, config: dict[str, str], target: TargetState) -> None:
-        """Start a connector on a starter thread; once started, its task configs are generated on the tick."""
+        """Start a connector on its own thread (the worker's, as in the reference: a start() that blocks
+        must not hold up the tick thread); once started, its task configs are generated on the tick."""
         worker = self.worker
         assert worker is not None
 
@@ -711,7 +707,7 @@ class GroupMember(ConfigUpdateListener):
                 self._reconciled = None  # a target state that changed meanwhile is applied at the next tick
                 self._wake.set()
 
-        self._starting[name] = self._starter.submit(start)
+        self._starting[name] = worker.run_on_connector_thread(name, start)
 
     def _still_starting(self, name: str) -> bool:
         future = self._starting.get(name)

@@ -13,14 +13,15 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from ..api.connector import SinkConnector, SourceConnector
+from ..control import offset_requests
+from ..control.errors import BadRequest, Forbidden, NotFound, ServerError
+from ..control.restart import RestartPlan
+from ..control.stages import StageTracker
 from ..plugins import Plugins
 from ..storage.base import ConnectorState
 from ..storage.states import TargetState
 from ..worker_config import WorkerConfig
-from . import offset_requests, views
-from .errors import BadRequest, Forbidden, NotFound, ServerError
-from .restart import RestartPlan
-from .stages import StageTracker
+from . import views
 from .validation import invalid_config_message, plugin_config_keys, validate_connector_config
 
 if TYPE_CHECKING:

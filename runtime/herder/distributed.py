@@ -12,6 +12,9 @@ import threading
 import time
 from typing import Any, Callable, Mapping, TypeVar
 
+from ..control import target_states
+from ..control.errors import BadRequest, HerderError, NotFound, NotLeader, RebalanceNeeded, RequestTimeout, ServerError
+from ..control.restart import RestartPlan, RestartRequest
 from ..distributed.assignment import Assignment
 from ..distributed.member import GroupMember, Timing
 from ..distributed.statuses import GenerationStatuses
@@ -25,10 +28,8 @@ from ..storage.status_codec import TopicStatus
 from ..worker.offsets import OffsetsManager
 from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
-from . import target_states, views
+from . import views
 from .base import HerderBase, patched_config
-from .errors import BadRequest, HerderError, NotFound, NotLeader, RebalanceNeeded, RequestTimeout, ServerError
-from .restart import RestartPlan, RestartRequest
 from .signatures import RequestSignature, check_signature
 
 log = logging.getLogger(__name__)
@@ -102,6 +103,8 @@ class DistributedHerder(HerderBase):
         self._ready_event.set()
 
     def stop(self) -> None:
+        if self.worker is not None:
+            self.worker.begin_shutdown()  # a tick waiting for a connector's start() lets the member stop
         self.member.stop()
 
     # ---- routing helpers ------------------------------------------------------------------------

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..control.restart import RestartRequest
 from ..plugins import Plugins
-from .restart import RestartRequest
 from .signatures import RequestSignature
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ import hmac
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .errors import BadRequest, Forbidden, HerderError
+from ..control.errors import BadRequest, Forbidden, HerderError
 
 SIGNATURE_HEADER = "X-Connect-Authorization"
 SIGNATURE_ALGORITHM_HEADER = "X-Connect-Request-Signature-Algorithm"

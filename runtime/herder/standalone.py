@@ -11,6 +11,11 @@ import logging
 import threading
 from typing import Any, Callable, TypeVar
 
+from ..control import target_states
+from ..control.errors import HerderError, NotFound, RequestTimeout, ServerError
+from ..control.restart import RestartPlan, RestartRequest
+from ..control.stages import StageTracker
+from ..daemon_executor import SerialDaemonExecutor
 from ..log_levels import LOG_LEVELS, level_number
 from ..plugins import Plugins
 from ..storage.base import ConfigStore, ConnectorState, InstanceStatus, StatusStore
@@ -18,12 +23,9 @@ from ..storage.states import State, TargetState
 from ..worker.offsets import OffsetsManager
 from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
-from . import target_states, views
+from . import views
 from .base import HerderBase, patched_config
-from .errors import HerderError, NotFound, RequestTimeout, ServerError
-from .restart import RestartPlan, RestartRequest
 from .signatures import RequestSignature
-from .stages import StageTracker
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -50,7 +52,8 @@ class StandaloneHerder(HerderBase):
         self._active_topics: dict[str, list[str]] = {}
         # connector config each connector's running tasks were generated from
         self._applied_configs: dict[str, dict[str, str]] = {}
-        self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="herder")
+        # daemon: a connector stuck in start() keeps the herder thread waiting, never the process's exit
+        self._executor = SerialDaemonExecutor("herder")
         self._request_timeout_s = config.get_int("rest.request.timeout.ms") / 1000
         self._stopped = False
         worker._reconfigure = self._request_reconfiguration  # connector contexts call back into the herder
@@ -94,12 +97,13 @@ class StandaloneHerder(HerderBase):
         if self._stopped:
             return
         self._stopped = True
+        self.worker.begin_shutdown()  # the herder thread may be waiting for a connector's start()
         try:
             future = self._executor.submit(self.worker.stop_all)
             future.result(timeout=self.worker.graceful_timeout_s * 2 + 5)
         except Exception as exc:  # noqa: BLE001
             log.error("Error while stopping connectors: %s", exc)
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        self._executor.shutdown()
         self.offsets.offset_store.stop()
         self.config_store.stop()
 
@@ -112,7 +116,7 @@ class StandaloneHerder(HerderBase):
             with self.stages.stage(stage):
                 return fn()
 
-        if threading.current_thread().name.startswith("herder"):
+        if self._executor.on_thread():
             return run()
         future = self._executor.submit(run)
         try:

@@ -16,9 +16,9 @@ from ..api.config import (
 )
 from ..api.connector import Connector, SinkConnector
 from ..api.errors import ConfigError, ConnectError
+from ..control.errors import BadRequest
 from ..plugins import Plugins
 from ..worker.transform_chain import validate_transforms
-from .errors import BadRequest
 
 NULL_VALUE_MESSAGE = "Null value can not be supplied as the configuration value."
 

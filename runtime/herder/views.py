@@ -4,10 +4,10 @@ from __future__ import annotations
 import logging
 from typing import Any, Mapping
 
+from ..control.errors import NotFound
+from ..control.restart import RestartPlan
 from ..storage.base import ConnectorState, InstanceStatus
 from ..storage.states import State
-from .errors import NotFound
-from .restart import RestartPlan
 
 log = logging.getLogger(__name__)
 

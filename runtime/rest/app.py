@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..herder.errors import HerderError
+from ..control.errors import HerderError
 from ..herder.interface import Herder
 from ..version import KAFKA_COMPAT_VERSION, __version__
 from .forwarding import Forwarded, Forwarder, LeaderCalls

@@ -8,7 +8,7 @@ from fastapi import Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
-from ..herder.errors import NotLeader
+from ..control.errors import NotLeader
 from ..herder.interface import Herder
 from .responses import error
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..herder.errors import BadRequest
+from ..control.errors import BadRequest
 
 
 def parse_task_configs(raw: bytes) -> list[dict[str, str | None]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from ..herder.errors import BadRequest, NotFound
+from ..control.errors import BadRequest, NotFound
 from ..log_levels import LOG_LEVELS, level_name, level_number
 
 

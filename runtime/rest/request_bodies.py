@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
-from ..herder.errors import BadRequest, HerderError
+from ..control.errors import BadRequest, HerderError
 from .models import config_map, describe
 
 M = TypeVar("M", bound=BaseModel)

@@ -40,6 +40,8 @@ from typing import Any, Mapping
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..worker_config import WorkerConfig
+
 log = logging.getLogger(__name__)
 
 BASIC_AUTH_EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
@@ -48,7 +50,6 @@ JAAS_CONFIG = "rest.basic.auth.jaas.config"
 JAAS_LOGIN_MODULE_ENTRY = "KafkaConnect"
 UNAUTHORIZED_MESSAGE = "User cannot access the resource."
 REALM = "Kafka Connect"
-LISTENER_SSL_PREFIX = "listeners.https."
 
 
 class SecurityConfigError(ValueError):
@@ -143,18 +144,18 @@ def _jaas_from_kafka_opts(environ: Mapping[str, str]) -> str | None:
     return None
 
 
-def basic_auth_from_worker_config(originals: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Credentials | None:
+def basic_auth_from_worker_config(config: WorkerConfig, environ: Mapping[str, str] | None = None) -> Credentials | None:
     """The credentials the REST listener checks, or None when basic auth is off. Raises
     SecurityConfigError when it is asked for but cannot be set up (never silently open)."""
     environ = os.environ if environ is None else environ
-    extensions = [c.strip() for c in str(originals.get("rest.extension.classes") or "").split(",") if c.strip()]
+    extensions = [c for c in config.get_list("rest.extension.classes") if c]
     unknown = [c for c in extensions if c != BASIC_AUTH_EXTENSION]
     if unknown:
         log.warning("Ignoring REST extension classes %s: only %s is supported", ", ".join(unknown), BASIC_AUTH_EXTENSION)
-    path = originals.get(CREDENTIALS_FILE_CONFIG)
+    path = config.get_str(CREDENTIALS_FILE_CONFIG)
     if path:
         return Credentials.from_file(str(path))
-    jaas = originals.get(JAAS_CONFIG)
+    jaas = config.get_str(JAAS_CONFIG)
     if jaas:
         return Credentials.from_file(credentials_file_from_jaas(str(jaas)))
     if BASIC_AUTH_EXTENSION in extensions:
@@ -216,33 +217,27 @@ _PROTOCOLS = {
 
 
 class _SslSettings:
-    """`listeners.https.ssl.X`, falling back to `ssl.X`; blank values count as unset."""
+    """The https listener's SSL settings, from the typed worker config (WorkerConfig.rest_ssl)."""
 
-    def __init__(self, originals: Mapping[str, Any]) -> None:
-        self.originals = originals
+    def __init__(self, config: WorkerConfig) -> None:
+        self.config = config
 
     def get(self, name: str) -> str | None:
-        for key in (LISTENER_SSL_PREFIX + name, name):
-            value = self.originals.get(key)
-            if value is not None and str(value).strip() != "":
-                return str(value).strip()
-        return None
+        value = self.config.rest_ssl(name)
+        return None if value is None else str(value).strip()
 
     def get_list(self, name: str) -> list[str]:
-        value = self.get(name)
-        return [v.strip() for v in value.split(",") if v.strip()] if value else []
+        return [v for v in self.config.rest_ssl(name) or [] if v]
 
 
-def first_listener(originals: Mapping[str, Any]) -> str:
+def first_listener(config: WorkerConfig) -> str:
     """The listener the worker binds (the first of `listeners`, as WorkerConfig.rest_bind)."""
-    listeners = originals.get("listeners") or "http://:8083"
-    if isinstance(listeners, (list, tuple)):
-        return str(listeners[0]) if listeners else "http://:8083"
-    return str(listeners).split(",")[0].strip()
+    listeners = config.get_list("listeners")
+    return listeners[0] if listeners else "http://:8083"
 
 
-def listener_is_https(originals: Mapping[str, Any]) -> bool:
-    return first_listener(originals).lower().startswith("https://")
+def listener_is_https(config: WorkerConfig) -> bool:
+    return first_listener(config).lower().startswith("https://")
 
 
 def _pem_of_pkcs12(path: str, password: str | None, what: str) -> tuple[bytes | None, bytes]:
@@ -376,11 +371,11 @@ def _apply_protocols(context: ssl.SSLContext, settings: _SslSettings) -> None:
             raise SecurityConfigError(f"No usable cipher in ssl.cipher.suites: {exc}") from None
 
 
-def ssl_context_from_worker_config(originals: Mapping[str, Any]) -> ssl.SSLContext | None:
+def ssl_context_from_worker_config(config: WorkerConfig) -> ssl.SSLContext | None:
     """The server-side context of an `https://` listener, or None for `http://`."""
-    if not listener_is_https(originals):
+    if not listener_is_https(config):
         return None
-    settings = _SslSettings(originals)
+    settings = _SslSettings(config)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     _apply_protocols(context, settings)
     _load_key_store(context, settings, required=True)
@@ -394,32 +389,28 @@ def ssl_context_from_worker_config(originals: Mapping[str, Any]) -> ssl.SSLConte
     return context
 
 
-def client_ssl_context(originals: Mapping[str, Any]) -> ssl.SSLContext:
+def client_ssl_context(config: WorkerConfig) -> ssl.SSLContext:
     """Client-side context for worker-to-worker requests (and tests): the same trust store, the key store
     as client certificate (for `ssl.client.auth=required` peers), hostname checks unless
     `ssl.endpoint.identification.algorithm` is blank (Kafka's default is `https`: checked)."""
-    settings = _SslSettings(originals)
+    settings = _SslSettings(config)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     _apply_protocols(context, settings)
     if not _load_trust_store(context, settings):
         context.load_default_certs(ssl.Purpose.SERVER_AUTH)
     _load_key_store(context, settings, required=False)
-    algorithm = None
-    for key in (LISTENER_SSL_PREFIX + "ssl.endpoint.identification.algorithm", "ssl.endpoint.identification.algorithm"):
-        if key in originals:
-            algorithm = str(originals[key] or "").strip()
-            break
-    context.check_hostname = algorithm is None or algorithm.lower() == "https"
+    algorithm = config.rest_ssl_as_given("ssl.endpoint.identification.algorithm")
+    context.check_hostname = algorithm is None or str(algorithm).strip().lower() == "https"
     context.verify_mode = ssl.CERT_REQUIRED
     return context
 
 
-def forwarding_client_kwargs(originals: Mapping[str, Any]) -> dict[str, Any]:
+def forwarding_client_kwargs(config: WorkerConfig) -> dict[str, Any]:
     """Keyword arguments for `httpx.AsyncClient`/`httpx.Client` that talk to other workers: TLS trust
     as configured when this worker's listener is https (peers of one cluster share the scheme)."""
-    if not listener_is_https(originals):
+    if not listener_is_https(config):
         return {}
-    return {"verify": client_ssl_context(originals)}
+    return {"verify": client_ssl_context(config)}
 
 
 def uvicorn_ssl_kwargs(context: ssl.SSLContext | None) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from ..herder.stages import iso_instant
+from ..control.stages import iso_instant
 
 log = logging.getLogger(__name__)
 

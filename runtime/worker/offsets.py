@@ -19,8 +19,8 @@ from confluent_kafka.admin import AdminClient
 from ..api.connector import Connector, SinkConnector, SourceConnector
 from ..api.errors import ConnectError, UnsupportedOperationError
 from ..api.records import TopicPartition
-from ..herder.errors import ServerError
-from ..herder.offset_requests import success_message
+from ..control.errors import ServerError
+from ..control.offset_requests import success_message
 from ..storage.base import OffsetStore
 from ..storage.connector_offset_store import ConnectorOffsetStore
 from ..storage.kafka_log import TopicSpec

@@ -1,6 +1,13 @@
-"""The worker: runs the connector instances and task threads the herder asks for."""
+"""The worker: runs the connector instances and task threads the herder asks for.
+
+A connector's start(), stop() and target-state changes run on the connector's own daemon thread (its jobs
+in the order they were asked for, as the reference's WorkerConnector thread): a stop is handed over
+without waiting, so a connector stuck in stop() holds up neither the herder nor the exit, and a start the
+caller waits for can be abandoned when the worker shuts down.
+"""
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import threading
 import time
@@ -10,6 +17,7 @@ from typing import Any, Callable
 from ..api.connector import Connector, ConnectorContext, SinkConnector, SourceConnectorContext
 from ..api.task import OffsetStorageReader
 from ..config_providers import ConfigResolver
+from ..daemon_executor import KeyedDaemonExecutor
 from ..log_context import connector_context
 from ..plugins import Plugins
 from ..storage.base import InstanceStatus, OffsetStore, StatusStore
@@ -91,6 +99,9 @@ class Worker:
         self.statuses = statuses
         self.worker_id = worker_id
         self.connectors: dict[str, ConnectorInstance] = {}
+        self._connector_threads = KeyedDaemonExecutor("connector")
+        self._connector_job_done = threading.Condition()
+        self._shutting_down = False  # set by begin_shutdown: nobody waits for a connector any more
         self.tasks: dict[tuple[str, int], TaskRunner | RemoteTaskRunner] = {}
         self._reconfigure = on_reconfiguration_request
         self._on_topic = on_topic
@@ -122,16 +133,46 @@ class Worker:
         log.error("Connector %s raised an error", name, exc_info=error)
         self._report_connector(name, State.FAILED, format_trace(error))
 
+    def run_on_connector_thread(self, name: str, fn: Callable[[], Any]) -> concurrent.futures.Future:
+        """Run `fn` on connector `name`'s own thread, after the jobs asked for before it."""
+        return self._connector_threads.submit(name, fn)
+
+    def _on_connector_thread(self, name: str, fn: Callable[[], bool]) -> bool:
+        """Run `fn` on the connector's thread and wait for it (inline when already there); False when the
+        worker began shutting down first (the job still runs, on a daemon thread)."""
+        if self._connector_threads.on_thread_of(name):
+            return fn()
+        future = self._connector_threads.submit(name, fn)
+
+        def done(_: concurrent.futures.Future) -> None:
+            with self._connector_job_done:
+                self._connector_job_done.notify_all()
+
+        future.add_done_callback(done)
+        with self._connector_job_done:
+            self._connector_job_done.wait_for(lambda: future.done() or self._shutting_down)
+        return bool(future.result()) if future.done() else False
+
+    def begin_shutdown(self) -> None:
+        """Stop waiting for connectors: a herder thread waiting for a start() that never returns carries on."""
+        with self._connector_job_done:
+            self._shutting_down = True
+            self._connector_job_done.notify_all()
+
     def start_connector(self, name: str, config: dict[str, str], target: TargetState) -> bool:
-        """Create the instance and bring it to `target`; False (and FAILED status) when it fails."""
-        self.counters.connector_startup_attempts += 1
-        with connector_context(name):
-            started = self._start_connector(name, config, target)
-        if started:
-            self.counters.connector_startup_successes += 1
-        else:
-            self.counters.connector_startup_failures += 1
-        return started
+        """Create the instance and bring it to `target` (on the connector's thread); False (and FAILED
+        status) when it fails."""
+        def start() -> bool:
+            self.counters.connector_startup_attempts += 1
+            with connector_context(name):
+                started = self._start_connector(name, config, target)
+            if started:
+                self.counters.connector_startup_successes += 1
+            else:
+                self.counters.connector_startup_failures += 1
+            return started
+
+        return self._on_connector_thread(name, start)
 
     def _start_connector(self, name: str, config: dict[str, str], target: TargetState) -> bool:
         log.info("Creating connector %s of type %s", name, config.get("connector.class", ""))
@@ -155,8 +196,11 @@ class Worker:
         return self._transition_connector(name, target)
 
     def transition_connector(self, name: str, target: TargetState) -> bool:
-        with connector_context(name):
-            return self._transition_connector(name, target)
+        def transition() -> bool:
+            with connector_context(name):
+                return self._transition_connector(name, target)
+
+        return self._on_connector_thread(name, transition)
 
     def _transition_connector(self, name: str, target: TargetState) -> bool:
         instance = self.connectors.get(name)
@@ -180,14 +224,22 @@ class Worker:
         return True
 
     def _stop_instance(self, instance: ConnectorInstance) -> None:
+        """On the connector's thread: a stop() that outlasts the graceful timeout is left running on a
+        thread of its own, so a later start of the same connector does not wait for it forever."""
         if instance.started:
             instance.started = False
-            run_bounded(instance.connector.stop, self.graceful_timeout_s, f"stop of connector {instance.name}")
+            with connector_context(instance.name):
+                run_bounded(instance.connector.stop, self.graceful_timeout_s, f"stop of connector {instance.name}")
 
-    def stop_connector(self, name: str) -> None:
+    def stop_connector(self, name: str) -> concurrent.futures.Future:
+        """Forget the instance now and stop it on its own thread; the caller need not wait (the future
+        is done once its stop() returned or the graceful timeout passed)."""
         instance = self.connectors.pop(name, None)
-        if instance is not None:
-            self._stop_instance(instance)
+        if instance is None:
+            done: concurrent.futures.Future = concurrent.futures.Future()
+            done.set_result(None)
+            return done
+        return self._connector_threads.submit(name, lambda: self._stop_instance(instance))
 
     def is_running(self, name: str) -> bool:
         instance = self.connectors.get(name)
@@ -308,8 +360,13 @@ class Worker:
 
     def stop_all(self) -> None:
         self.stop_tasks(list(self.tasks))
-        for name in list(self.connectors):
-            self.stop_connector(name)
+        stops = [self.stop_connector(name) for name in list(self.connectors)]
+        # side by side, each bounded by the graceful timeout; one queued behind a start() that never
+        # returns is abandoned with its daemon thread
+        _, pending = concurrent.futures.wait(stops, timeout=self.graceful_timeout_s + 1)
+        if pending:
+            log.error("%d connector(s) did not stop in time; exiting without them", len(pending))
+        self._connector_threads.shutdown()
         if self.task_processes is not None:
             self.task_processes.close(self.graceful_timeout_s)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from runtime.api.records import TopicPartition
-from runtime.herder.offset_requests import (ALTERED_DEFINITE_MESSAGE, ALTERED_POSSIBLE_MESSAGE,
+from runtime.control.offset_requests import (ALTERED_DEFINITE_MESSAGE, ALTERED_POSSIBLE_MESSAGE,
                                             OFFSETS_REQUIRED_MESSAGE, RESET_DEFINITE_MESSAGE, RESET_POSSIBLE_MESSAGE,
                                             BadRequest, not_stopped_message, parse_sink_offsets,
                                             parse_source_offsets, require_offsets, success_message)

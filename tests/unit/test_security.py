@@ -9,7 +9,7 @@ import ssl
 import threading
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import httpx
 import pytest
@@ -23,11 +23,31 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from runtime.api.errors import ConfigError
 from runtime.rest.security import (
     BASIC_AUTH_EXTENSION, BasicAuthMiddleware, Credentials, SecurityConfigError, basic_auth_from_worker_config,
     basic_authorization_header, client_ssl_context, credentials_file_from_jaas, forwarding_client_kwargs,
     parse_basic_authorization, ssl_context_from_worker_config, uvicorn_ssl_kwargs,
 )
+from runtime.worker_config import WorkerConfig
+
+
+# the security functions read the typed worker config: these build one from plain properties
+def _server_context(props: dict[str, str]) -> ssl.SSLContext | None:
+    return ssl_context_from_worker_config(WorkerConfig(props))
+
+
+def _client_context(props: dict[str, str]) -> ssl.SSLContext:
+    return client_ssl_context(WorkerConfig(props))
+
+
+def _forwarding(props: dict[str, str]) -> dict[str, Any]:
+    return forwarding_client_kwargs(WorkerConfig(props))
+
+
+def _basic_auth(props: dict[str, str], environ: dict[str, str]) -> Credentials | None:
+    return basic_auth_from_worker_config(WorkerConfig(props), environ=environ)
+
 
 # ---- certificates made in the test ------------------------------------------------------------------
 
@@ -187,7 +207,7 @@ def test_jaas_file_option_is_followed(tmp_path: Path) -> None:
                     'KafkaConnect {\n  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule '
                     f'required\n  file="{credentials}";\n}};\n')
     assert credentials_file_from_jaas(str(jaas)) == str(credentials)
-    auth = basic_auth_from_worker_config({"rest.basic.auth.jaas.config": str(jaas)}, environ={})
+    auth = _basic_auth({"rest.basic.auth.jaas.config": str(jaas)}, environ={})
     assert auth is not None and auth.check("admin", "admin-secret")
     inline = f'KafkaConnect {{ x.PropertyFileLoginModule required file={credentials}; }};'
     assert credentials_file_from_jaas(inline) == str(credentials)
@@ -202,16 +222,16 @@ def test_worker_config_sources_of_credentials(tmp_path: Path) -> None:
     users.write_text("u: p\n")
     jaas = tmp_path / "connect.jaas"
     jaas.write_text(f'KafkaConnect {{ a.PropertyFileLoginModule required file="{users}"; }};')
-    assert basic_auth_from_worker_config({}, environ={}) is None
-    assert basic_auth_from_worker_config({"rest.basic.auth.credentials.file": str(users)}, environ={}).check("u", "p")
+    assert _basic_auth({}, environ={}) is None
+    assert _basic_auth({"rest.basic.auth.credentials.file": str(users)}, environ={}).check("u", "p")
     kafka_way = {"rest.extension.classes": BASIC_AUTH_EXTENSION}
     env = {"KAFKA_OPTS": f"-Xmx1g -Djava.security.auth.login.config={jaas}"}
-    assert basic_auth_from_worker_config(kafka_way, environ=env).check("u", "p")
+    assert _basic_auth(kafka_way, environ=env).check("u", "p")
     # asked for but impossible: fail closed with a message saying what to set
     with pytest.raises(SecurityConfigError, match="rest.basic.auth.credentials.file"):
-        basic_auth_from_worker_config(kafka_way, environ={})
+        _basic_auth(kafka_way, environ={})
     with pytest.raises(SecurityConfigError, match="Error loading the basic auth credentials file"):
-        basic_auth_from_worker_config({"rest.basic.auth.credentials.file": str(tmp_path / "missing")}, environ={})
+        _basic_auth({"rest.basic.auth.credentials.file": str(tmp_path / "missing")}, environ={})
 
 
 def test_basic_auth_middleware_over_http(tmp_path: Path, serve, caplog) -> None:
@@ -242,17 +262,17 @@ def _https(pki: Pki, **extra: str) -> dict[str, str]:
 
 
 def test_http_listener_has_no_ssl_context() -> None:
-    assert ssl_context_from_worker_config({"listeners": "http://127.0.0.1:8083"}) is None
-    assert ssl_context_from_worker_config({}) is None
-    assert forwarding_client_kwargs({"listeners": "http://:8083"}) == {}
+    assert _server_context({"listeners": "http://127.0.0.1:8083"}) is None
+    assert _server_context({}) is None
+    assert _forwarding({"listeners": "http://:8083"}) == {}
 
 
 def test_https_with_pem_keystore_file_and_trusting_client(pki: Pki, serve) -> None:
     worker = _https(pki, **{"listeners.https.ssl.keystore.type": "PEM",
                             "listeners.https.ssl.keystore.location": pki.server_pem_store(),
                             "ssl.truststore.type": "PEM", "ssl.truststore.location": pki.ca_file()})
-    server = serve(_app(), ssl_context_from_worker_config(worker))
-    with httpx.Client(**forwarding_client_kwargs(worker)) as client:
+    server = serve(_app(), _server_context(worker))
+    with httpx.Client(**_forwarding(worker)) as client:
         answer = client.get(f"https://127.0.0.1:{server.port}/connectors")
         assert answer.status_code == 200 and answer.json()["scheme"] == "https"
         assert client.get(f"https://localhost:{server.port}/").status_code == 200
@@ -270,8 +290,8 @@ def test_https_with_inline_pem_and_encrypted_key(pki: Pki, serve) -> None:
                             "ssl.keystore.key": pki.key_pem(pki.server_key, b"key-pass").decode(),
                             "ssl.key.password": "key-pass",
                             "ssl.truststore.certificates": pki.cert_pem(pki.ca).decode()})
-    server = serve(_app(), ssl_context_from_worker_config(worker))
-    answer = httpx.get(f"https://localhost:{server.port}/x", verify=client_ssl_context(worker))
+    server = serve(_app(), _server_context(worker))
+    answer = httpx.get(f"https://localhost:{server.port}/x", verify=_client_context(worker))
     assert answer.json() == {"path": "/x", "scheme": "https"}
 
 
@@ -283,12 +303,12 @@ def test_https_with_pkcs12_stores_and_required_client_auth(pki: Pki, serve) -> N
         "listeners.https.ssl.truststore.location": pki.ca_file(),
         "listeners.https.ssl.client.auth": "required",
     })
-    server = serve(_app(), ssl_context_from_worker_config(server_cfg))
+    server = serve(_app(), _server_context(server_cfg))
     url = f"https://127.0.0.1:{server.port}/"
     # a peer worker with its own PKCS12 key store (type sniffed) and the CA as trust store gets in
     peer = _https(pki, **{"ssl.keystore.location": pki.p12("client.p12", pki.client_key, pki.client, b"c-pass"),
                           "ssl.keystore.password": "c-pass", "ssl.truststore.location": pki.ca_file()})
-    with httpx.Client(**forwarding_client_kwargs(peer)) as client:
+    with httpx.Client(**_forwarding(peer)) as client:
         assert client.get(url).status_code == 200
     # one that trusts the server but shows no certificate is refused by the server
     anonymous = ssl.create_default_context(cafile=pki.ca_file())
@@ -299,13 +319,13 @@ def test_https_with_pkcs12_stores_and_required_client_auth(pki: Pki, serve) -> N
 def test_requested_client_auth_lets_anonymous_clients_in(pki: Pki, serve) -> None:
     cfg = _https(pki, **{"ssl.keystore.location": pki.server_pem_store(), "ssl.truststore.location": pki.ca_file(),
                          "ssl.client.auth": "requested"})
-    server = serve(_app(), ssl_context_from_worker_config(cfg))
+    server = serve(_app(), _server_context(cfg))
     assert httpx.get(f"https://localhost:{server.port}/", verify=ssl.create_default_context(cafile=pki.ca_file())).status_code == 200
 
 
 def test_enabled_protocols_are_enforced(pki: Pki, serve) -> None:
     cfg = _https(pki, **{"ssl.keystore.location": pki.server_pem_store(), "ssl.enabled.protocols": "TLSv1.3"})
-    server = serve(_app(), ssl_context_from_worker_config(cfg))
+    server = serve(_app(), _server_context(cfg))
     old = ssl.create_default_context(cafile=pki.ca_file())
     old.maximum_version = ssl.TLSVersion.TLSv1_2
     with pytest.raises(httpx.ConnectError):
@@ -313,7 +333,7 @@ def test_enabled_protocols_are_enforced(pki: Pki, serve) -> None:
     modern = ssl.create_default_context(cafile=pki.ca_file())
     assert httpx.get(f"https://localhost:{server.port}/", verify=modern).status_code == 200
     with pytest.raises(SecurityConfigError, match="ssl.enabled.protocols"):
-        ssl_context_from_worker_config({**cfg, "ssl.enabled.protocols": "SSLv3"})
+        _server_context({**cfg, "ssl.enabled.protocols": "SSLv3"})
 
 
 def test_hostname_verification_follows_endpoint_identification(pki: Pki, serve) -> None:
@@ -322,40 +342,44 @@ def test_hostname_verification_follows_endpoint_identification(pki: Pki, serve) 
     cert = _cert("elsewhere", key, "test-ca", pki.ca_key, ca=False, sans=[x509.DNSName("elsewhere.example")])
     store = pki.write("elsewhere.pem", pki.key_pem(key) + pki.cert_pem(cert))
     cfg = _https(pki, **{"ssl.keystore.location": store, "ssl.truststore.location": pki.ca_file()})
-    server = serve(_app(), ssl_context_from_worker_config(cfg))
+    server = serve(_app(), _server_context(cfg))
     url = f"https://127.0.0.1:{server.port}/"
     with pytest.raises(httpx.ConnectError):
-        httpx.get(url, verify=client_ssl_context(cfg))
+        httpx.get(url, verify=_client_context(cfg))
     relaxed = {**cfg, "ssl.endpoint.identification.algorithm": ""}
-    assert httpx.get(url, verify=client_ssl_context(relaxed)).status_code == 200
+    assert httpx.get(url, verify=_client_context(relaxed)).status_code == 200
 
 
 def test_https_with_basic_auth_together(pki: Pki, serve, tmp_path: Path) -> None:
     users = tmp_path / "users.properties"
     users.write_text("ops: tls-and-auth\n")
     cfg = _https(pki, **{"ssl.keystore.location": pki.server_pem_store(), "ssl.truststore.location": pki.ca_file()})
-    server = serve(_app(Credentials.from_file(users)), ssl_context_from_worker_config(cfg))
+    server = serve(_app(Credentials.from_file(users)), _server_context(cfg))
     url = f"https://localhost:{server.port}/connectors"
-    assert httpx.get(url, verify=client_ssl_context(cfg)).status_code == 401
-    assert httpx.get(url, verify=client_ssl_context(cfg), auth=("ops", "tls-and-auth")).status_code == 200
+    assert httpx.get(url, verify=_client_context(cfg)).status_code == 401
+    assert httpx.get(url, verify=_client_context(cfg), auth=("ops", "tls-and-auth")).status_code == 200
 
 
 def test_configuration_errors_are_clear(pki: Pki, tmp_path: Path) -> None:
     with pytest.raises(SecurityConfigError, match="needs a key store"):
-        ssl_context_from_worker_config({"listeners": "https://:8443"})
+        _server_context({"listeners": "https://:8443"})
     jks = tmp_path / "server.jks"
     jks.write_bytes(b"\xfe\xed\xfe\xed" + b"\0" * 60)
     with pytest.raises(SecurityConfigError, match="JKS is not supported.*keytool"):
-        ssl_context_from_worker_config({"listeners": "https://:8443", "ssl.keystore.location": str(jks)})
+        _server_context({"listeners": "https://:8443", "ssl.keystore.location": str(jks)})
     with pytest.raises(SecurityConfigError, match="JKS is not supported"):
-        ssl_context_from_worker_config({"listeners": "https://:8443", "ssl.keystore.type": "JKS",
+        _server_context({"listeners": "https://:8443", "ssl.keystore.type": "JKS",
                                         "ssl.keystore.location": pki.server_pem_store()})
     p12 = pki.p12("wrong.p12", pki.server_key, pki.server, b"right")
     with pytest.raises(SecurityConfigError, match="wrong password"):
-        ssl_context_from_worker_config({"listeners": "https://:8443", "ssl.keystore.location": p12,
+        _server_context({"listeners": "https://:8443", "ssl.keystore.location": p12,
                                         "ssl.keystore.password": "wrong"})
     with pytest.raises(SecurityConfigError, match="Cannot read the key store"):
-        ssl_context_from_worker_config({"listeners": "https://:8443", "ssl.keystore.location": str(tmp_path / "none")})
-    with pytest.raises(SecurityConfigError, match="ssl.client.auth"):
-        ssl_context_from_worker_config({"listeners": "https://:8443", "ssl.keystore.location": pki.server_pem_store(),
-                                        "ssl.client.auth": "always"})
+        _server_context({"listeners": "https://:8443", "ssl.keystore.location": str(tmp_path / "none")})
+    # a bad value of a typed setting is the worker file's error, whether given as ssl.* or listeners.https.*
+    with pytest.raises(ConfigError, match="Invalid value always for configuration ssl.client.auth"):
+        _server_context({"listeners": "https://:8443", "ssl.keystore.location": pki.server_pem_store(),
+                         "ssl.client.auth": "always"})
+    with pytest.raises(ConfigError, match="configuration listeners.https.ssl.client.auth"):
+        _server_context({"listeners": "https://:8443", "ssl.keystore.location": pki.server_pem_store(),
+                         "listeners.https.ssl.client.auth": "always"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from runtime.connectors.testing import RECORDING_CONFIG_DEF, SEQUENCE_CONFIG_DEF
-from runtime.herder.errors import BadRequest
+from runtime.control.errors import BadRequest
 from runtime.herder.validation import NULL_VALUE_MESSAGE, error_messages, invalid_config_message, validate_connector_config
 from runtime.plugins import Plugins
 

@@ -117,6 +117,34 @@ def test_bootstrap_servers_and_client_prefixes():
     assert config.client_configs("admin.") == {"request.timeout.ms": "5"}
     config.set_bootstrap_servers("c:3")
     assert config.bootstrap_servers == "c:3"
+    with pytest.raises(KeyError):
+        config.client_configs("rest.")  # not a client prefix family
+
+
+def test_prefix_families_are_typed_as_the_settings_they_override():
+    config = WorkerConfig({"ssl.enabled.protocols": "TLSv1.2, TLSv1.3", "ssl.keystore.password": "top",
+                           "listeners.https.ssl.keystore.password": "listener", "listeners.https.ssl.client.auth": " ",
+                           "ssl.client.auth": "REQUESTED", "rest.extension.classes": "a.B, c.D",
+                           "config.providers": "file, env", "config.providers.file.class": "FileConfigProvider",
+                           "config.providers.file.param.x": 1, "config.providers.env.class": "EnvVarConfigProvider"})
+    assert config.rest_ssl("ssl.enabled.protocols") == ["TLSv1.2", "TLSv1.3"]
+    assert config.rest_ssl("ssl.keystore.password") == "listener"  # the listener's own wins
+    assert config.rest_ssl("ssl.client.auth") == "REQUESTED"  # a blank listener setting counts as unset
+    assert config.rest_ssl("ssl.truststore.location") is None
+    assert config.get_list("rest.extension.classes") == ["a.B", "c.D"]
+    assert config.config_providers() == [("file", "FileConfigProvider", {"x": "1"}), ("env", "EnvVarConfigProvider", {})]
+    with pytest.raises(ConfigError, match='Missing required configuration "config.providers.vault.class"'):
+        WorkerConfig({"config.providers": "vault"}).config_providers()
+
+
+@pytest.mark.parametrize("props, key", [
+    ({"listeners.https.ssl.client.auth": "always"}, "listeners.https.ssl.client.auth"),
+    ({"ssl.client.auth": "always"}, "ssl.client.auth"),
+    ({"listeners.https.ssl.keystore.location": 5}, "listeners.https.ssl.keystore.location"),
+])
+def test_bad_prefixed_values_are_rejected_as_worker_config_errors(props, key):
+    with pytest.raises(ConfigError, match=f"configuration {key}"):
+        WorkerConfig(props)
 
 
 @pytest.mark.parametrize("props", [{"offset.flush.interval.ms": "soon"}, {"offset.flush.interval.ms": "-1"},

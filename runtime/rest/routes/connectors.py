@@ -9,9 +9,9 @@ from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
-from ...herder.errors import BadRequest
+from ...control.errors import BadRequest
+from ...control.restart import RestartRequest
 from ...herder.interface import Herder
-from ...herder.restart import RestartRequest
 from ..forwarding import LeaderCalls
 from ..models import CONFIG_MAP_SCHEMA, CreateConnectorRequest, config_map
 from ..request_bodies import body_schema, flag, model_schema, read_config, read_model

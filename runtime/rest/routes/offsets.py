@@ -7,9 +7,9 @@ from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import ValidationError
 
-from ...herder.errors import BadRequest
+from ...control.errors import BadRequest
+from ...control.offset_requests import OFFSETS_REQUIRED_MESSAGE
 from ...herder.interface import Herder
-from ...herder.offset_requests import OFFSETS_REQUIRED_MESSAGE
 from ..forwarding import LeaderCalls
 from ..models import ConnectorOffsets, describe
 from ..request_bodies import body_schema, model_schema, read_json

@@ -6,7 +6,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 
-from ...herder.errors import BadRequest
+from ...control.errors import BadRequest
 from ...herder.interface import Herder
 from ..models import CONFIG_MAP_SCHEMA
 from ..request_bodies import body_schema, read_config

@@ -16,6 +16,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from runtime.embedded_broker import EmbeddedBroker, free_port
 from tests.support.broker import unique
+from tests.support.cluster import Cluster
 from tests.support.env import require
 from tests.support.worker import WorkerProcess, wait_for
 
@@ -148,6 +149,32 @@ def test_broker_outage_during_operation(fresh_broker: EmbeddedBroker, tmp_path: 
 # ---- a task that hangs in stop() ------------------------------------------------------------------------
 
 
+def _one_worker(mode: str, bootstrap: str, tmp_path: Path, props: dict[str, object]) -> WorkerProcess:
+    """A standalone worker, or a distributed one alone in a group of its own."""
+    if mode == "standalone":
+        return WorkerProcess(tmp_path, bootstrap, props=props)
+    return Cluster(tmp_path, bootstrap, 1, **props).workers[0]
+
+
+@pytest.mark.parametrize("mode, props, named", [
+    ("standalone", {"offset.storage.file.filename": "{tmp}"}, "IsADirectoryError: [Errno 21] Is a directory"),
+    ("distributed", {"security.protocol": "SSL", "ssl.ca.location": "{tmp}/missing.pem"}, "ssl.ca.location"),
+])
+def test_a_crash_at_startup_exits_2_with_one_line_naming_it(mode: str, props: dict[str, str], named: str,
+                                                            bootstrap_servers: str, tmp_path: Path) -> None:
+    """Not a StartupError (an offsets file that is a folder; a CA file that does not exist): both modes
+    log one ERROR line naming it and exit 2, as the reference's "Stopping due to error"."""
+    props = {key: value.replace("{tmp}", str(tmp_path)) for key, value in props.items()}
+    worker = _one_worker(mode, bootstrap_servers, tmp_path, props)
+    with pytest.raises(RuntimeError, match="worker exited with 2"):
+        worker.start(timeout_s=60)
+    worker.stop()
+    log = worker.log_path.read_text(errors="replace")
+    errors = [line for line in log.splitlines() if " ERROR " in line]
+    assert len(errors) == 1 and "Stopping due to error: " in errors[0] and named in errors[0], log
+    assert "Traceback" not in log
+
+
 def test_task_hanging_in_stop_is_bounded_by_the_graceful_timeout(bootstrap_servers: str, tmp_path: Path) -> None:
     worker = WorkerProcess(tmp_path, bootstrap_servers, props={"task.shutdown.graceful.timeout.ms": 2000}).start()
     try:
@@ -179,6 +206,50 @@ def test_task_hanging_in_stop_is_bounded_by_the_graceful_timeout(bootstrap_serve
         code = worker.stop(timeout_s=40)
         assert time.monotonic() - began < 15, "shutdown waited for the hanging stop()"
         assert code == 0, worker.log_tail()
+    finally:
+        worker.stop()
+
+
+@pytest.mark.parametrize("mode", ["standalone", "distributed"])
+def test_connector_hanging_in_stop_holds_up_nothing(mode: str, bootstrap_servers: str, tmp_path: Path) -> None:
+    """A connector's stop() runs on its own thread: with a graceful timeout far longer than any wait
+    below, the delete answers, the herder (the tick thread, in distributed mode) starts the next
+    connector, and the worker exits cleanly on SIGTERM, all while that stop() still blocks."""
+    worker = _one_worker(mode, bootstrap_servers, tmp_path, {"task.shutdown.graceful.timeout.ms": 600000})
+    worker.start()
+    try:
+        with httpx.Client(base_url=worker.url, timeout=60) as client:
+            hang = {"connector.class": SOURCE, "topic": unique("hang"), "tasks.max": "1", "throughput": "10",
+                    "connector.stop.block.ms": "600000"}
+            create_connector(client, "hangs", hang)
+            wait_for(lambda: client.get("/connectors/hangs/status").json()["connector"]["state"] == "RUNNING",
+                     timeout_s=30, what="the connector to run")
+            answer = client.delete("/connectors/hangs")
+            assert answer.status_code == 204, answer.text
+            create_connector(client, "next", {**hang, "connector.stop.block.ms": "0"})
+            wait_for(lambda: [t["state"] for t in client.get("/connectors/next/status").json().get("tasks", [])] == ["RUNNING"],
+                     timeout_s=30, what="the next connector's task to run")
+            assert client.get("/connectors").json() == ["next"]
+        assert worker.stop(timeout_s=30) == 0, worker.log_tail()
+    finally:
+        worker.stop()
+
+
+@pytest.mark.parametrize("mode", ["standalone", "distributed"])
+def test_connector_stuck_in_start_does_not_hold_the_exit(mode: str, bootstrap_servers: str, tmp_path: Path) -> None:
+    """start() never returns: SIGTERM still ends the worker (its start thread is a daemon thread)."""
+    worker = _one_worker(mode, bootstrap_servers, tmp_path, {"rest.request.timeout.ms": 3000})
+    worker.start()
+    try:
+        with httpx.Client(base_url=worker.url, timeout=60) as client:
+            stuck = {"connector.class": SOURCE, "topic": unique("stuck"), "tasks.max": "1",
+                     "connector.start.block.ms": "3600000"}
+            answer = client.post("/connectors", json={"name": "stuck", "config": stuck})
+            # standalone: the request times out waiting for start(); distributed: created, then started
+            assert answer.status_code in (201, 500), answer.text
+            wait_for(lambda: "Creating connector stuck" in worker.log_path.read_text(errors="replace"),
+                     timeout_s=30, what="the connector's start to begin")
+        assert worker.stop(timeout_s=30) == 0, worker.log_tail()
     finally:
         worker.stop()
 

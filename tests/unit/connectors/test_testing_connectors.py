@@ -157,7 +157,7 @@ def test_sequence_partitions_by_key_unless_each_task_owns_a_partition(start_sour
 def test_sequence_config_definition():
     keys = SequenceSourceConnector().config().keys
     assert {"topic", "messages.per.task", "throughput", "batch.size", "connector.start.fail", "connector.stop.fail",
-            "connector.start.block.ms", "connector.validate.block.ms", "task.start.fail", "task.fail.after.records", "task.stop.block.ms",
+            "connector.start.block.ms", "connector.stop.block.ms", "connector.validate.block.ms", "task.start.fail", "task.fail.after.records", "task.stop.block.ms",
             "task.fail.times", "task.start.block.ms", "alter.offsets", "task.own.partition"} == set(keys)
     info = {name: key.to_info() for name, key in keys.items()}
     assert info["topic"]["required"] is True

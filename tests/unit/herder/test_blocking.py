@@ -1,11 +1,12 @@
 """Tasks that do not stop in time (scenario 81): the herder carries on without them."""
 from __future__ import annotations
 
+import importlib
 import time
 
 import pytest
 
-from runtime.herder.errors import NotFound
+from runtime.control.errors import NotFound
 
 from .conftest import new_name, source_config, states
 
@@ -32,3 +33,29 @@ def test_delete_and_stop_with_a_task_stuck_in_stop(make_herder):
         h.connector_status(stuck)
     assert h.statuses.tasks(stuck) == {}
     assert states(h, other) == ("RUNNING", ["RUNNING"])
+
+
+def test_a_connector_stuck_in_stop_holds_up_no_other_request(make_herder):
+    """The stop runs on the connector's own thread: the herder thread answers the next requests while
+    stop() still blocks (the graceful timeout is far longer than the test may take)."""
+    gated = "tests.unit.herder.gated_connectors.StopBlockingConnector"
+    # the module the worker loads the class from (pytest imports this folder under another name)
+    gated_connectors = importlib.import_module(gated.rpartition(".")[0])
+    gated_connectors.STOP_ENTERED.clear()
+    gated_connectors.STOP_RELEASED.clear()
+    harness = make_herder(**{"task.shutdown.graceful.timeout.ms": "600000", "rest.request.timeout.ms": "600000"})
+    h = harness.herder
+    stuck, other = new_name("stuck"), new_name("other")
+    try:
+        h.put_connector_config(stuck, source_config(stuck, tasks=1, **{"connector.class": gated}), False)
+        assert states(h, stuck) == ("RUNNING", ["RUNNING"])
+
+        h.delete_connector(stuck)
+        assert gated_connectors.STOP_ENTERED.wait(30), "the connector's stop() was never called"
+        h.put_connector_config(other, source_config(other, tasks=1), False)
+        assert states(h, other) == ("RUNNING", ["RUNNING"])
+        h.restart_connector(other)
+        assert stuck not in h.connector_names()
+        assert not gated_connectors.STOP_RELEASED.is_set()  # all of the above while stop() still blocked
+    finally:
+        gated_connectors.STOP_RELEASED.set()

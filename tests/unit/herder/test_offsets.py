@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from runtime.herder.errors import BadRequest, NotFound
-from runtime.herder.offset_requests import (ALTERED_DEFINITE_MESSAGE, ALTERED_POSSIBLE_MESSAGE, RESET_DEFINITE_MESSAGE,
+from runtime.control.errors import BadRequest, NotFound
+from runtime.control.offset_requests import (ALTERED_DEFINITE_MESSAGE, ALTERED_POSSIBLE_MESSAGE, RESET_DEFINITE_MESSAGE,
                                             RESET_POSSIBLE_MESSAGE, not_stopped_message)
 
 from .conftest import new_name, sink_config, source_config, states, wait_for

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.herder.errors import NotFound
-from runtime.herder.restart import RestartRequest
+from runtime.control.errors import NotFound
+from runtime.control.restart import RestartRequest
 
 from .conftest import new_name, source_config, states, wait_for
 

@@ -8,7 +8,7 @@ import hmac
 
 import pytest
 
-from runtime.herder.errors import HerderError
+from runtime.control.errors import HerderError
 from runtime.herder.signatures import check_signature, signature_from_headers
 from runtime.rest.internal_requests import parse_task_configs
 from runtime.storage.kafka_config_store import SessionKey

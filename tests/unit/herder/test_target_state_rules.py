@@ -1,10 +1,10 @@
-"""The target-state machine both herders follow (runtime/herder/target_states.py)."""
+"""The target-state machine both herders follow (runtime/control/target_states.py)."""
 from __future__ import annotations
 
 import pytest
 
-from runtime.herder import target_states
-from runtime.herder.errors import BadRequest
+from runtime.control import target_states
+from runtime.control.errors import BadRequest
 from runtime.storage.base import ConnectorState, InstanceStatus
 from runtime.storage.states import State, TargetState
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.herder.errors import BadRequest, NotFound
+from runtime.control.errors import BadRequest, NotFound
 
 from .conftest import new_name, source_config, states
 

@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-from runtime.herder.errors import BadRequest
+from runtime.control.errors import BadRequest
 
 from .conftest import CUSTOM, new_name, states, wait_for
 

@@ -1,4 +1,5 @@
-"""Errors the herder raises, each carrying the HTTP status the REST layer answers with."""
+"""Errors the herder, the group member and the worker raise, each carrying the HTTP status the REST layer
+answers with."""
 from __future__ import annotations
 
 

@@ -1,0 +1,97 @@
+"""The runtime's layering: a module imports only from its own layer or the layers below it.
+
+Walks every module of the `runtime` package with `ast` (imports inside functions and under TYPE_CHECKING
+count too) and fails on an import from a higher layer, or on a package or module missing from LAYERS.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import runtime
+
+ROOT = Path(runtime.__file__).parent
+
+# Lowest first. Each entry is one layer; the names are the runtime's top-level modules and packages, and
+# modules of one layer may import each other.
+LAYERS: list[set[str]] = [
+    {"version", "api", "log_context", "log_levels", "daemon_executor", "embedded_broker"},  # the plugin API, leaf utilities
+    {"converters", "transforms"},  # the data plugins (a transform uses the JSON converter and vice versa)
+    {"worker_config", "plugins", "connectors", "config_providers", "connector_files"},
+    {"storage"},  # the config, offset and status stores behind one interface
+    {"control"},  # what the herder, the group member and the worker share: errors, restarts, target states
+    {"worker"},  # connectors and tasks running
+    {"distributed", "metrics"},  # the group membership; the metrics over the worker's counters
+    {"herder"},  # the herder state machine with its standalone and distributed backends
+    {"rest"},  # the REST API over the herder interface
+    {"bootstrap"},  # assembling a worker process
+    {"cli", "entry"},
+]
+LAYER_OF = {name: index for index, layer in enumerate(LAYERS) for name in layer}
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in ROOT.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _top_level(path: Path) -> str | None:
+    """The top-level module or package under runtime/ that a file belongs to (None: runtime/__init__.py)."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return None if parts == ("__init__",) else parts[0]
+
+
+def _imported(path: Path, node: ast.Import | ast.ImportFrom) -> list[str]:
+    """Absolute dotted names this import statement reads from."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.level == 0:
+        base = node.module or ""
+    else:
+        package = list(path.relative_to(ROOT.parent).with_suffix("").parts[:-1])
+        package = package[: len(package) - (node.level - 1)]
+        base = ".".join(package + ([node.module] if node.module else []))
+    if base == "runtime":  # `from runtime import x` / `from .. import x` at the top: x is the module
+        return [f"runtime.{alias.name}" for alias in node.names]
+    return [base]
+
+
+def _runtime_imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found += [(node.lineno, name) for name in _imported(path, node) if name.startswith("runtime.")]
+    return found
+
+
+def test_every_top_level_module_has_a_layer() -> None:
+    names = {_top_level(p) for p in _modules()} - {None}
+    assert names - LAYER_OF.keys() == set(), "add the new module or package to LAYERS"
+
+
+def test_no_module_imports_from_a_higher_layer() -> None:
+    upward = []
+    for path in _modules():
+        source = _top_level(path)
+        if source is None:
+            continue
+        for line, name in _runtime_imports(path):
+            target = name.split(".")[1]
+            if LAYER_OF.get(target, -1) > LAYER_OF[source]:
+                upward.append(f"{path.relative_to(ROOT.parent)}:{line} imports {name}")
+    assert upward == []
+
+
+@pytest.mark.parametrize("source, statement, expected", [
+    ("worker/offsets.py", "from ..herder.errors import ServerError", "runtime.herder.errors"),
+    ("rest/routes/offsets.py", "from ...control import errors", "runtime.control"),
+    ("worker/worker.py", "from .. import plugins", "runtime.plugins"),
+    ("worker/worker.py", "import runtime.rest.app", "runtime.rest.app"),
+])
+def test_relative_imports_resolve(source: str, statement: str, expected: str) -> None:
+    """The walk sees through relative imports (else the check above would pass vacuously)."""
+    node = ast.parse(statement).body[0]
+    assert isinstance(node, (ast.Import, ast.ImportFrom))
+    assert _imported(ROOT / source, node) == [expected]
