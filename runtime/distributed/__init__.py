@@ -48,8 +48,13 @@ Reconciling (member.py, the tick thread)
 Fencing
     A worker out of the group stops everything: removed by the coordinator (a heartbeat or join answered
     UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION), or no heartbeat answered for a session timeout while it
-    thought itself a member (a frozen process, Kafka out of reach). It stops its work before it rejoins,
-    and reports what still runs when it joins, so the leader never hands out a unit a live member runs.
+    thought itself a member (a frozen process, Kafka out of reach; counted from the last answer, as
+    kafka-python restarts its own clock when it looks the coordinator up again). It stays fenced until a
+    heartbeat is answered in the generation it holds or it has taken up a new join: a rejoin answered
+    by JoinGroup but not yet by SyncGroup is no generation to run anything in. It stops its work before
+    it rejoins, and reports only what still runs when it joins (not its share of the lost generation,
+    which others may run by now), so the leader never hands out a unit a live member runs; a unit two
+    members report is revoked from both and handed out by the next rebalance.
     Back in the group, it reads the config topic to its end before starting anything. A worker frozen
     longer than the session timeout may overlap with the new owner of its units for the moments between
     waking and its first tick (its task threads wake too); sources and sinks are at-least-once across

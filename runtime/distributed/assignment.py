@@ -21,7 +21,7 @@ owner has stopped it (see the package docs). Between rebalances it only places n
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Iterable, TypeVar
+from typing import Any, Hashable, Iterable, Mapping, TypeVar
 
 ASSIGNMENT_PREFIX = "assignment-"
 PART_SEPARATOR = ".part-"
@@ -211,6 +211,32 @@ def _assign_units(current: dict[U, str], units: Iterable[U], members: list[str],
         assigned[unit] = target
         load[target].append(unit)
     return assigned
+
+
+def claimed_placement(claims: Mapping[str, tuple[Iterable[str], Iterable[TaskId]]]
+                      ) -> tuple[dict[str, str], dict[TaskId, str], set[str], set[TaskId]]:
+    """The placement the members' claims (worker id -> what it reports holding when it joins) describe,
+    and the units more than one member claims. Such a unit runs, or may run, on two workers (one back
+    from a freeze, say): keeping it on either while revoking it from the other would move it within one
+    generation, the stopping owner's UNASSIGNED racing the keeper's RUNNING. The caller revokes it from
+    all of them; a later rebalance hands it out once they have stopped it (the reference does the same
+    with duplicated assignments)."""
+    connectors: dict[str, str] = {}
+    tasks: dict[TaskId, str] = {}
+    duplicated_connectors: set[str] = set()
+    duplicated_tasks: set[TaskId] = set()
+    for worker, (held_connectors, held_tasks) in sorted(claims.items()):
+        for c in held_connectors:
+            if connectors.setdefault(c, worker) != worker:
+                duplicated_connectors.add(c)
+        for t in held_tasks:
+            if tasks.setdefault(t, worker) != worker:
+                duplicated_tasks.add(t)
+    for c in duplicated_connectors:
+        del connectors[c]
+    for t in duplicated_tasks:
+        del tasks[t]
+    return connectors, tasks, duplicated_connectors, duplicated_tasks
 
 
 def compute_assignment(current: Assignment, members: list[str], connectors: Iterable[str],

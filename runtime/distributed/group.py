@@ -83,6 +83,29 @@ class WorkerCoordinator(BaseCoordinator):
     def __init__(self, client: KafkaNetClient, listener: GroupListener, **configs: Any) -> None:
         super().__init__(client, **configs)
         self.listener = listener
+        # Membership is measured from the last answer that proves it (a heartbeat answered, a join
+        # completed), not from kafka-python's session clock, which restarts whenever the coordinator is
+        # looked up again: also right after a freeze, before any heartbeat has told it it was removed.
+        self.alive_at = time.monotonic()
+        # Out of the group since kafka-python last reset the generation, until a join completes: this
+        # also covers a rejoin whose JoinGroup is answered (a new generation id) but not yet its SyncGroup.
+        self.lost = True
+
+    def reset_generation(self, *args: Any, **kwargs: Any) -> None:
+        self.lost = True
+        super().reset_generation(*args, **kwargs)
+
+    def _handle_heartbeat_response(self, response: Any, send_time: float) -> Any:
+        if kafka_errors.for_code(response.error_code) in (kafka_errors.NoError, kafka_errors.RebalanceInProgressError):
+            # the coordinator knew this member when it answered: at least when the request was sent, which is
+            # all an answer read after a freeze (to a heartbeat sent before it) proves
+            self.alive_at = max(self.alive_at, send_time)
+        return super()._handle_heartbeat_response(response, send_time)
+
+    def _process_sync_group_response(self, response: Any, send_time: float) -> Any:
+        assignment = super()._process_sync_group_response(response, send_time)  # raises on errors
+        self.alive_at = time.monotonic()  # before the member turns stable: a long join is no expired session
+        return assignment
 
     def protocol_type(self) -> str:
         return PROTOCOL_TYPE
@@ -114,6 +137,7 @@ class WorkerCoordinator(BaseCoordinator):
             self.request_rejoin()
             return
         self.listener.on_joined(generation, member_id, assignment)
+        self.lost = False  # after on_joined: the listener sees either this or the join it must take up
 
 
 def _with_version(assignment: ConnectAssignment | None, version: int, leader_id: str) -> ConnectAssignment:
@@ -210,12 +234,16 @@ class WorkerGroup:
         """No heartbeat has succeeded for a session timeout while stable: the coordinator may have
         removed this worker (a frozen process, a broker out of reach), so its work may run elsewhere."""
         coordinator = self.coordinator
-        return coordinator is not None and coordinator.stable() and coordinator.heartbeat.session_timeout_expired()
+        if coordinator is None or not coordinator.stable():
+            return False
+        return time.monotonic() - coordinator.alive_at > self._timeouts["session_timeout_ms"] / 1000
 
     def fenced(self) -> bool:
-        """Removed from the group (no generation) or, while stable, no heartbeat answered for a session timeout."""
+        """Out of the group: no generation, or rejoining after losing it (until that join completes), or,
+        while stable, no heartbeat answered for a session timeout."""
         coordinator = self.coordinator
-        return coordinator is None or coordinator.group_metadata().generation_id < 0 or self.session_expired()
+        return coordinator is None or coordinator.lost or coordinator.group_metadata().generation_id < 0 \
+            or self.session_expired()
 
     def request_rejoin(self) -> None:
         if self.coordinator is not None:

@@ -33,7 +33,7 @@ from ..control.errors import RequestTimeout, ServerError
 from ..control.restart import RestartPlan, RestartRequest
 from ..control.stages import StageTracker
 from ..control.target_states import generates_tasks, task_target, tasks_run
-from .assignment import INVALID, Assignment, AssignmentReader, TaskId, compute_assignment
+from .assignment import INVALID, Assignment, AssignmentReader, TaskId, claimed_placement, compute_assignment
 from .connect_protocol import CONFIG_MISMATCH, NO_ERROR, ConnectAssignment, WorkerState
 from .group import WorkerGroup
 from .statuses import GenerationStatuses
@@ -107,6 +107,8 @@ class GroupMember(ConfigUpdateListener):
         # hands one out once its owner reports it stopped (UNASSIGNED in this generation), or else the
         # rebalance the owner asks for once its revocations are done does
         self._revoked: tuple[dict[str, str], dict[TaskId, str]] = ({}, {})
+        # leader: units the current generation revoked from several members that each claimed them
+        self._duplicated: tuple[set[str], set[TaskId]] = (set(), set())
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -189,7 +191,12 @@ class GroupMember(ConfigUpdateListener):
         topic, and what it holds (its share of the assignment, or what it still runs when fenced)."""
         with self._lock:
             assignment = self._assignment
-        connectors, tasks = set(assignment.connectors_of(self.worker_id)), set(assignment.tasks_of(self.worker_id))
+        connectors: set[str] = set()
+        tasks: set[TaskId] = set()
+        if not self._fenced():
+            # a fenced worker's share belongs to a generation it lost: others may run it by now, and a
+            # claim here would make the leader keep it here while revoking it from its new owner
+            connectors, tasks = set(assignment.connectors_of(self.worker_id)), set(assignment.tasks_of(self.worker_id))
         # and what still runs: the tick thread may not have stopped a revoked unit yet, and the leader
         # must not hand out what runs here
         connectors |= _keys(self._running_connectors)
@@ -212,13 +219,12 @@ class GroupMember(ConfigUpdateListener):
             urls = {worker_id_of(state.url): state.url for state in members.values()}
             held_by: dict[str, tuple[frozenset[str], frozenset[TaskId]]] = {
                 worker_id_of(state.url): (state.connectors, state.tasks) for state in members.values()}
-            current_connectors: dict[str, str] = {}
-            current_tasks: dict[TaskId, str] = {}
-            for worker, (connectors, tasks) in sorted(held_by.items()):
-                for c in connectors:
-                    current_connectors.setdefault(c, worker)
-                for t in tasks:
-                    current_tasks.setdefault(t, worker)
+            current_connectors, current_tasks, twice_c, twice_t = claimed_placement(held_by)
+            if twice_c or twice_t:
+                log.warning("Units claimed by more than one member, revoked from all of them until they have "
+                            "stopped them: connectors %s, tasks %s", sorted(twice_c),
+                            sorted(f"{c}-{i}" for c, i in twice_t))
+            self._duplicated = (twice_c, twice_t)
             now = time.monotonic()
             departed = previous.owners() - set(urls)
             for worker in departed:
@@ -235,9 +241,10 @@ class GroupMember(ConfigUpdateListener):
                     current_tasks.setdefault(t, w)
             self._rejoin_at = min((self._departed[w] + self.timing.rebalance_delay_s for w in held), default=None)
             tasks = [(c, i) for c, state in snapshot.connectors.items() if c not in snapshot.inconsistent
-                     for i in range(len(state.task_configs))]
+                     for i in range(len(state.task_configs)) if (c, i) not in twice_t]
             connectors, placed = compute_assignment(Assignment(0, "", "", current_connectors, current_tasks),
-                                                    sorted(urls), snapshot.connectors, tasks, held)
+                                                    sorted(urls), [c for c in snapshot.connectors if c not in twice_c],
+                                                    tasks, held)
             record = Assignment(previous.generation + 1, self.worker_id, self.url, connectors, placed,
                                 generation, {**{w: previous.urls[w] for w in held if w in previous.urls}, **urls})
             self.config_store.write_raw(record.records(self.group_id))
@@ -476,8 +483,15 @@ class GroupMember(ConfigUpdateListener):
 
     def _fenced(self) -> bool:
         """Out of the group: never joined, removed by the coordinator, or no heartbeat answered for a
-        session timeout (a frozen process, Kafka out of reach). The others may run our work: stop it."""
-        return self._generation < 0 or self.group.fenced()
+        session timeout (a frozen process, Kafka out of reach). The others may run our work: stop it.
+        Once fenced, a worker is back only in the generation it holds (a heartbeat answered in it, or
+        the new join taken up): until the tick thread applies a join, what it holds is the lost one's."""
+        if self._generation < 0 or self.group.fenced():
+            return True
+        if not self._was_fenced:
+            return False
+        current = self.group.generation()
+        return current is None or current[0] != self._generation
 
     def _maybe_update_assignment(self) -> None:
         """The leader between rebalances: place new units (created connectors, more tasks) on the least
@@ -500,6 +514,8 @@ class GroupMember(ConfigUpdateListener):
             last = self._update_inputs
             if last is not None and last[0] is snapshot and last[1] is current and not (revoked_connectors or revoked_tasks):
                 return
+            revoked_connectors |= self._duplicated[0]  # these wait for the next rebalance
+            revoked_tasks |= self._duplicated[1]
             tasks = [(c, i) for c, state in snapshot.connectors.items() if c not in snapshot.inconsistent
                      for i in range(len(state.task_configs)) if (c, i) not in revoked_tasks]
             members = sorted(w for w in current.urls if w not in self._departed)

@@ -8,7 +8,8 @@ is processed), so the latest such record is held back and applied only if the ac
 it to be newer; once acknowledged, records before its offset are skipped. Reader rules (section 3.2): a tombstone removes the entry (a connector tombstone
 its tasks too); a task UNASSIGNED does not replace a RUNNING status of the same or a newer generation,
 nor a connector UNASSIGNED another worker's status of a newer generation; another worker's status of a
-newer generation than the cached one applies even while an own write of the key is in flight;
+newer generation than this worker's own write of the key applies even while that write is in flight
+(or read back later than the other's record);
 `put_*_safe` (UNASSIGNED/FAILED reports) skip the write when the cache holds another worker's status of
 a newer generation.
 """
@@ -40,6 +41,7 @@ class KafkaStatusStore(StatusStore):
         self._acked: dict[str, int] = {}  # key -> offset of this worker's latest acknowledged write
         # key -> (offset, value) of the latest record read while an own write of the key was in flight
         self._held: dict[str, tuple[int, bytes | None]] = {}
+        self._own: dict[str, bytes | None] = {}  # key -> value of this worker's latest write of it
         self._read_timeout_s = read_timeout_s
         self._extra: dict[str, Any] = {}  # key prefix -> handler(key, raw_value), for records of our own
         spec = TopicSpec(spec.name, spec.partitions, spec.replication_factor, spec.setting or "status.storage.topic",
@@ -106,6 +108,10 @@ class KafkaStatusStore(StatusStore):
         with self._lock:
             update_cache()
             self._inflight[key] += 1
+            if value is not None and key.startswith((CONNECTOR_STATUS_PREFIX, TASK_STATUS_PREFIX)):
+                self._own[key] = value
+            else:
+                self._own.pop(key, None)
 
         def delivered(err: KafkaError | None, partition: int, offset: int) -> None:
             with self._lock:
@@ -160,21 +166,17 @@ class KafkaStatusStore(StatusStore):
             self._apply(key, raw_value)
 
     def _supersedes_own(self, key: str, raw_value: bytes | None) -> bool:
-        """Whether another worker's status record is newer than this worker's cached own status of the key
+        """Whether another worker's status record is newer than this worker's own latest write of the key
         by generation, whatever their order in the topic: a worker that was out of the group (frozen,
-        cut off) writes UNASSIGNED for what it lost after the new owner's RUNNING (lock held)."""
-        if raw_value is None:
+        cut off) writes UNASSIGNED for what it lost after the new owner's records. Compared with the own
+        write, not with the cache: once one such record has replaced the own write in the cache, the new
+        owner's next records (its RUNNING after its UNASSIGNED) must follow it (lock held)."""
+        own_raw = self._own.get(key)
+        if raw_value is None or own_raw is None:
             return False
-        if key.startswith(CONNECTOR_STATUS_PREFIX):
-            current = self._connectors.get(key[len(CONNECTOR_STATUS_PREFIX):])
-        elif key.startswith(TASK_STATUS_PREFIX):
-            parsed = parse_task_key(key)
-            current = self._tasks.get(parsed) if parsed is not None else None
-        else:
-            return False
-        status = decode_status(key, raw_value)
-        return current is not None and status is not None and status.worker_id != current.worker_id \
-            and status.generation > current.generation
+        own, status = decode_status(key, own_raw), decode_status(key, raw_value)
+        return own is not None and status is not None and status.worker_id != own.worker_id \
+            and status.generation > own.generation
 
     def _apply(self, key: str, raw_value: bytes | None) -> None:
         """A record of the topic into the cache (lock held)."""

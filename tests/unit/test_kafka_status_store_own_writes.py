@@ -71,3 +71,25 @@ def test_a_failed_own_write_gives_way_to_what_was_read(store) -> None:
     read(status_store, OTHER, 3)
     writes.callbacks[0](KafkaError(KafkaError._MSG_TIMED_OUT), 0, -1)  # not written
     assert status_store.connector("c") == OTHER
+
+
+LOST = InstanceStatus(State.UNASSIGNED, "w0:8083", None, 1)  # written by a worker back from a freeze
+NEW_OWNER = [InstanceStatus(State.UNASSIGNED, "w1:8083", None, 2), InstanceStatus(State.RUNNING, "w1:8083", None, 2)]
+TASK_KEY = "status-task-c-1"
+
+
+@pytest.mark.parametrize("acknowledged_first", [False, True])
+def test_every_newer_record_of_another_worker_follows_the_first_one_over_an_own_stale_write(
+        store, acknowledged_first: bool) -> None:
+    # the new owner wrote UNASSIGNED then RUNNING (offsets 7, 8) while this worker was frozen; back, it
+    # stops the task and writes UNASSIGNED (offset 10) under the generation it lost, before reading them
+    status_store, writes = store
+    status_store.put_task("c", 1, LOST)
+    if acknowledged_first:
+        writes.callbacks[0](None, 0, 10)
+    for offset, status in zip((7, 8), NEW_OWNER):
+        status_store._on_record(TASK_KEY.encode(), encode_status(status), 0, offset)
+    if not acknowledged_first:
+        writes.callbacks[0](None, 0, 10)
+    status_store._on_record(TASK_KEY.encode(), encode_status(LOST), 0, 10)  # the own write, read back
+    assert status_store.task("c", 1) == NEW_OWNER[1]

@@ -6,7 +6,7 @@ from collections import Counter
 
 from runtime.distributed import assignment as assignment_module
 from runtime.distributed.assignment import (
-    INVALID, OTHER, PART, Assignment, AssignmentReader, compute_assignment, decode_assignment,
+    INVALID, OTHER, PART, Assignment, AssignmentReader, claimed_placement, compute_assignment, decode_assignment,
 )
 
 TASKS = [("a", i) for i in range(4)] + [("b", i) for i in range(2)]
@@ -95,6 +95,15 @@ def test_between_rebalances_new_units_go_to_the_least_loaded_and_nothing_moves()
     connectors, tasks = compute_assignment(current, ["w1", "w2"], ["a"], [t for t in TASKS if t[0] == "a"],
                                            moves=False)
     assert connectors == {"a": "w1"} and set(tasks.values()) == {"w1"} and len(tasks) == 4
+
+
+def test_a_unit_two_members_claim_is_kept_by_neither() -> None:
+    # w1 is back from a freeze still running ("a", 0) and "b", which w2 and w3 took over meanwhile: keeping
+    # either copy while revoking the other would move the unit within one generation
+    claims = {"w1": ({"a", "b"}, {("a", 0), ("a", 1)}), "w2": ({"b"}, {("a", 0)}), "w3": (set(), {("b", 0)})}
+    connectors, tasks, twice_connectors, twice_tasks = claimed_placement(claims)
+    assert connectors == {"a": "w1"} and tasks == {("a", 1): "w1", ("b", 0): "w3"}
+    assert twice_connectors == {"b"} and twice_tasks == {("a", 0)}
 
 
 def test_group_generation_and_urls_round_trip_through_the_records() -> None:
