@@ -183,7 +183,8 @@ class SinkRecord(ConnectRecord):
         self.timestamp_type = timestamp_type
 
 
-_TIMESTAMP_TYPES = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
+# librdkafka's timestamp type codes (a consumed message's timestamp()[0]) as Kafka Connect names them
+TIMESTAMP_TYPES = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
 
 
 class ConsumedMessage(Protocol):
@@ -238,7 +239,7 @@ class SinkRecordBatch(Sequence[SinkRecord]):
                 ts_type, ts = m.timestamp()
                 records.append(SinkRecord(m.topic(), m.partition(), self.keys[i], self.values[i],  # type: ignore[arg-type]
                                           m.offset(), self.key_schemas[i], self.value_schemas[i],  # type: ignore[arg-type]
-                                          ts if ts_type else None, _TIMESTAMP_TYPES.get(ts_type, "CreateTime"),
+                                          ts if ts_type else None, TIMESTAMP_TYPES.get(ts_type, "CreateTime"),
                                           headers.get(i)))
             self._records = records
         return self._records

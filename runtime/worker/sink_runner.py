@@ -13,7 +13,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from ..api.errors import ConnectError, RetriableError
-from ..api.records import Header, SinkRecord, SinkRecordBatch, TopicPartition
+from ..api.records import TIMESTAMP_TYPES, Header, SinkRecord, SinkRecordBatch, TopicPartition
 from ..api.task import ErrantRecordReporter, SinkTask, SinkTaskContext, Task
 from ..converters.base import Converter, HeaderConverter
 from .clients import create_client
@@ -23,7 +23,6 @@ from .task_runner import TaskRunner
 
 log = logging.getLogger(__name__)
 
-_TIMESTAMP_TYPES = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
 _UNSET = object()
 _IMMUTABLE = (str, bytes, int, float, bool, type(None))
 
@@ -270,7 +269,7 @@ class SinkTaskRunner(TaskRunner):
                 ts_type, ts = m.timestamp()
                 record: SinkRecord | None = transforms.apply(SinkRecord(  # type: ignore[assignment]
                     topic, partition, key, value, offset, key_schema, value_schema, ts if ts_type else None,
-                    _TIMESTAMP_TYPES.get(ts_type, "CreateTime"),
+                    TIMESTAMP_TYPES.get(ts_type, "CreateTime"),
                     self._headers(topic, raw_headers) if raw_headers else None))
             except Exception:  # noqa: BLE001 - the slow path finds the failing stage and applies errors.*
                 last_raw_key = _UNSET
@@ -323,7 +322,7 @@ class SinkTaskRunner(TaskRunner):
             return None
         assert key is not None and value is not None
         record = SinkRecord(topic, m.partition(), key[1], value[1], m.offset(), key[0], value[0],
-                            ts if ts_type else None, _TIMESTAMP_TYPES.get(ts_type, "CreateTime"), headers)
+                            ts if ts_type else None, TIMESTAMP_TYPES.get(ts_type, "CreateTime"), headers)
         return errors.transform(self.transforms, record, failed)
 
     def _deliver(self, task: SinkTask, records: Sequence[SinkRecord]) -> bool:

@@ -323,8 +323,7 @@ class TaskProcessPool:
         # starting levels or sent to it
         self._count += 1
         process = TaskProcess(self._count, self._props, self._worker_id, self._statuses, self._on_topic,
-                              self._graceful_timeout_s, self._log_settings(),
-                              self._offset_calls)
+                              self._graceful_timeout_s, self._log_settings(), self._offset_calls)
         self._processes.append(process)
         return process
 
