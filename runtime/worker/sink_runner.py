@@ -9,7 +9,7 @@ from concurrent.futures import Future
 from collections.abc import Sequence
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from ..api.errors import ConnectError, RetriableError
@@ -24,6 +24,9 @@ from .task_runner import TaskRunner
 log = logging.getLogger(__name__)
 
 _UNSET = object()
+# librdkafka's names for auto.offset.reset; 'error' (and anything else) is left to librdkafka
+_RESET_POSITIONS = {"earliest": OFFSET_BEGINNING, "smallest": OFFSET_BEGINNING, "beginning": OFFSET_BEGINNING,
+                    "latest": OFFSET_END, "largest": OFFSET_END, "end": OFFSET_END}
 _IMMUTABLE = (str, bytes, int, float, bool, type(None))
 
 
@@ -88,6 +91,8 @@ class _ErrantRecordReporter(ErrantRecordReporter):
 
 
 class SinkTaskRunner(TaskRunner):
+    COMMITTED_TIMEOUT_S = 10.0
+
     def __init__(self, *args: Any, consumer_config: dict[str, str], key_converter: Converter,
                  value_converter: Converter, header_converter: HeaderConverter, flush_interval_ms: int,
                  batch_size: int, dlq_producer_config: dict[str, str] | None = None,
@@ -146,15 +151,38 @@ class SinkTaskRunner(TaskRunner):
         # the assignment itself so no record from the committed position is delivered first.
         with self.lock:
             seeks = {tp: self.pending_seeks.pop(tp) for tp in added if tp in self.pending_seeks}
-        if seeks:
-            for p in partitions:
-                offset = seeks.get(TopicPartition(p.topic, p.partition))
-                if offset is not None:
-                    p.offset = offset
-                    self.current[TopicPartition(p.topic, p.partition)] = offset
-            consumer.assign(partitions)
+        for p in partitions:
+            offset = seeks.get(TopicPartition(p.topic, p.partition))
+            if offset is not None:
+                p.offset = offset
+                self.current[TopicPartition(p.topic, p.partition)] = offset
+        self._resolve_start_offsets(consumer, [p for p in partitions if p.offset < 0])
+        # eager rebalancing (the worker drops partition.assignment.strategy, a Java class list), so the
+        # whole assignment; pauses the task asked for in open() are applied to it below
+        consumer.assign(partitions)
         if self.paused or self.task_paused:
             self.apply_pauses()
+
+    def _resolve_start_offsets(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        """Start each partition at the group's committed offset, or where auto.offset.reset says.
+
+        Left to itself, librdkafka does the same, but only on its next timer tick: the first fetch after
+        a rebalance then comes about 100 ms later (the reference's consumer, asked for its position on
+        assignment, fetches at once). An error leaves the partitions to librdkafka's own lookup."""
+        if not partitions:
+            return
+        try:
+            committed = consumer.committed([KafkaTopicPartition(p.topic, p.partition) for p in partitions],
+                                           timeout=self.COMMITTED_TIMEOUT_S)
+        except KafkaException as exc:
+            log.debug("Task %s: committed offsets not read on assignment (%s); librdkafka looks them up", self.id, exc)
+            return
+        reset = _RESET_POSITIONS.get(str(self.consumer_config.get("auto.offset.reset", "latest")).lower())
+        for p, c in zip(partitions, committed):
+            if c.error is None and c.offset >= 0:
+                p.offset = c.offset
+            elif c.error is None and reset is not None:
+                p.offset = reset
 
     def _on_revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
         revoked = [TopicPartition(p.topic, p.partition) for p in partitions]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 import traceback
@@ -9,6 +10,7 @@ from abc import ABC, abstractmethod
 from typing import Any, Callable
 
 import orjson
+from confluent_kafka import KafkaException
 
 from ..api.task import Task
 from ..log_context import set_task_context
@@ -165,6 +167,9 @@ class TaskRunner(ABC):
             self.execute()
         except BaseException as exc:  # noqa: BLE001 - a task failure must never take the worker down
             self._fail(exc)
+        except:  # noqa: E722 - confluent-kafka re-raises a KafkaException thrown in a rebalance callback as
+            # its bare KafkaError, which is no BaseException: without this the thread would end, status RUNNING
+            self._fail(KafkaException(sys.exc_info()[1]))
         finally:
             try:
                 self.finish()

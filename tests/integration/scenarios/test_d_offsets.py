@@ -74,6 +74,27 @@ def test_sink_offsets_with_group_override(api, kafka, name, out_file) -> None:
     assert kafka.group_offsets(f"connect-{name}") == {}
 
 
+def test_sink_with_no_committed_offset_starts_where_auto_offset_reset_says(api, kafka, name, out_file) -> None:
+    # The worker places a partition with no committed offset itself on assignment (earliest is the worker's
+    # default, so start_sink above reads from 0); an override to latest skips what was there before.
+    topic = kafka.create_topic(unique("sink-topic"))
+    fill(kafka, topic, 1, 10)
+    api.create(name, sink_config(topic, out_file, **PLAIN_JSON, **{"consumer.override.auto.offset.reset": "latest"}))
+    api.wait_state(name, "RUNNING", tasks=1)
+    # the assignment's moment is not visible from outside: keep producing until something arrives
+    produced = [10]
+
+    def delivered() -> bool:
+        if read_jsonl(out_file):
+            return True
+        fill(kafka, topic, 1, 1, start=produced[0])
+        produced[0] += 1
+        return False
+
+    wait_for(delivered, 60, interval_s=0.5, what="a record produced after the assignment")
+    assert min(r["value"]["n"] for r in read_jsonl(out_file)) >= 10
+
+
 def test_source_offsets_and_raising_the_limit(api, kafka, name) -> None:
     # 53
     topic = kafka.create_topic(unique("src-topic"))
