@@ -19,13 +19,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=1667, help="threads (1,667 = 5,000 tasks on 3 workers)")
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--wait", choices=["event", "lock", "sleep"], default="event",
+                        help="threading.Event().wait(1) (Python-level Condition machinery), a held "
+                             "Lock's acquire(timeout=1) (one C call, still interruptible by release()), "
+                             "or time.sleep(1) (not interruptible)")
     args = parser.parse_args()
     stop = threading.Event()
 
     def idle_poll_loop() -> None:
-        wait = threading.Event()
-        while not stop.is_set():
-            wait.wait(1.0)
+        if args.wait == "event":
+            event = threading.Event()
+            while not stop.is_set():
+                event.wait(1.0)
+        elif args.wait == "lock":
+            lock = threading.Lock()
+            lock.acquire()
+            while not stop.is_set():
+                lock.acquire(timeout=1.0)
+        else:
+            while not stop.is_set():
+                time.sleep(1.0)
 
     threads = [threading.Thread(target=idle_poll_loop, daemon=True) for _ in range(args.threads)]
     for thread in threads:
@@ -37,7 +50,7 @@ def main() -> None:
     after, elapsed = process.cpu_times(), time.perf_counter() - t0
     stop.set()
     cores = (after.user + after.system - before.user - before.system) / elapsed
-    print(f"{args.threads} threads waking once a second: {cores:.3f} cores "
+    print(f"{args.threads} threads waking once a second ({args.wait}): {cores:.3f} cores "
           f"({cores / args.threads * 1e6:.0f} µs per wake-up); load average {os.getloadavg()[0]:.1f}")
 
 
