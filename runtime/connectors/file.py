@@ -110,9 +110,9 @@ def _is_long(value: Any) -> bool:
 class FileStreamSourceConnector(SourceConnector):
     """Reads lines from a file (or stdin) into one topic, with a single task."""
 
-
     def version(self) -> str:
         return KAFKA_COMPAT_VERSION  # a port of Apache Kafka 3.9's connect-file, shown as that version
+
     def start(self, props: dict[str, str]) -> None:
         self._props = dict(props)
         filename = AbstractConfig(SOURCE_CONFIG_DEF, props).get_str(FILE_CONFIG)
@@ -358,9 +358,9 @@ class FileStreamSourceTask(SourceTask):
 class FileStreamSinkConnector(SinkConnector):
     """Writes the values of records from its topics to a file (or stdout), one per line."""
 
-
     def version(self) -> str:
         return KAFKA_COMPAT_VERSION  # a port of Apache Kafka 3.9's connect-file, shown as that version
+
     def start(self, props: dict[str, str]) -> None:
         self._props = dict(props)
         filename = AbstractConfig(SINK_CONFIG_DEF, props).get_str(FILE_CONFIG)

@@ -10,10 +10,10 @@ import os
 import signal
 import sys
 import threading
-from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from ..daemon_executor import KeyedDaemonExecutor
 from ..log_levels import LEVELS, LOG_LEVELS, apply_exact
 from ..storage.base import InstanceStatus, OffsetStore, StatusStore
 from ..storage.states import State, TargetState
@@ -33,42 +33,6 @@ class HostSettings:
     log_format: str
     # the worker's loggers with a level of their own when this process started (/admin/loggers changes)
     levels: tuple[tuple[str, int], ...] = ()
-
-
-class KeyedSerialExecutor:
-    """Runs jobs on a shared pool, those of one key one after the other in submission order (a task's
-    stop must follow its start), jobs of different keys side by side. A thread per task would cost
-    thousands of idle threads."""
-
-    def __init__(self, max_workers: int) -> None:
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="task-host")
-        self._lock = threading.Lock()
-        self._queues: dict[Any, deque[Callable[[], None]]] = {}
-
-    def submit(self, key: Any, job: Callable[[], None]) -> None:
-        with self._lock:
-            queue = self._queues.get(key)
-            if queue is not None:  # a job of this key is running: it picks this one up after it
-                queue.append(job)
-                return
-            self._queues[key] = deque()
-        self._pool.submit(self._drain, key, job)
-
-    def _drain(self, key: Any, job: Callable[[], None]) -> None:
-        while True:
-            try:
-                job()
-            except Exception:  # noqa: BLE001
-                log.exception("Task process job for %s failed", key)
-            with self._lock:
-                queue = self._queues[key]
-                if not queue:
-                    del self._queues[key]
-                    return
-                job = queue.popleft()
-
-    def shutdown(self) -> None:
-        self._pool.shutdown(wait=True)
 
 
 class _Calls:
@@ -166,7 +130,9 @@ class TaskHost:
 
         self.worker = HostedWorker(config, Plugins(config.get_list("plugin.path")), _NoOffsetStore(),
                                    StatusRelay(self.send), settings.worker_id, on_topic=self._on_topic)
-        self._jobs = KeyedSerialExecutor(max_workers=16)
+        # a task's jobs one after the other (its stop after its start), tasks side by side (a slow start
+        # holds up no other task's stop); each key's thread ends when it has nothing queued
+        self._jobs = KeyedDaemonExecutor("task-host")
         self._last_client_stats: dict[TaskKey, int] = {}
 
     def send(self, message: tuple[Any, ...]) -> bool:
@@ -247,13 +213,13 @@ class TaskHost:
                 self.calls.reply(*message[1:])
             elif kind == "start":
                 _, key, task_config, connector_config, target = message
-                self._jobs.submit(key, lambda k=key, t=task_config, c=connector_config, s=target: self._start(k, t, c, s))
+                self._submit(key, lambda k=key, t=task_config, c=connector_config, s=target: self._start(k, t, c, s))
             elif kind == "stop":
                 _, key, timeout_s = message
-                self._jobs.submit(key, lambda k=key, t=timeout_s: self._stop(k, t))
+                self._submit(key, lambda k=key, t=timeout_s: self._stop(k, t))
             elif kind == "transition":
                 _, key, target = message
-                self._jobs.submit(key, lambda k=key, t=target: self._transition(k, t))
+                self._submit(key, lambda k=key, t=target: self._transition(k, t))
             elif kind == "log_level":  # /admin/loggers changed a level in the worker: the same here
                 LOG_LEVELS.set(message[1], message[2])
             elif kind == "forget_topics":
@@ -265,6 +231,13 @@ class TaskHost:
             else:
                 log.warning("Unknown message %r from the worker; ignored", kind)
         self.shutdown()
+
+    def _submit(self, key: TaskKey, job: Callable[[], None]) -> None:
+        def log_failure(future: concurrent.futures.Future[None]) -> None:
+            if not future.cancelled() and future.exception() is not None:
+                log.error("Task process job for %s failed", key, exc_info=future.exception())
+
+        self._jobs.submit(key, job).add_done_callback(log_failure)
 
     def shutdown(self) -> None:
         self._stopping.set()
@@ -304,4 +277,4 @@ def run(conn: Any, settings: HostSettings) -> None:
     host.serve()
 
 
-__all__ = ["HostSettings", "KeyedSerialExecutor", "TaskHost", "run"]
+__all__ = ["HostSettings", "TaskHost", "run"]
