@@ -1,0 +1,72 @@
+"""Connectors blocked in start() on a worker alone in its group (issue 10): a delete and a restart of them while
+they start are handed to the connectors' own threads, behind the start, so the tick thread goes on serving the
+group (here: starting another connector). Once start() returns, the deleted connector's status stays gone and
+the restarted connector runs.
+
+Each blocked connector is SequenceSource whose start() waits for a file the test creates
+(`connector.start.block.until.file`)."""
+from __future__ import annotations
+
+import concurrent.futures
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.integration.scenarios.helpers import SOURCE
+from tests.support.broker import unique
+from tests.support.cluster import Cluster
+from tests.support.worker import wait_for
+
+pytestmark = pytest.mark.integration
+
+CLIENT_TIMEOUT_S = 10  # the connectors' start() blocks until the end of the test, far longer
+
+
+def test_delete_and_restart_while_the_connector_start_blocks(bootstrap_servers: str, tmp_path: Path) -> None:
+    cluster = Cluster(tmp_path, bootstrap_servers, 1).start()
+    gates = {kind: tmp_path / f"{kind}-gate" for kind in ("deleted", "restarted")}
+    names = {kind: unique(kind) for kind in gates}
+    try:
+        log = cluster.workers[0].log_path
+
+        def create(name: str, **extra: str) -> int:
+            config = {"connector.class": SOURCE, "topic": unique("t"), "tasks.max": "1", "throughput": "10", **extra}
+            with httpx.Client(base_url=cluster.workers[0].url, timeout=CLIENT_TIMEOUT_S) as client:
+                return client.post("/connectors", json={"name": name, "config": config}).status_code
+
+        def request(method: str, path: str) -> int:
+            with httpx.Client(base_url=cluster.workers[0].url, timeout=CLIENT_TIMEOUT_S) as client:
+                return client.request(method, path).status_code
+
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            created = pool.map(lambda kind: create(names[kind], **{"connector.start.block.until.file": str(gates[kind])}),
+                               gates)
+            assert list(created) == [201, 201]
+        for gate in gates.values():
+            wait_for(lambda: f"start() waits until {gate} exists" in log.read_text(errors="replace"), 30, 0.1,
+                     f"a start() to block on {gate.name}")
+
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            # the restart answers once its new start has shown, or after the best-effort wait: not held by start()
+            restart = pool.submit(request, "POST", f"/connectors/{names['restarted']}/restart")
+            assert request("DELETE", f"/connectors/{names['deleted']}") == 204
+            other = unique("other")
+            assert create(other) == 201
+            cluster.wait_state(other, "RUNNING", 1, timeout_s=30)
+            assert restart.result() == 204
+        assert cluster.status(names["restarted"])["connector"]["state"] == "RESTARTING"
+        assert names["deleted"] not in cluster.api(0).get("/connectors").json()
+
+        for gate in gates.values():
+            gate.touch()
+        cluster.wait_state(names["restarted"], "RUNNING", 1, timeout_s=30)
+        # the deleted connector's start() has returned and its stop() run: what it reported on the way is void
+        wait_for(lambda: f"Completed shutdown for connector {names['deleted']}" in log.read_text(errors="replace"),
+                 30, 0.1, "the deleted connector to stop once its start() returned")
+        assert cluster.api(0).get(f"/connectors/{names['deleted']}/status").status_code == 404
+        assert sorted(cluster.api(0).get("/connectors").json()) == sorted([names["restarted"], other])
+    finally:
+        for gate in gates.values():
+            gate.touch()
+        cluster.stop()
