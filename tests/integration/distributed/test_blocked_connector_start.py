@@ -43,9 +43,8 @@ def test_delete_and_restart_while_the_connector_start_blocks(bootstrap_servers: 
                 return client.request(method, path).status_code
 
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            created = pool.map(lambda kind: create(names[kind], **{"connector.start.block.until.file": str(gates[kind])}),
-                               gates)
-            assert list(created) == [201, 201]
+            gated = {kind: {"connector.start.block.until.file": str(gate)} for kind, gate in gates.items()}
+            assert list(pool.map(lambda kind: create(names[kind], **gated[kind]), gates)) == [201, 201]
         for gate in gates.values():
             wait_for(lambda: f"start() waits until {gate} exists" in log.read_text(errors="replace"), 30, 0.1,
                      f"a start() to block on {gate.name}")

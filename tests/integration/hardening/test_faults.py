@@ -282,7 +282,8 @@ def test_pause_stop_and_restart_answer_while_the_connector_stop_blocks(mode: str
             assert shown == {"paused": "RUNNING", "stopped": "RUNNING", "restarted": "RESTARTING"}
 
             gate.touch()
-            expected = {"paused": ("PAUSED", ["PAUSED"]), "stopped": ("STOPPED", []), "restarted": ("RUNNING", ["RUNNING"])}
+            expected = {"paused": ("PAUSED", ["PAUSED"]), "stopped": ("STOPPED", []),
+                        "restarted": ("RUNNING", ["RUNNING"])}
             for kind, state in expected.items():
                 wait_for(lambda: _states(client, names[kind]) == state, timeout_s=30, what=f"{names[kind]} {state}")
         assert worker.stop(timeout_s=30) == 0, worker.log_tail()

@@ -1,4 +1,4 @@
-"""Tasks that do not stop in time (scenario 81): the herder carries on without them."""
+"""Tasks and connectors that do not stop in time (scenario 81): the herder carries on without them."""
 from __future__ import annotations
 
 import importlib
@@ -72,7 +72,8 @@ def test_pause_stop_and_restart_answer_while_the_connector_stop_blocks(make_herd
     gated_connectors.STOP_RELEASED.clear()
     harness = make_herder(**{"task.shutdown.graceful.timeout.ms": "600000", "rest.request.timeout.ms": "600000"})
     h = harness.herder
-    paused, stopped, restarted, other = new_name("paused"), new_name("stopped"), new_name("restarted"), new_name("other")
+    paused, stopped, restarted = new_name("paused"), new_name("stopped"), new_name("restarted")
+    other = new_name("other")
     try:
         for name in (paused, stopped, restarted):
             h.put_connector_config(name, source_config(name, tasks=1, **{"connector.class": gated}), False)
