@@ -22,6 +22,11 @@ Fault knobs (both connectors; all errors are ConnectErrors naming the knob):
     connector.stop.fail=true      Connector.stop() raises.
     connector.start.block.ms=N    Connector.start() sleeps N ms first.
     connector.stop.block.ms=N     Connector.stop() sleeps N ms first (for hang tests).
+    connector.start.block.until.file=PATH
+                                  Connector.start() first waits until PATH exists (the test creates it to
+                                  let the start go on); it logs that it waits before it does.
+    connector.stop.block.until.file=PATH
+                                  Connector.stop() likewise.
     connector.validate.block.ms=N Connector.validate() sleeps N ms first (request-timeout tests).
     task.start.fail=IDS           Task.start() raises for the listed tasks: ids are indexes ("0,2") or
                                   full task ids ("C-0"), or `all`.
@@ -64,6 +69,8 @@ CONNECTOR_STOP_FAIL = "connector.stop.fail"
 CONNECTOR_START_BLOCK_MS = "connector.start.block.ms"
 CONNECTOR_STOP_BLOCK_MS = "connector.stop.block.ms"
 CONNECTOR_VALIDATE_BLOCK_MS = "connector.validate.block.ms"
+CONNECTOR_START_BLOCK_FILE = "connector.start.block.until.file"
+CONNECTOR_STOP_BLOCK_FILE = "connector.stop.block.until.file"
 TASK_START_FAIL = "task.start.fail"
 TASK_FAIL_AFTER_RECORDS = "task.fail.after.records"
 TASK_FAIL_TIMES = "task.fail.times"
@@ -112,6 +119,10 @@ def _define_faults(definition: ConfigDef) -> ConfigDef:
                 "Milliseconds the connector's stop() sleeps before returning.", g, 3)
         .define(CONNECTOR_VALIDATE_BLOCK_MS, Type.LONG, 0, Range.at_least(0), Importance.LOW,
                 "Milliseconds the connector's validate() sleeps before validating.", g, 3)
+        .define(CONNECTOR_START_BLOCK_FILE, Type.STRING, "", None, Importance.LOW,
+                "A file the connector's start() waits for before it goes on (empty: no wait).", g, 3)
+        .define(CONNECTOR_STOP_BLOCK_FILE, Type.STRING, "", None, Importance.LOW,
+                "A file the connector's stop() waits for before it goes on (empty: no wait).", g, 3)
         .define(TASK_START_FAIL, Type.LIST, "", None, Importance.LOW,
                 "Tasks whose start() raises an error: task indexes (e.g. '0,2'), full task ids "
                 "('<connector>-<index>'), or 'all'.", g, 4)
@@ -171,6 +182,8 @@ class Faults:
         self.connector_stop_fail: bool = config.get_bool(CONNECTOR_STOP_FAIL)
         self.connector_start_block_ms: int = config.get_int(CONNECTOR_START_BLOCK_MS)
         self.connector_stop_block_ms: int = config.get_int(CONNECTOR_STOP_BLOCK_MS)
+        self.connector_start_block_file: str = config.get_str(CONNECTOR_START_BLOCK_FILE) or ""
+        self.connector_stop_block_file: str = config.get_str(CONNECTOR_STOP_BLOCK_FILE) or ""
         self.task_start_fail: list[str] = config.get_list(TASK_START_FAIL)
         self.task_fail_after_records: int = config.get_int(TASK_FAIL_AFTER_RECORDS)
         self.task_fail_times: int = config.get_int(TASK_FAIL_TIMES)
@@ -180,12 +193,14 @@ class Faults:
     def on_connector_start(self) -> None:
         if self.connector_start_block_ms > 0:
             time.sleep(self.connector_start_block_ms / 1000)
+        _wait_for_file(self.connector_start_block_file, f"{self.owner}.start()")
         if self.connector_start_fail:
             raise ConnectError(f"Injected failure: {CONNECTOR_START_FAIL}=true made {self.owner}.start() fail")
 
     def on_connector_stop(self) -> None:
         if self.connector_stop_block_ms > 0:
             time.sleep(self.connector_stop_block_ms / 1000)
+        _wait_for_file(self.connector_stop_block_file, f"{self.owner}.stop()")
         if self.connector_stop_fail:
             raise ConnectError(f"Injected failure: {CONNECTOR_STOP_FAIL}=true made {self.owner}.stop() fail")
 
@@ -212,6 +227,15 @@ class Faults:
     def on_task_stop(self) -> None:
         if self.task_stop_block_ms > 0:
             time.sleep(self.task_stop_block_ms / 1000)
+
+
+def _wait_for_file(path: str, what: str) -> None:
+    """Block until `path` exists, a gate the test opens by creating it (nothing to wait for when empty)."""
+    if not path:
+        return
+    log.info("%s waits until %s exists", what, path)
+    while not os.path.exists(path):
+        time.sleep(SLEEP_SLICE_S)
 
 
 _FAILURES_LOCK = threading.Lock()

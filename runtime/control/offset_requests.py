@@ -15,7 +15,8 @@ import orjson
 
 from ..api.errors import DataError
 from ..api.records import TopicPartition
-from ..converters.json import dumps_schemaless, java_double_str
+from ..converters.json import dumps_schemaless
+from ..data.java_numbers import java_double_str
 from ..storage.offset_codec import encode_key, validate_source_offsets_format
 
 KAFKA_TOPIC_KEY = "kafka_topic"

@@ -4,9 +4,9 @@
 - writing: None -> no value; str as UTF-8; booleans `true`/`false`; ints in decimal; floats as Java
   prints them (`1.0E7`); bytes base64; lists and dicts as compact JSON; dates, times and decimals in
   their ISO/plain text form.
-- reading: Kafka's `Values.parseString` (values_parser.py): `null` is no value, booleans, the narrowest
-  integer type, float32/float64/Decimal, ISO dates/times/timestamps, arrays and maps with inferred element
-  schemas; anything else a string. Bytes that are not UTF-8 come back as raw bytes with a bytes schema, as
+- reading: Kafka's `Values.parseString` (runtime/data/values_parser.py): `null` is no value, booleans, the
+  narrowest integer type, float32/float64/Decimal, ISO dates/times/timestamps, arrays and maps with inferred
+  element schemas; anything else a string. Bytes that are not UTF-8 come back as raw bytes with a bytes schema, as
   Kafka falls back to.
 
 `ConverterHeaderConverter` adapts any key/value Converter (JSON, String, ByteArray) to the header
@@ -23,10 +23,10 @@ from ..api.data import BYTES_SCHEMA, Schema
 from ..api.errors import DataError
 from .base import Converter, HeaderConverter
 from .bytearray import ByteArrayConverter
-from .java_numbers import Float32
-from .json import JsonConverter, _b64, dumps_schemaless, java_double_str, java_float_str
+from ..data.java_numbers import Float32, java_double_str, java_float_str
+from ..data.values_parser import parse_string
+from .json import JsonConverter, _b64, dumps_schemaless
 from .string import StringConverter
-from .values_parser import parse_string
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +53,6 @@ def header_value_to_string(schema: Schema | None, value: Any) -> str:
     raise DataError(f"Header value of type {type(value)} cannot be converted to a string")
 
 
-def parse_header_string(text: str) -> tuple[Schema | None, Any]:
-    """Schema and value inferred from a header's text: Kafka's `Values.parseString` (values_parser.py)."""
-    return parse_string(text)
-
-
 class SimpleHeaderConverter(HeaderConverter):
     """org.apache.kafka.connect.storage.SimpleHeaderConverter (see the module docstring)."""
 
@@ -75,7 +70,7 @@ class SimpleHeaderConverter(HeaderConverter):
             log.warning("Failed to deserialize value for header '%s' on topic '%s', so using byte array",
                         header_key, topic)
             return BYTES_SCHEMA, bytes(value)
-        return parse_header_string(text)
+        return parse_string(text)
 
 
 class ConverterHeaderConverter(HeaderConverter):

@@ -9,7 +9,8 @@ Wire format (org.apache.kafka.connect.json.JsonConverter):
 - `schemas.enable=false`: the bare value.
 - bytes are base64 strings; maps with non-string keys are arrays of `[key, value]` pairs; doubles are
   written as Java's `Double.toString` does (`1.0E7`, `1.0E-4`), floats (float32 schema, or `Float32`
-  values without one) as Java 17's `Float.toString` (java_numbers.py), NaN/Infinity as quoted strings.
+  values without one) as Java 17's `Float.toString` (both in runtime/data/java_numbers.py), NaN/Infinity as
+  quoted strings.
 - Logical types by schema name: Decimal (`decimal.Decimal`; `decimal.format` BASE64 or NUMERIC),
   Date (`datetime.date`), Time (`datetime.time`), Timestamp (`datetime.datetime`, naive = UTC). Already
   encoded ints are accepted for Date/Time/Timestamp too, as Python connectors often have them.
@@ -39,26 +40,10 @@ import orjson
 from ..api.config import ConfigDef, Importance, Type, ValidString, Width
 from ..api.data import Field, Schema
 from ..api.errors import DataError
+from ..data.java_numbers import Float32, java_double_str, java_float_str
+from ..data.logical_schemas import (DATE_LOGICAL_NAME, DECIMAL_LOGICAL_NAME, DECIMAL_SCALE_PARAMETER, TIME_LOGICAL_NAME,
+                                   TIMESTAMP_LOGICAL_NAME)
 from .base import Converter
-from .java_numbers import Float32, java_float_str
-
-DECIMAL_LOGICAL_NAME = "org.apache.kafka.connect.data.Decimal"
-DATE_LOGICAL_NAME = "org.apache.kafka.connect.data.Date"
-TIME_LOGICAL_NAME = "org.apache.kafka.connect.data.Time"
-TIMESTAMP_LOGICAL_NAME = "org.apache.kafka.connect.data.Timestamp"
-DECIMAL_SCALE_PARAMETER = "scale"
-
-
-
-def decimal_schema(scale: int, optional: bool = False) -> Schema:
-    """Kafka's `Decimal.schema(scale)` (values are decimal.Decimal with exactly `scale` fraction digits)."""
-    return Schema("bytes", optional=optional, name=DECIMAL_LOGICAL_NAME, version=1,
-                  parameters=((DECIMAL_SCALE_PARAMETER, str(scale)),))
-
-
-DATE_SCHEMA = Schema("int32", name=DATE_LOGICAL_NAME, version=1)
-TIME_SCHEMA = Schema("int32", name=TIME_LOGICAL_NAME, version=1)
-TIMESTAMP_SCHEMA = Schema("int64", name=TIMESTAMP_LOGICAL_NAME, version=1)
 
 SCHEMAS_ENABLE_CONFIG = "schemas.enable"
 SCHEMAS_CACHE_SIZE_CONFIG = "schemas.cache.size"
@@ -114,38 +99,6 @@ def json_converter_config_def() -> ConfigDef:
                   group="Serialization", order_in_group=1, width=Width.MEDIUM,
                   display_name="Replace null with default")
     return config
-
-
-# ---- Java number formatting --------------------------------------------------------------------
-
-def _java_decimal_notation(negative: bool, digits: str, sci_exp: int, magnitude: float) -> str:
-    """Lay out shortest significant `digits` the way Double/Float.toString do."""
-    sign = "-" if negative else ""
-    if 1e-3 <= magnitude < 1e7:
-        if sci_exp >= 0:
-            whole = digits[: sci_exp + 1].ljust(sci_exp + 1, "0")
-            return f"{sign}{whole}.{digits[sci_exp + 1:] or '0'}"
-        return f"{sign}0.{'0' * (-sci_exp - 1)}{digits}"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{sci_exp}"
-
-
-def _shortest_digits(text: str) -> tuple[str, int]:
-    """Significant digits and scientific exponent of a shortest-repr decimal string."""
-    _, digit_tuple, exponent = decimal.Decimal(text).as_tuple()
-    digits = "".join(map(str, digit_tuple))
-    return digits.rstrip("0") or "0", len(digits) + int(exponent) - 1
-
-
-def java_double_str(x: float) -> str:
-    """Java's `Double.toString(x)` (shortest round-trip digits, Java's notation)."""
-    if x != x:
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    if x == 0:
-        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
-    digits, sci_exp = _shortest_digits(repr(abs(x)))
-    return _java_decimal_notation(x < 0, digits, sci_exp, abs(x))
 
 
 _NON_FINITE = {"NaN": orjson.Fragment(b'"NaN"'), "Infinity": orjson.Fragment(b'"Infinity"'),

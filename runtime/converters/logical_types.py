@@ -5,18 +5,20 @@ must have its schema's scale; a naive datetime is UTC; Date/Time/Timestamp also 
 """
 from __future__ import annotations
 
-from .json import (  # noqa: F401 - re-exported under public names
+from ..data.logical_schemas import (  # noqa: F401 - the converters' one import for logical types
     DATE_LOGICAL_NAME,
     DECIMAL_LOGICAL_NAME,
     DECIMAL_SCALE_PARAMETER,
     TIME_LOGICAL_NAME,
     TIMESTAMP_LOGICAL_NAME,
+    decimal_schema,
+)
+from .json import (  # noqa: F401 - re-exported under public names
     _decimal_scale as decimal_scale,
     _encode_date as date_to_days,
     _encode_time as time_to_millis,
     _encode_timestamp as timestamp_to_millis,
     decimal_from_bytes,
-    decimal_schema,
     decimal_to_bytes,
 )
 

@@ -27,7 +27,7 @@ from ..storage.kafka_status_store import KafkaStatusStore
 from ..storage.states import State, TargetState
 from ..worker.counters import RebalanceCounters
 from ..worker.offsets import OffsetsManager
-from ..worker.worker import Worker
+from ..worker.worker import Worker, succeeded
 from ..worker_config import WorkerConfig
 from ..control.errors import RequestTimeout, ServerError
 from ..control.restart import RestartPlan, RestartRequest
@@ -119,7 +119,9 @@ class GroupMember(ConfigUpdateListener):
         self._running_connectors: dict[str, tuple[dict[str, str], TargetState]] = {}
         self._running_tasks: dict[TaskId, tuple[dict[str, str], int]] = {}  # task config, commit offset
         self._task_targets: dict[TaskId, TargetState] = {}
-        self._starting: dict[str, concurrent.futures.Future] = {}  # connector -> its start under way
+        # revoked connectors whose stop is under way, with when to stop waiting for it (the graceful timeout):
+        # this worker reports them released (UNASSIGNED), and rejoins, only once they have stopped
+        self._releasing: dict[str, tuple[concurrent.futures.Future, float]] = {}
         self._reconciled: tuple[Any, ...] | None = None  # inputs of the last complete reconciliation
         self._reconciled_at = 0.0
         self._was_fenced = False  # fenced at the last tick: catch up with the config topic when it ends
@@ -199,7 +201,7 @@ class GroupMember(ConfigUpdateListener):
             connectors, tasks = set(assignment.connectors_of(self.worker_id)), set(assignment.tasks_of(self.worker_id))
         # and what still runs: the tick thread may not have stopped a revoked unit yet, and the leader
         # must not hand out what runs here
-        connectors |= _keys(self._running_connectors)
+        connectors |= _keys(self._running_connectors) | _keys(self._releasing)
         tasks |= _keys(self._running_tasks)
         return WorkerState(self.url, self.config_store.snapshot().offset, frozenset(connectors), frozenset(tasks))
 
@@ -345,7 +347,8 @@ class GroupMember(ConfigUpdateListener):
         if self.is_leader():
             self._maybe_update_assignment()
         self._reconcile()
-        if self._rejoin_after_reconcile:
+        self._report_released()
+        if self._rejoin_after_reconcile and not self._releasing:
             self._rejoin_after_reconcile = False
             self.group.request_rejoin()  # revocations done: the leader may now hand them out
             self._wake.set()
@@ -620,14 +623,14 @@ class GroupMember(ConfigUpdateListener):
             config, _ = self._running_connectors[name]
             state = connectors.get(name)
             if name not in mine_c or state is None or state.config != config:
-                self._await_start(name)
-                with self.stages.stage("stopping the connector"):
-                    worker.stop_connector(name)
+                # handed to the connector's thread, after a start still under way: the tick goes on
+                stopped = worker.stop_connector(name)
                 del self._running_connectors[name]
                 if state is None:
-                    self._forget_deleted(name)
+                    self._forget_deleted(name)  # what the stopped instance would still report is void
                 elif name not in mine_c:
-                    self.statuses.put_connector_safe(name, InstanceStatus(State.UNASSIGNED, self.worker_id))
+                    self._releasing[name] = (stopped, time.monotonic() + worker.graceful_timeout_s)
+                    stopped.add_done_callback(lambda _: self._wake.set())
         for name in assignment.connectors_of(self.worker_id) - set(connectors):
             if self.status_store.connector(name) is not None or self.status_store.tasks(name) \
                     or self.status_store.topics(name):
@@ -640,14 +643,15 @@ class GroupMember(ConfigUpdateListener):
             state = connectors[name]
             running = self._running_connectors.get(name)
             if running is None:
-                self._start_connector_async(name, dict(state.config), state.target_state)
+                self._releasing.pop(name, None)  # ours again: its thread starts it once the stop is done
+                started = worker.start_connector(name, dict(state.config), state.target_state)
                 self._running_connectors[name] = (dict(state.config), state.target_state)
-            elif running[1] is not state.target_state and not self._still_starting(name):
-                with self.stages.stage("starting the connector"):
-                    ok = worker.transition_connector(name, state.target_state)
+                self._reconfigure_when_started(name, state.target_state, started)
+            elif running[1] is not state.target_state:
+                # queued behind whatever the connector's thread runs now (a start, a stop() that blocks)
+                moved = worker.transition_connector(name, state.target_state)
                 self._running_connectors[name] = (running[0], state.target_state)
-                if ok and generates_tasks(state.target_state):
-                    self._reconfig.add(name)
+                self._reconfigure_when_started(name, state.target_state, moved)
         # 4. start tasks, or move them to their target state
         for key in sorted(mine_t):
             state = mine_t[key]
@@ -707,52 +711,35 @@ class GroupMember(ConfigUpdateListener):
                 if (name, index) in self._running_tasks:
                     self.restart_task_here(name, index, state)
 
-    def _start_connector_async(self, name: str, config: dict[str, str], target: TargetState) -> None:
-        """Start a connector on its own thread (the worker's, as in the reference: a start() that blocks
-        must not hold up the tick thread); once started, its task configs are generated on the tick."""
+    def _reconfigure_when_started(self, name: str, target: TargetState, started: concurrent.futures.Future) -> None:
+        """Once the connector's thread has brought it to a `target` that generates tasks, regenerate its task
+        configs on the tick (a continuation: the tick thread never waits for a connector)."""
+        if generates_tasks(target):
+            started.add_done_callback(
+                lambda done: succeeded(done, f"Starting connector {name}") and self._request_reconfiguration(name))
+
+    def _report_released(self) -> None:
+        """Report each revoked connector released (UNASSIGNED, which the leader waits for before handing it
+        out) once its stop is done, or once the graceful timeout has passed without it, as the reference
+        stops waiting then."""
+        now = time.monotonic()
+        for name, (stopped, deadline) in list(self._releasing.items()):
+            if stopped.done() or now >= deadline:
+                if not stopped.done():
+                    log.error("Connector %s did not stop within the graceful timeout; releasing it anyway", name)
+                del self._releasing[name]
+                self.statuses.put_connector_safe(name, InstanceStatus(State.UNASSIGNED, self.worker_id))
+
+    def restart_connector_here(self, name: str, state: ConnectorState) -> concurrent.futures.Future:
+        """Restart a connector this worker runs (tick thread): handed to its thread, after what it runs now
+        (a start under way, say); its task configs are regenerated once it has started. The future is the
+        new instance's start."""
         worker = self.worker
         assert worker is not None
-
-        def start() -> None:
-            try:
-                if worker.start_connector(name, config, target) and generates_tasks(target):
-                    self._request_reconfiguration(name)
-            except Exception:  # noqa: BLE001 - the worker reports the connector's own failures
-                log.exception("Starting connector %s failed", name)
-            finally:
-                self._reconciled = None  # a target state that changed meanwhile is applied at the next tick
-                self._wake.set()
-
-        self._starting[name] = worker.run_on_connector_thread(name, start)
-
-    def _still_starting(self, name: str) -> bool:
-        future = self._starting.get(name)
-        if future is not None and future.done():
-            del self._starting[name]
-            return False
-        return future is not None
-
-    def _await_start(self, name: str) -> None:
-        """Before stopping or restarting a connector, let a start under way finish (only this connector's
-        slow start() then holds the tick thread, as a slow stop() does)."""
-        future = self._starting.pop(name, None)
-        if future is not None and not future.done():
-            with self.stages.stage("waiting for the connector to finish starting"):
-                concurrent.futures.wait([future])
-
-    def restart_connector_here(self, name: str, state: ConnectorState) -> None:
-        """Restart a connector this worker runs (tick thread)."""
-        worker = self.worker
-        assert worker is not None
-        self._await_start(name)
-        self.statuses.put_connector(name, InstanceStatus(State.RESTARTING, self.worker_id))
-        with self.stages.stage("stopping the connector"):
-            worker.stop_connector(name)
-        with self.stages.stage("starting the connector"):
-            ok = worker.start_connector(name, state.config, state.target_state)
+        started = worker.restart_connector(name, state.config, state.target_state)
         self._running_connectors[name] = (dict(state.config), state.target_state)
-        if ok and generates_tasks(state.target_state):
-            self._reconfigure_tasks(name, state)
+        self._reconfigure_when_started(name, state.target_state, started)
+        return started
 
     def restart_task_here(self, name: str, index: int, state: ConnectorState) -> bool:
         """Restart a task this worker runs or holds (tick thread); False when it did not start."""

@@ -32,6 +32,11 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 HEALTH_TIMEOUT_S = 10.0
+# How long a request that hands a change to a connector's thread (distributed: to its owner) then waits for the
+# change to show, so that a status read right after the answer usually shows it (contract section 9). Best
+# effort: a connector whose stop() or start() takes longer holds up only this wait, never the herder, and the
+# request succeeds either way.
+STATUS_WAIT_S = 5.0
 UNHEALTHY = "Worker was unable to handle this request and may be unable to handle other requests."
 HEALTHY = "Worker has completed startup and is ready to handle requests."
 

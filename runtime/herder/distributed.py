@@ -7,6 +7,7 @@ its share of the work.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import threading
 import time
@@ -29,7 +30,7 @@ from ..worker.offsets import OffsetsManager
 from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
 from . import views
-from .base import HerderBase, patched_config
+from .base import STATUS_WAIT_S, HerderBase, patched_config
 from .signatures import RequestSignature, check_signature
 
 log = logging.getLogger(__name__)
@@ -37,10 +38,6 @@ T = TypeVar("T")
 
 SETTLE_WAIT_S = 10.0  # how long offset requests wait for a pending rebalance before answering 409
 POLL_S = 0.01  # how often those waits look again: in-memory checks, cheap, and each wait adds to a request
-# How long a create or target-state change waits for the owners to report the new state, so that it is
-# usually visible as soon as the request returns (the reference answers at once and statuses follow);
-# best effort: the request succeeds either way.
-STATUS_WAIT_S = 5.0
 # inter.worker.verification.algorithms' default (this runtime does not make it configurable)
 VERIFICATION_ALGORITHMS = ["HmacSHA256"]
 
@@ -316,12 +313,13 @@ class DistributedHerder(HerderBase):
                 raise NotAssigned(self.member.url_of(owner), f"connector {name}")
             self._require_leader()
 
-        def apply() -> None:
+        def apply() -> concurrent.futures.Future:
             if not self.member.runs_connector(name):
                 raise RebalanceNeeded()
-            self.member.restart_connector_here(name, state)
+            return self.member.restart_connector_here(name, state)
 
-        self.member.call(apply, f"restarting connector {name}")
+        started = self.member.call(apply, f"restarting connector {name}")
+        concurrent.futures.wait([started], timeout=STATUS_WAIT_S)  # see STATUS_WAIT_S
 
     def restart_connector_and_tasks(self, request: RestartRequest) -> dict[str, Any]:
         name = request.connector

@@ -2,7 +2,10 @@
 
 REST handlers call the public methods; each mutating call is queued to the herder thread and
 awaited with the request timeout, so there is one place where state changes and no lock juggling.
-Statuses are written before a request returns, so a change is visible as soon as it is answered.
+A create or config update waits for the connector's start(), as the reference's does, and its statuses
+are written before it is answered. Pauses, resumes, stops and restarts are handed to the connector's own
+thread (runtime/worker/worker.py), where a stop() or start() that blocks holds up neither the herder nor
+other connectors; the request then waits STATUS_WAIT_S at most for the change to show.
 """
 from __future__ import annotations
 
@@ -21,10 +24,10 @@ from ..plugins import Plugins
 from ..storage.base import ConfigStore, ConnectorState, InstanceStatus, StatusStore
 from ..storage.states import State, TargetState
 from ..worker.offsets import OffsetsManager
-from ..worker.worker import Worker
+from ..worker.worker import Worker, succeeded
 from ..worker_config import WorkerConfig
 from . import views
-from .base import HerderBase, patched_config
+from .base import STATUS_WAIT_S, HerderBase, patched_config
 from .signatures import RequestSignature
 
 log = logging.getLogger(__name__)
@@ -125,9 +128,18 @@ class StandaloneHerder(HerderBase):
             summary = self.stages.summary()
             raise RequestTimeout("Request timed out. " + summary if summary else "Request timed out") from None
 
-    def _request_reconfiguration(self, name: str) -> None:
-        if not self._stopped:
-            self._executor.submit(self._guarded_reconfigure, name)
+    def _request_reconfiguration(self, name: str) -> concurrent.futures.Future | None:
+        """Queue a regeneration of the connector's tasks on the herder thread (None once stopping)."""
+        if self._stopped:
+            return None
+        try:
+            return self._executor.submit(self._guarded_reconfigure, name)
+        except RuntimeError:  # shut down meanwhile
+            return None
+
+    def _settle(self, change: concurrent.futures.Future) -> None:
+        """Give a change handed to a connector's thread STATUS_WAIT_S at most to show (see STATUS_WAIT_S)."""
+        concurrent.futures.wait([change], timeout=STATUS_WAIT_S)
 
     def _guarded_reconfigure(self, name: str) -> None:
         try:
@@ -181,7 +193,7 @@ class StandaloneHerder(HerderBase):
     def _start_connector_and_tasks(self, name: str, use_stored_tasks: bool = False) -> None:
         state = self._state(name, f"Connector {name} not found")
         with self.stages.stage("starting the connector"):
-            ok = self.worker.start_connector(name, state.config, state.target_state)
+            ok = self.worker.await_connector(self.worker.start_connector(name, state.config, state.target_state))
         if not target_states.tasks_run(state.target_state):
             return
         if state.target_state is TargetState.PAUSED:
@@ -190,6 +202,22 @@ class StandaloneHerder(HerderBase):
             return
         if ok:
             self._reconfigure_tasks(name)
+
+    def _reconfigure_when_started(self, name: str, started: concurrent.futures.Future) -> concurrent.futures.Future:
+        """Regenerate the connector's tasks on the herder thread once its own thread has started it (a
+        continuation: the herder thread never waits for a start). The future is done once that has run, or
+        once the start failed."""
+        settled: concurrent.futures.Future = concurrent.futures.Future()
+
+        def on_started(done: concurrent.futures.Future) -> None:
+            regenerated = self._request_reconfiguration(name) if succeeded(done, f"Starting connector {name}") else None
+            if regenerated is None:
+                settled.set_result(None)
+            else:
+                regenerated.add_done_callback(lambda _: settled.set_result(None))
+
+        started.add_done_callback(on_started)
+        return settled
 
     def _reconfigure_tasks(self, name: str) -> None:
         """Ask the connector for task configs and replace the tasks when those changed, when the
@@ -314,50 +342,35 @@ class StandaloneHerder(HerderBase):
     # ---- target states --------------------------------------------------------------------------
 
     def _change_target(self, name: str, target: TargetState) -> None:
-        def apply() -> None:
+        def apply() -> concurrent.futures.Future:
             state = self._state(name, f"Unknown connector {name}")
             self._persist(name, target_states.transitioned(state, target))
-            if not target_states.tasks_run(target):
+            if target_states.tasks_run(target):
+                self.worker.transition_tasks(name, target)
+            else:
                 self._stop_tasks(name)
-                with self.stages.stage("stopping the connector"):
-                    if name in self.worker.connectors:
-                        self.worker.transition_connector(name, target)
-                    else:
-                        self.worker.start_connector(name, state.config, target)
-                return
-            if name not in self.worker.connectors:
-                self._start_connector_and_tasks(name)
-                return
-            if target is TargetState.PAUSED:
-                self.worker.transition_connector(name, TargetState.PAUSED)
-                self.worker.transition_tasks(name, TargetState.PAUSED)
-                return
-            with self.stages.stage("starting the connector"):
-                ok = self.worker.transition_connector(name, TargetState.STARTED)
-            self.worker.transition_tasks(name, TargetState.STARTED)
-            if ok:
-                self._reconfigure_tasks(name)
+            # the connector's own thread moves it (creating it again if that failed before)
+            moved = self.worker.transition_connector(name, target, state.config)
+            return self._reconfigure_when_started(name, moved) if target is TargetState.STARTED else moved
 
-        self._submit(apply, f"changing the target state of connector {name} to {target.value}")
+        self._settle(self._submit(apply, f"changing the target state of connector {name} to {target.value}"))
 
     # ---- restarts -------------------------------------------------------------------------------
 
     def restart_connector(self, name: str) -> None:
-        def apply() -> None:
+        def apply() -> concurrent.futures.Future:
             state = self._state(name, f"Unknown connector: {name}")
-            with self.stages.stage("stopping the connector"):
-                self.worker.stop_connector(name)
-            with self.stages.stage("starting the connector"):
-                ok = self.worker.start_connector(name, state.config, state.target_state)
-            if ok and target_states.generates_tasks(state.target_state):
-                self._reconfigure_tasks(name)
+            started = self.worker.restart_connector(name, state.config, state.target_state)
+            if target_states.generates_tasks(state.target_state):
+                return self._reconfigure_when_started(name, started)
+            return started
 
-        self._submit(apply, f"restarting connector {name}")
+        self._settle(self._submit(apply, f"restarting connector {name}"))
 
     def restart_connector_and_tasks(self, request: RestartRequest) -> dict[str, Any]:
         name = request.connector
 
-        def apply() -> dict[str, Any]:
+        def apply() -> tuple[dict[str, Any], concurrent.futures.Future | None]:
             state = self._state(name, f"Unknown connector: {name}")
             connector_status = self.statuses.connector(name)
             if connector_status is None:
@@ -365,21 +378,18 @@ class StandaloneHerder(HerderBase):
             task_states = {i: s.state for i, s in self.statuses.tasks(name).items()}
             plan = RestartPlan.build(request, connector_status.state, task_states)
             body = self.connector_status(name, overrides=plan)
-            if plan.connector:
-                self.statuses.put_connector(name, InstanceStatus(State.RESTARTING, self.worker_id))
+            started = self.worker.restart_connector(name, state.config, state.target_state) if plan.connector else None
             for index in plan.tasks:
                 self.statuses.put_task(name, index, InstanceStatus(State.RESTARTING, self.worker_id))
             self.worker.stop_tasks([(name, i) for i in plan.tasks])
-            if plan.connector:
-                with self.stages.stage("stopping the connector"):
-                    self.worker.stop_connector(name)
-                with self.stages.stage("starting the connector"):
-                    self.worker.start_connector(name, state.config, state.target_state)
             if plan.tasks and target_states.tasks_run(state.target_state):
                 self._start_tasks(name, self._state(name, f"Unknown connector: {name}"), only=plan.tasks)
-            return body
+            return body, started
 
-        return self._submit(apply, f"restarting connector {name}")
+        body, started = self._submit(apply, f"restarting connector {name}")
+        if started is not None:
+            self._settle(started)
+        return body
 
     def restart_task(self, name: str, index: int) -> None:
         def apply() -> None:

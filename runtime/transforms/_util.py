@@ -15,10 +15,6 @@ from ..api.errors import ConfigError, DataError
 from ..api.records import ConnectRecord, SinkRecord
 from ..api.transforms import Transformation
 
-TIMESTAMP_LOGICAL_NAME = "org.apache.kafka.connect.data.Timestamp"
-DATE_LOGICAL_NAME = "org.apache.kafka.connect.data.Date"
-TIME_LOGICAL_NAME = "org.apache.kafka.connect.data.Time"
-DECIMAL_LOGICAL_NAME = "org.apache.kafka.connect.data.Decimal"
 
 REPLACE_NULL_WITH_DEFAULT_CONFIG = "replace.null.with.default"
 REPLACE_NULL_WITH_DEFAULT_DOC = (

@@ -13,11 +13,11 @@ from ..api.config import ConfigDef, Importance, Type
 from ..api.data import Schema
 from ..api.errors import ConfigError, DataError
 from ..api.records import ConnectRecord
-from ..converters.json import java_double_str, java_float_str
+from ..data.java_numbers import java_double_str, java_float_str
+from ..data.logical_schemas import DATE_LOGICAL_NAME, TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME
 from ._util import (
-    DATE_LOGICAL_NAME, REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, TIME_LOGICAL_NAME,
-    TIMESTAMP_LOGICAL_NAME, KeyOrValue, Lambda, SchemaCache, class_name_of, copy_basics, field_value, invalid,
-    key_and_value, parse_config, require_map, require_struct, struct_schema,
+    REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, KeyOrValue, Lambda, SchemaCache, class_name_of,
+    copy_basics, field_value, invalid, key_and_value, parse_config, require_map, require_struct, struct_schema,
 )
 
 OVERVIEW_DOC = ("Cast fields or the entire key or value to a specific type, e.g. to force an integer field to a "

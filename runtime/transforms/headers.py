@@ -8,7 +8,7 @@ from ..api.data import Schema
 from ..api.errors import ConfigError
 from ..api.records import ConnectRecord, Header
 from ..api.transforms import Transformation
-from ..converters.headers import parse_header_string
+from ..data.values_parser import parse_string
 from ._util import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, KeyOrValue, NonEmptyList, SchemaCache,
     key_and_value, parse_config, require_map, require_struct, struct_schema,
@@ -38,7 +38,7 @@ class InsertHeader(Transformation):
         values = parse_config(insert_header_config_def(), configs)
         self.header = values["header"]
         # Values.parseString: the literal gets the schema its text implies (int8, boolean, string, ...)
-        schema, value = parse_header_string(values["value.literal"])
+        schema, value = parse_string(values["value.literal"])
         self.literal = Header(self.header, value, schema)
 
     def config(self) -> ConfigDef:

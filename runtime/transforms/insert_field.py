@@ -9,10 +9,10 @@ from ..api.data import INT32_SCHEMA, INT64_SCHEMA, OPTIONAL_INT32_SCHEMA, OPTION
     OPTIONAL_STRING_SCHEMA, STRING_SCHEMA, Schema
 from ..api.errors import ConfigError
 from ..api.records import ConnectRecord
+from ..data.logical_schemas import TIMESTAMP_LOGICAL_NAME
 from ._util import (
-    REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, TIMESTAMP_LOGICAL_NAME, KeyOrValue, SchemaCache,
-    field_value, invalid, key_and_value, parse_config, require_map, require_sink_record, require_struct, struct_schema,
-    unique_fields,
+    REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, KeyOrValue, SchemaCache, field_value, invalid,
+    key_and_value, parse_config, require_map, require_sink_record, require_struct, struct_schema, unique_fields,
 )
 
 OVERVIEW_DOC = ("Insert field(s) using attributes from the record metadata or a configured static value."

@@ -15,13 +15,12 @@ from ..api.config import ConfigDef, Importance, Type, ValidString
 from ..api.data import INT64_SCHEMA, OPTIONAL_INT64_SCHEMA, OPTIONAL_STRING_SCHEMA, STRING_SCHEMA, Schema
 from ..api.errors import ConfigError, ConnectError, DataError
 from ..api.records import ConnectRecord
+from ..data.java_date_format import DateFormat, ParseError, millis_of
+from ..data.logical_schemas import DATE_LOGICAL_NAME, TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME
 from ._util import (
-    DATE_LOGICAL_NAME, REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, TIME_LOGICAL_NAME,
-    TIMESTAMP_LOGICAL_NAME, KeyOrValue, SchemaCache, class_name_of, field_value, java_schema_str, key_and_value,
-    parse_config,
-    require_map, require_struct, struct_schema,
+    REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, KeyOrValue, SchemaCache, class_name_of,
+    field_value, java_schema_str, key_and_value, parse_config, require_map, require_struct, struct_schema,
 )
-from .java_date_format import DateFormat, ParseError, millis_of
 
 OVERVIEW_DOC = ("Convert timestamps between different formats such as Unix epoch, strings, and Connect Date/Timestamp "
                 "types.Applies to individual fields or to the entire value.<p/>Use the concrete transformation type "

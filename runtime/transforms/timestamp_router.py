@@ -8,7 +8,7 @@ from ..api.errors import DataError
 from ..api.records import ConnectRecord
 from ..api.transforms import Transformation
 from ._util import parse_config
-from .java_date_format import DateFormat
+from ..data.java_date_format import DateFormat
 
 OVERVIEW_DOC = ("Update the record's topic field as a function of the original topic value and the record timestamp."
                 "<p/>This is mainly useful for sink connectors, since the topic field is often used to determine the "

@@ -1,9 +1,11 @@
 """The worker: runs the connector instances and task threads the herder asks for.
 
-A connector's start(), stop() and target-state changes run on the connector's own daemon thread (its jobs
-in the order they were asked for, as the reference's WorkerConnector thread): a stop is handed over
-without waiting, so a connector stuck in stop() holds up neither the herder nor the exit, and a start the
-caller waits for can be abandoned when the worker shuts down.
+A connector's start(), stop() and target-state changes run on the connector's own daemon thread, in the
+order they were asked for (as the reference's WorkerConnector thread). Each returns a future: the herders
+continue from its callbacks and never wait for it on their own threads (a standalone create waits for its
+start, as the reference's does). A stop voids what was asked for that connector before it:
+a start not yet under way never creates its instance, and an instance stopped while it starts, or while a
+pause runs its stop(), reports no status any more (the status is then its stopper's to write).
 """
 from __future__ import annotations
 
@@ -61,16 +63,28 @@ def run_bounded(fn: Callable[[], Any], timeout_s: float, what: str) -> bool:
     return True
 
 
+def succeeded(job: concurrent.futures.Future, what: str) -> bool:
+    """Whether a finished connector job returned True (an error escaping it is logged here: nobody waits for it)."""
+    if job.cancelled():
+        return False
+    error = job.exception()
+    if error is not None:
+        log.error("%s failed: %s", what, error, exc_info=error)
+        return False
+    return bool(job.result())
+
+
 class _ConnectorContext(SourceConnectorContext):
-    def __init__(self, worker: "Worker", name: str) -> None:
+    def __init__(self, worker: "Worker", name: str, epoch: int) -> None:
         self._worker = worker
         self._name = name
+        self._epoch = epoch
 
     def request_task_reconfiguration(self) -> None:
         self._worker.on_reconfiguration_request(self._name)
 
     def raise_error(self, error: BaseException) -> None:
-        self._worker.fail_connector(self._name, error)
+        self._worker.fail_connector(self._name, error, self._epoch)
 
     @property
     def offset_storage_reader(self) -> OffsetStorageReader:
@@ -84,6 +98,7 @@ class ConnectorInstance:
     config: dict[str, str]  # as stored: config provider references unresolved
     resolved: dict[str, str]  # what the connector sees
     state: State
+    epoch: int  # the stops of its name asked for before it was created (see Worker._stops)
     started: bool = False
 
 
@@ -100,6 +115,9 @@ class Worker:
         self.worker_id = worker_id
         self.connectors: dict[str, ConnectorInstance] = {}
         self._connector_threads = KeyedDaemonExecutor("connector")
+        # connectors and _stops change together: a stop takes the instance away and voids earlier jobs at once
+        self._connectors_lock = threading.Lock()
+        self._stops: dict[str, int] = {}  # connector -> stops asked for so far (a job's epoch)
         self._connector_job_done = threading.Condition()
         self._shutting_down = False  # set by begin_shutdown: nobody waits for a connector any more
         self.tasks: dict[tuple[str, int], TaskRunner | RemoteTaskRunner] = {}
@@ -119,31 +137,48 @@ class Worker:
 
     # ---- connectors -----------------------------------------------------------------------------
 
-    def _report_connector(self, name: str, state: State, trace: str | None = None) -> None:
-        self.statuses.put_connector(name, InstanceStatus(state, self.worker_id, trace))
-        instance = self.connectors.get(name)
-        if instance is not None:
-            instance.state = state
+    def _report_connector(self, name: str, epoch: int, state: State, trace: str | None = None) -> bool:
+        """Write the status of `name`'s instance of `epoch`; False (nothing written) once a stop voided it."""
+        with self._connectors_lock:
+            if self._stops.get(name, 0) != epoch:
+                return False
+            self.statuses.put_connector(name, InstanceStatus(state, self.worker_id, trace))
+            instance = self.connectors.get(name)
+            if instance is not None:
+                instance.state = state
+        return True
 
     def on_reconfiguration_request(self, name: str) -> None:
         if self._reconfigure is not None:
             self._reconfigure(name)
 
-    def fail_connector(self, name: str, error: BaseException) -> None:
+    def fail_connector(self, name: str, error: BaseException, epoch: int | None = None) -> None:
+        """FAILED with the trace of `error`, for the instance of `epoch` (default: the current one)."""
         log.error("Connector %s raised an error", name, exc_info=error)
-        self._report_connector(name, State.FAILED, format_trace(error))
+        if epoch is None:
+            with self._connectors_lock:
+                epoch = self._stops.get(name, 0)
+        self._report_connector(name, epoch, State.FAILED, format_trace(error))
 
-    def run_on_connector_thread(self, name: str, fn: Callable[[], Any]) -> concurrent.futures.Future:
-        """Run `fn` on connector `name`'s own thread, after the jobs asked for before it."""
-        return self._connector_threads.submit(name, fn)
+    def _submit_connector_job(self, name: str, job: Callable[[int], bool]) -> concurrent.futures.Future:
+        """Queue `job(epoch)` on the connector's thread; it does nothing (False) once a stop asked for later,
+        or the worker's shutdown, has voided it."""
+        with self._connectors_lock:
+            epoch = self._stops.get(name, 0)
 
-    def _on_connector_thread(self, name: str, fn: Callable[[], bool]) -> bool:
-        """Run `fn` on the connector's thread and wait for it (inline when already there); False when the
-        worker began shutting down first (the job still runs, on a daemon thread)."""
-        if self._connector_threads.on_thread_of(name):
-            return fn()
-        future = self._connector_threads.submit(name, fn)
+        def run() -> bool:
+            with self._connectors_lock:
+                void = self._shutting_down or self._stops.get(name, 0) != epoch
+            if void:
+                return False
+            with connector_context(name):
+                return job(epoch)
 
+        return self._connector_threads.submit(name, run)
+
+    def await_connector(self, future: concurrent.futures.Future) -> bool:
+        """Wait for a connector job (a start the caller answers for); False when the worker began shutting
+        down first (the job still runs, on its daemon thread)."""
         def done(_: concurrent.futures.Future) -> None:
             with self._connector_job_done:
                 self._connector_job_done.notify_all()
@@ -151,61 +186,66 @@ class Worker:
         future.add_done_callback(done)
         with self._connector_job_done:
             self._connector_job_done.wait_for(lambda: future.done() or self._shutting_down)
-        return bool(future.result()) if future.done() else False
+        return future.done() and not future.cancelled() and bool(future.result())
 
     def begin_shutdown(self) -> None:
         """Stop waiting for connectors: a herder thread waiting for a start() that never returns carries on."""
-        with self._connector_job_done:
+        with self._connectors_lock:
             self._shutting_down = True
+        with self._connector_job_done:
             self._connector_job_done.notify_all()
 
-    def start_connector(self, name: str, config: dict[str, str], target: TargetState) -> bool:
-        """Create the instance and bring it to `target` (on the connector's thread); False (and FAILED
-        status) when it fails."""
-        def start() -> bool:
-            self.counters.connector_startup_attempts += 1
-            with connector_context(name):
-                started = self._start_connector(name, config, target)
-            if started:
-                self.counters.connector_startup_successes += 1
-            else:
-                self.counters.connector_startup_failures += 1
-            return started
+    def start_connector(self, name: str, config: dict[str, str], target: TargetState) -> concurrent.futures.Future:
+        """Create a new instance and bring it to `target`, on the connector's thread after what was asked
+        before (the previous instance's stop, say). The future says whether it got there (False, with a
+        FAILED status, when it failed; False too when a stop voided it)."""
+        return self._submit_connector_job(name, lambda epoch: self._start_counted(name, config, target, epoch))
 
-        return self._on_connector_thread(name, start)
+    def _start_counted(self, name: str, config: dict[str, str], target: TargetState, epoch: int) -> bool:
+        self.counters.connector_startup_attempts += 1
+        started = self._start_connector(name, config, target, epoch)
+        if started:
+            self.counters.connector_startup_successes += 1
+        else:
+            self.counters.connector_startup_failures += 1
+        return started
 
-    def _start_connector(self, name: str, config: dict[str, str], target: TargetState) -> bool:
+    def _start_connector(self, name: str, config: dict[str, str], target: TargetState, epoch: int) -> bool:
         log.info("Creating connector %s of type %s", name, config.get("connector.class", ""))
         try:
             connector = self.plugins.new_connector(config.get("connector.class", ""))
-        except Exception as exc:  # noqa: BLE001
-            self.fail_connector(name, exc)
-            return False
-        try:
             resolved = self.resolver.resolve(config)
-        except Exception as exc:  # noqa: BLE001 - e.g. an unreadable secrets file
-            self.fail_connector(name, exc)
+        except Exception as exc:  # noqa: BLE001 - an unknown class, an unreadable secrets file
+            self.fail_connector(name, exc, epoch)
             return False
-        instance = ConnectorInstance(name, connector, dict(config), resolved, State.UNASSIGNED)
-        self.connectors[name] = instance
+        instance = ConnectorInstance(name, connector, dict(config), resolved, State.UNASSIGNED, epoch)
+        with self._connectors_lock:
+            if self._stops.get(name, 0) != epoch:
+                return False  # stopped before it existed
+            self.connectors[name] = instance
         try:
-            connector.initialize(_ConnectorContext(self, name))
+            connector.initialize(_ConnectorContext(self, name, epoch))
         except Exception as exc:  # noqa: BLE001
-            self.fail_connector(name, exc)
+            self.fail_connector(name, exc, epoch)
             return False
-        return self._transition_connector(name, target)
+        return self._transition_instance(instance, target)
 
-    def transition_connector(self, name: str, target: TargetState) -> bool:
-        def transition() -> bool:
-            with connector_context(name):
-                return self._transition_connector(name, target)
+    def transition_connector(self, name: str, target: TargetState,
+                             config: dict[str, str] | None = None) -> concurrent.futures.Future:
+        """Bring the instance to `target` on the connector's thread; with `config`, an instance whose creation
+        failed is created again. The future says whether it got there (a stop() it runs is bounded by the
+        graceful timeout there, and nobody need wait for it)."""
+        def transition(epoch: int) -> bool:
+            instance = self.connectors.get(name)
+            if instance is None:
+                return config is not None and self._start_counted(name, config, target, epoch)
+            return self._transition_instance(instance, target)
 
-        return self._on_connector_thread(name, transition)
+        return self._submit_connector_job(name, transition)
 
-    def _transition_connector(self, name: str, target: TargetState) -> bool:
-        instance = self.connectors.get(name)
-        if instance is None:
-            return False
+    def _transition_instance(self, instance: ConnectorInstance, target: TargetState) -> bool:
+        """On the connector's thread; True once `target` is reached and reported."""
+        name = instance.name
         if instance.state is State.FAILED and target is not TargetState.STOPPED:
             log.info("Connector %s is FAILED; not moving it to %s (restart it, or stop it)", name, target.value)
             return False
@@ -215,13 +255,12 @@ class Worker:
                     instance.connector.start(dict(instance.resolved))
                     instance.started = True
                 except Exception as exc:  # noqa: BLE001
-                    self.fail_connector(name, exc)
+                    self.fail_connector(name, exc, instance.epoch)
                     return False
-            self._report_connector(name, State.RUNNING)
-            return True
+            return self._report_connector(name, instance.epoch, State.RUNNING)
         self._stop_instance(instance)
-        self._report_connector(name, State.PAUSED if target is TargetState.PAUSED else State.STOPPED)
-        return True
+        return self._report_connector(name, instance.epoch,
+                                      State.PAUSED if target is TargetState.PAUSED else State.STOPPED)
 
     def _stop_instance(self, instance: ConnectorInstance) -> None:
         """On the connector's thread: a stop() that outlasts the graceful timeout is left running on a
@@ -229,17 +268,24 @@ class Worker:
         if instance.started:
             instance.started = False
             with connector_context(instance.name):
-                run_bounded(instance.connector.stop, self.graceful_timeout_s, f"stop of connector {instance.name}")
+                if run_bounded(instance.connector.stop, self.graceful_timeout_s, f"stop of connector {instance.name}"):
+                    log.info("Completed shutdown for connector %s", instance.name)
 
     def stop_connector(self, name: str) -> concurrent.futures.Future:
-        """Forget the instance now and stop it on its own thread; the caller need not wait (the future
-        is done once its stop() returned or the graceful timeout passed)."""
-        instance = self.connectors.pop(name, None)
-        if instance is None:
-            done: concurrent.futures.Future = concurrent.futures.Future()
-            done.set_result(None)
-            return done
-        return self._connector_threads.submit(name, lambda: self._stop_instance(instance))
+        """Forget the instance and void what was asked for it so far, now; stop it on its own thread. The
+        future is done once everything asked for the connector before has run and its stop() returned (or
+        the graceful timeout passed); nobody need wait for it."""
+        with self._connectors_lock:
+            self._stops[name] = self._stops.get(name, 0) + 1
+            instance = self.connectors.pop(name, None)
+        return self._connector_threads.submit(name, lambda: instance is not None and self._stop_instance(instance))
+
+    def restart_connector(self, name: str, config: dict[str, str], target: TargetState) -> concurrent.futures.Future:
+        """Stop the instance and start a new one (that order, on the connector's thread); the status says
+        RESTARTING until the new instance reports. The future is the start's."""
+        self.stop_connector(name)
+        self.statuses.put_connector(name, InstanceStatus(State.RESTARTING, self.worker_id))
+        return self.start_connector(name, config, target)
 
     def is_running(self, name: str) -> bool:
         instance = self.connectors.get(name)
@@ -401,4 +447,4 @@ class Worker:
         return issubclass(self.plugins.connector_desc(config.get("connector.class", "")).cls, SinkConnector)
 
 
-__all__ = ["ConnectorContext", "ConnectorInstance", "Worker", "run_bounded"]
+__all__ = ["ConnectorContext", "ConnectorInstance", "Worker", "run_bounded", "succeeded"]

@@ -1,7 +1,8 @@
-"""The runtime's layering: a module imports only from its own layer or the layers below it.
+"""The runtime's layering: a module imports only from its own group of modules or the layers below it.
 
 Walks every module of the `runtime` package with `ast` (imports inside functions and under TYPE_CHECKING
-count too) and fails on an import from a higher layer, or on a package or module missing from LAYERS.
+count too) and fails on an import from a higher layer or from another group of the same layer, or on a
+package or module missing from LAYERS.
 """
 from __future__ import annotations
 
@@ -14,22 +15,35 @@ import runtime
 
 ROOT = Path(runtime.__file__).parent
 
-# Lowest first. Each entry is one layer; the names are the runtime's top-level modules and packages, and
-# modules of one layer may import each other.
-LAYERS: list[set[str]] = [
-    {"version", "api", "log_context", "log_levels", "daemon_executor", "embedded_broker"},  # the plugin API, leaf utilities
-    {"converters", "transforms"},  # the data plugins (a transform uses the JSON converter and vice versa)
-    {"worker_config", "plugins", "connectors", "config_providers", "connector_files"},
-    {"storage"},  # the config, offset and status stores behind one interface
-    {"control"},  # what the herder, the group member and the worker share: errors, restarts, target states
-    {"worker"},  # connectors and tasks running
-    {"distributed", "metrics"},  # the group membership; the metrics over the worker's counters
-    {"herder"},  # the herder state machine with its standalone and distributed backends
-    {"rest"},  # the REST API over the herder interface
-    {"bootstrap"},  # assembling a worker process
-    {"cli", "entry"},
+# Lowest first. Each entry is one layer of one or more groups side by side; the names are the runtime's
+# top-level modules and packages. A module may import its own group and the layers below, never another
+# group of its own layer.
+LAYERS: list[list[set[str]]] = [
+    # the plugin API, leaf utilities
+    [{"version", "api", "log_context", "log_levels", "daemon_executor", "embedded_broker"}],
+    [{"data"}],  # Connect data in Java's forms (logical types, number and date text, Values)
+    [{"converters"}, {"transforms"}],  # the data plugins, each on `data` alone
+    [{"worker_config", "plugins", "connectors", "config_providers", "connector_files"}],
+    [{"storage"}],  # the config, offset and status stores behind one interface
+    [{"control"}],  # what the herder, the group member and the worker share: errors, restarts, target states
+    [{"worker"}],  # connectors and tasks running
+    [{"distributed", "metrics"}],  # the group membership; the metrics over the worker's counters
+    [{"herder"}],  # the herder state machine with its standalone and distributed backends
+    [{"rest"}],  # the REST API over the herder interface
+    [{"bootstrap"}],  # assembling a worker process
+    [{"cli", "entry"}],
 ]
-LAYER_OF = {name: index for index, layer in enumerate(LAYERS) for name in layer}
+# name -> (layer, group within the layer)
+PLACE_OF = {name: (layer, group) for layer, groups in enumerate(LAYERS)
+            for group, names in enumerate(groups) for name in names}
+
+
+def _allowed(source: str, target: str) -> bool:
+    """Whether top-level module `source` may import from `target` (an unknown target: not a runtime module)."""
+    if target not in PLACE_OF:
+        return True
+    (source_layer, source_group), (target_layer, target_group) = PLACE_OF[source], PLACE_OF[target]
+    return target_layer < source_layer or (target_layer == source_layer and target_group == source_group)
 
 
 def _modules() -> list[Path]:
@@ -68,20 +82,27 @@ def _runtime_imports(path: Path) -> list[tuple[int, str]]:
 
 def test_every_top_level_module_has_a_layer() -> None:
     names = {_top_level(p) for p in _modules()} - {None}
-    assert names - LAYER_OF.keys() == set(), "add the new module or package to LAYERS"
+    assert names - PLACE_OF.keys() == set(), "add the new module or package to LAYERS"
 
 
-def test_no_module_imports_from_a_higher_layer() -> None:
+def test_no_module_imports_from_a_higher_layer_or_a_sibling_group() -> None:
     upward = []
     for path in _modules():
         source = _top_level(path)
         if source is None:
             continue
         for line, name in _runtime_imports(path):
-            target = name.split(".")[1]
-            if LAYER_OF.get(target, -1) > LAYER_OF[source]:
+            if not _allowed(source, name.split(".")[1]):
                 upward.append(f"{path.relative_to(ROOT.parent)}:{line} imports {name}")
     assert upward == []
+
+
+@pytest.mark.parametrize("source, target, allowed", [
+    ("transforms", "data", True), ("converters", "converters", True), ("converters", "transforms", False),
+    ("transforms", "converters", False), ("data", "converters", False), ("worker", "converters", True),
+])
+def test_groups_of_one_layer_do_not_import_each_other(source: str, target: str, allowed: bool) -> None:
+    assert _allowed(source, target) is allowed
 
 
 @pytest.mark.parametrize("source, statement, expected", [

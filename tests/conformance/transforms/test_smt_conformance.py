@@ -69,7 +69,7 @@ def reference_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dic
     java = shutil.which("java") or "java"
     output = tmp_path_factory.mktemp("smt-reference") / "results.jsonl"
     # C1 only: the cases are many and short, a JIT warm-up would cost more than it saves. Locale en, as the
-    # oracle runs and as java_date_format.py assumes (week fields depend on it).
+    # oracle runs and as runtime/data/java_date_format.py assumes (week fields depend on it).
     command = [java, "-XX:TieredStopAtLevel=1", "-Duser.language=en", "-Duser.country=US",
                "-cp", f"{classes}{os.pathsep}{classpath}", "SmtHarness", str(output)]
     done = subprocess.run(command, input=lines, capture_output=True, text=True, timeout=300)

@@ -216,6 +216,13 @@ def test_join_is_sticky_and_a_leaving_leader_hands_over(cluster: Cluster, bootst
     leaver = cluster.worker_id(0)
     cluster.wait_state(name, "RUNNING", 6, via=1, exclude_worker=leaver, timeout_s=30)
     assert time.monotonic() - left_at < 10
+    # a follower still rejoining forwards to the leader that left (409, retriable): send the create once every
+    # remaining worker has taken up the same new generation (the moved tasks may run before the last one has)
+    def settled() -> bool:
+        epochs = {cluster.rebalance_epoch(i) for i in (1, 2, 3)}
+        return None not in epochs and len(epochs) == 1
+
+    wait_for(settled, 30, 0.1, "the remaining workers to settle on one generation")
     other = unique("after-leader")
     response = cluster.api(2).post("/connectors", json={"name": other, "config": {
         "connector.class": SOURCE, "topic": topic, "tasks.max": "1", "throughput": "5"}})

@@ -2,6 +2,7 @@
 a task that hangs in stop(), and a full disk under the standalone state files."""
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -232,6 +233,62 @@ def test_connector_hanging_in_stop_holds_up_nothing(mode: str, bootstrap_servers
             assert client.get("/connectors").json() == ["next"]
         assert worker.stop(timeout_s=30) == 0, worker.log_tail()
     finally:
+        worker.stop()
+
+
+def _states(client: httpx.Client, name: str) -> tuple[str, list[str]] | None:
+    answer = client.get(f"/connectors/{name}/status")
+    if answer.status_code != 200:
+        return None
+    body = answer.json()
+    return body["connector"]["state"], [t["state"] for t in body["tasks"]]
+
+
+@pytest.mark.parametrize("mode", ["standalone", "distributed"])
+def test_pause_stop_and_restart_answer_while_the_connector_stop_blocks(mode: str, bootstrap_servers: str,
+                                                                       tmp_path: Path) -> None:
+    """Issue 10: a pause, a stop and a restart hand the change to the connector's own thread. With stop() blocked
+    until the test creates a file (and a graceful timeout far longer than the test), each request answers
+    within the client's timeout, the worker (its herder thread; in distributed mode the tick thread) starts
+    another connector meanwhile, and each connector reaches its state once stop() returns."""
+    gate = tmp_path / "stop-gate"
+    worker = _one_worker(mode, bootstrap_servers, tmp_path, {"task.shutdown.graceful.timeout.ms": 600000})
+    worker.start()
+    requests = {"paused": ("PUT", "pause", 202), "stopped": ("PUT", "stop", 204), "restarted": ("POST", "restart", 204)}
+    names = {kind: unique(kind) for kind in requests}
+    try:
+        with httpx.Client(base_url=worker.url, timeout=10) as client:
+            for name in names.values():
+                create_connector(client, name, {"connector.class": SOURCE, "topic": unique("gated"), "tasks.max": "1",
+                                                "throughput": "10", "connector.stop.block.until.file": str(gate)})
+            for name in names.values():
+                wait_for(lambda: _states(client, name) == ("RUNNING", ["RUNNING"]), timeout_s=30, what=f"{name} to run")
+
+            def send(kind: str) -> int:
+                method, action, _ = requests[kind]
+                with httpx.Client(base_url=worker.url, timeout=10) as own:  # one client a thread
+                    return own.request(method, f"/connectors/{names[kind]}/{action}").status_code
+
+            with concurrent.futures.ThreadPoolExecutor(len(requests)) as pool:
+                codes = dict(zip(requests, pool.map(send, requests)))
+            assert codes == {kind: code for kind, (_, _, code) in requests.items()}
+
+            other = unique("other")
+            create_connector(client, other, {"connector.class": SOURCE, "topic": unique("other"), "tasks.max": "1"})
+            wait_for(lambda: _states(client, other) == ("RUNNING", ["RUNNING"]), timeout_s=30,
+                     what="another connector to run while stop() blocks")
+            # the blocked stop() holds each change back: none shows yet
+            shown = {kind: (_states(client, name) or ("?",))[0] for kind, name in names.items()}
+            assert shown == {"paused": "RUNNING", "stopped": "RUNNING", "restarted": "RESTARTING"}
+
+            gate.touch()
+            expected = {"paused": ("PAUSED", ["PAUSED"]), "stopped": ("STOPPED", []),
+                        "restarted": ("RUNNING", ["RUNNING"])}
+            for kind, state in expected.items():
+                wait_for(lambda: _states(client, names[kind]) == state, timeout_s=30, what=f"{names[kind]} {state}")
+        assert worker.stop(timeout_s=30) == 0, worker.log_tail()
+    finally:
+        gate.touch()
         worker.stop()
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from runtime.api import SourceConnector, SourceRecord, SourceTask, Task
 from runtime.api.data import Schema, SchemaBuilder
-from runtime.converters.json import DATE_SCHEMA, TIME_SCHEMA, TIMESTAMP_SCHEMA, decimal_schema
+from runtime.data.logical_schemas import DATE_SCHEMA, TIME_SCHEMA, TIMESTAMP_SCHEMA, decimal_schema
 
 UTC = dt.timezone.utc
 PRICE = Schema("bytes", name=decimal_schema(2).name, version=1,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import threading
 import time
 from pathlib import Path
@@ -158,7 +159,8 @@ def test_sequence_config_definition():
     keys = SequenceSourceConnector().config().keys
     assert {"topic", "messages.per.task", "throughput", "batch.size", "connector.start.fail", "connector.stop.fail",
             "connector.start.block.ms", "connector.stop.block.ms", "connector.validate.block.ms", "task.start.fail", "task.fail.after.records", "task.stop.block.ms",
-            "task.fail.times", "task.start.block.ms", "alter.offsets", "task.own.partition"} == set(keys)
+            "task.fail.times", "task.start.block.ms", "alter.offsets", "task.own.partition",
+            "connector.start.block.until.file", "connector.stop.block.until.file"} == set(keys)
     info = {name: key.to_info() for name, key in keys.items()}
     assert info["topic"]["required"] is True
     assert info["messages.per.task"]["default_value"] == "-1"
@@ -215,6 +217,36 @@ def test_connector_knobs(connector_class, props):
     started = time.monotonic()
     connector_class().start({**props, "connector.start.block.ms": "200"})
     assert time.monotonic() - started >= 0.2
+
+
+@pytest.mark.parametrize("method", ["start", "stop"])
+def test_connector_waits_for_its_gate_file(method, tmp_path, caplog):
+    gate = tmp_path / "gate"
+    connector = SequenceSourceConnector()
+    props = {"name": "c", "topic": "t", f"connector.{method}.block.until.file": str(gate)}
+    if method == "stop":
+        connector.start(props)
+    waiting = threading.Event()
+
+    class Waiting(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if f"{method}() waits until {gate} exists" in record.getMessage():
+                waiting.set()
+
+    handler = Waiting()
+    testingmod.log.addHandler(handler)
+    caller = threading.Thread(target=(lambda: connector.start(props)) if method == "start" else connector.stop)
+    try:
+        caplog.set_level(logging.INFO, logger=testingmod.log.name)
+        caller.start()
+        assert waiting.wait(10), f"{method}() did not say it waits for its gate file"
+        assert caller.is_alive()
+        gate.touch()
+        caller.join(10)
+        assert not caller.is_alive(), f"{method}() went on waiting once the gate file existed"
+    finally:
+        testingmod.log.removeHandler(handler)
+        gate.touch()
 
 
 @pytest.mark.parametrize("setting, failing", [

@@ -20,9 +20,9 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from runtime.api.data import Schema, SchemaBuilder
 from runtime.api.errors import ConfigError, DataError, RetriableError
-from runtime.converters.json import DATE_SCHEMA, TIME_SCHEMA, TIMESTAMP_SCHEMA, decimal_schema
 from runtime.converters.schema_registry.avro import AvroConverter
 from runtime.converters.schema_registry.avro_data import avro_to_connect_schema, connect_to_avro_schema
+from runtime.data.logical_schemas import DATE_SCHEMA, TIME_SCHEMA, TIMESTAMP_SCHEMA, decimal_schema
 from tests.support.schema_registry import SchemaRegistryServer, self_signed_certificate
 
 UTC = dt.timezone.utc

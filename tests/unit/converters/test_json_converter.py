@@ -11,8 +11,9 @@ from runtime.api.config import Type
 from runtime.api.data import (BYTES_SCHEMA, FLOAT32_SCHEMA, FLOAT64_SCHEMA, INT32_SCHEMA, INT64_SCHEMA, INT8_SCHEMA,
                               OPTIONAL_STRING_SCHEMA, STRING_SCHEMA, Schema, SchemaBuilder)
 from runtime.api.errors import ConfigError, DataError
-from runtime.converters.json import (DATE_SCHEMA, ENVELOPE_MESSAGE, TIMESTAMP_SCHEMA, TIME_SCHEMA, JsonConverter,
-                                     decimal_schema, dumps_schemaless, java_double_str, java_float_str)
+from runtime.converters.json import ENVELOPE_MESSAGE, JsonConverter, dumps_schemaless
+from runtime.data.java_numbers import java_double_str, java_float_str
+from runtime.data.logical_schemas import DATE_SCHEMA, TIME_SCHEMA, TIMESTAMP_SCHEMA, decimal_schema
 
 # Kafka 3.9 JsonConverter output for the same schema and Struct (see the report: produced with the real class).
 KAFKA_STRUCT_ENVELOPE = (

@@ -12,8 +12,8 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from runtime.api.data import Schema, SchemaBuilder
 from runtime.api.errors import DataError
-from runtime.converters.json import DATE_SCHEMA, TIMESTAMP_SCHEMA, decimal_schema
 from runtime.converters.schema_registry.json_schema import JsonSchemaConverter
+from runtime.data.logical_schemas import DATE_SCHEMA, TIMESTAMP_SCHEMA, decimal_schema
 
 UTC = dt.timezone.utc
 

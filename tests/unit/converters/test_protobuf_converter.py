@@ -14,8 +14,8 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from runtime.api.data import Schema, SchemaBuilder
 from runtime.api.errors import DataError
-from runtime.converters.json import DATE_SCHEMA, TIME_SCHEMA, TIMESTAMP_SCHEMA, decimal_schema
 from runtime.converters.schema_registry.protobuf import ProtobufConverter
+from runtime.data.logical_schemas import DATE_SCHEMA, TIME_SCHEMA, TIMESTAMP_SCHEMA, decimal_schema
 
 UTC = dt.timezone.utc
 F = descriptor_pb2.FieldDescriptorProto

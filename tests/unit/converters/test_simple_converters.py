@@ -8,8 +8,8 @@ from runtime.api.data import (BOOLEAN_SCHEMA, BYTES_SCHEMA, FLOAT32_SCHEMA, INT8
 from runtime.api.errors import ConfigError, DataError
 from runtime.converters.bytearray import ByteArrayConverter
 from runtime.converters.headers import JsonHeaderConverter, SimpleHeaderConverter, StringHeaderConverter
-from runtime.converters.java_numbers import to_float32
 from runtime.converters.string import StringConverter
+from runtime.data.java_numbers import to_float32
 
 
 def test_string_converter_utf8_default():

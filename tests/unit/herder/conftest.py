@@ -99,6 +99,11 @@ def states(herder: StandaloneHerder, name: str) -> tuple[str, list[str]]:
     return body["connector"]["state"], [t["state"] for t in body["tasks"]]
 
 
+def settle(herder: StandaloneHerder, name: str, expected: tuple[str, list[str]], timeout: float = 10.0) -> None:
+    """Wait until the status shows `expected`, for a change a connector's own thread makes after the call returned."""
+    wait_for(lambda: states(herder, name) == expected, timeout, f"{name} to be {expected}")
+
+
 def wait_for(check: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
     deadline = time.monotonic() + timeout
     last: Any = None

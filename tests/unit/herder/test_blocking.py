@@ -1,14 +1,15 @@
-"""Tasks that do not stop in time (scenario 81): the herder carries on without them."""
+"""Tasks and connectors that do not stop in time (scenario 81): the herder carries on without them."""
 from __future__ import annotations
 
 import importlib
+import threading
 import time
 
 import pytest
 
 from runtime.control.errors import NotFound
 
-from .conftest import new_name, source_config, states
+from .conftest import new_name, settle, source_config, states
 
 
 def test_delete_and_stop_with_a_task_stuck_in_stop(make_herder):
@@ -59,3 +60,41 @@ def test_a_connector_stuck_in_stop_holds_up_no_other_request(make_herder):
         assert not gated_connectors.STOP_RELEASED.is_set()  # all of the above while stop() still blocked
     finally:
         gated_connectors.STOP_RELEASED.set()
+
+
+def test_pause_stop_and_restart_answer_while_the_connector_stop_blocks(make_herder):
+    """Issue 10: a pause, a stop and a restart hand the change to the connector's own thread. With stop() blocked
+    (and a graceful timeout far longer than the test) each call answers promptly, the herder serves another
+    connector meanwhile, and each connector reaches its state once stop() returns."""
+    gated = "tests.unit.herder.gated_connectors.StopBlockingConnector"
+    gated_connectors = importlib.import_module(gated.rpartition(".")[0])
+    gated_connectors.STOP_ENTERED.clear()
+    gated_connectors.STOP_RELEASED.clear()
+    harness = make_herder(**{"task.shutdown.graceful.timeout.ms": "600000", "rest.request.timeout.ms": "600000"})
+    h = harness.herder
+    paused, stopped, restarted = new_name("paused"), new_name("stopped"), new_name("restarted")
+    other = new_name("other")
+    try:
+        for name in (paused, stopped, restarted):
+            h.put_connector_config(name, source_config(name, tasks=1, **{"connector.class": gated}), False)
+        calls = {paused: h.pause_connector, stopped: h.stop_connector, restarted: h.restart_connector}
+        answered: set[str] = set()
+        callers = [threading.Thread(target=lambda name=name, call=call: (call(name), answered.add(name)))
+                   for name, call in calls.items()]
+        for caller in callers:
+            caller.start()
+        for caller in callers:
+            caller.join(10)  # the REST clients' timeout in the integration tests; stop() blocks far longer
+        assert answered == set(calls)
+        assert gated_connectors.STOP_ENTERED.is_set(), "no connector's stop() was called"
+
+        h.put_connector_config(other, source_config(other, tasks=1), False)
+        assert states(h, other) == ("RUNNING", ["RUNNING"])
+        # while stop() blocks, no connector shows its new state yet
+        assert [h.connector_status(n)["connector"]["state"] for n in calls] == ["RUNNING", "RUNNING", "RESTARTING"]
+        assert not gated_connectors.STOP_RELEASED.is_set()
+    finally:
+        gated_connectors.STOP_RELEASED.set()
+    settle(h, paused, ("PAUSED", ["PAUSED"]))
+    settle(h, stopped, ("STOPPED", []))
+    settle(h, restarted, ("RUNNING", ["RUNNING"]))

@@ -6,14 +6,9 @@ import pytest
 from runtime.control.errors import NotFound
 from runtime.control.restart import RestartRequest
 
-from .conftest import new_name, source_config, states, wait_for
+from .conftest import new_name, settle, source_config, states
 
 COMBINATIONS = [(False, False), (False, True), (True, False), (True, True)]  # (only_failed, include_tasks)
-
-
-def settle(h, name, expected):
-    """Wait for a state reached asynchronously (see test_task_status_is_final_when_the_call_returns)."""
-    wait_for(lambda: states(h, name) == expected, 10, f"{name} to be {expected}")
 
 
 def runners(harness, name):

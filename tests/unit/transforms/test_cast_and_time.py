@@ -8,8 +8,8 @@ import pytest
 from runtime.api.data import (BOOLEAN_SCHEMA, BYTES_SCHEMA, FLOAT32_SCHEMA, INT32_SCHEMA, INT64_SCHEMA,
                               OPTIONAL_INT64_SCHEMA, STRING_SCHEMA, Schema)
 from runtime.api.errors import ConfigError, DataError
+from runtime.data.java_date_format import DateFormat
 from runtime.transforms.cast import CastKey, CastValue
-from runtime.transforms.java_date_format import DateFormat
 from runtime.transforms.regex_router import RegexRouter
 from runtime.transforms.timestamp_converter import TimestampConverterKey, TimestampConverterValue
 from runtime.transforms.timestamp_router import TimestampRouter

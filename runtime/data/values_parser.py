@@ -36,9 +36,10 @@ from typing import Any, Optional
 from ..api.data import (BOOLEAN_SCHEMA, FLOAT32_SCHEMA, FLOAT64_SCHEMA, INT8_SCHEMA, INT16_SCHEMA, INT32_SCHEMA,
                         INT64_SCHEMA, STRING_SCHEMA, Schema)
 from ..api.errors import DataError
-from ..transforms.java_date_format import DateFormat
+from .java_date_format import DateFormat
 from .java_numbers import Float32, decimal_to_float32, to_float32, wrap_int
-from .json import DATE_LOGICAL_NAME, DECIMAL_LOGICAL_NAME, TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME, decimal_schema
+from .logical_schemas import (DATE_LOGICAL_NAME, DATE_SCHEMA, DECIMAL_LOGICAL_NAME, TIME_LOGICAL_NAME, TIME_SCHEMA,
+                              TIMESTAMP_LOGICAL_NAME, TIMESTAMP_SCHEMA, decimal_schema)
 
 # A parse result: (schema, value); (None, None) is Java's null SchemaAndValue.
 Parsed = tuple[Optional[Schema], Any]
@@ -47,12 +48,9 @@ NULL: Parsed = (None, None)
 _DATE_PATTERN = "yyyy-MM-dd"
 _TIME_PATTERN = "HH:mm:ss.SSS'Z'"
 _TIMESTAMP_PATTERN = _DATE_PATTERN + "'T'" + _TIME_PATTERN
-_DATE_SCHEMA = Schema("int32", name=DATE_LOGICAL_NAME, version=1)
-_TIME_SCHEMA = Schema("int32", name=TIME_LOGICAL_NAME, version=1)
-_TIMESTAMP_SCHEMA = Schema("int64", name=TIMESTAMP_LOGICAL_NAME, version=1)
 # token length -> (schema, pattern): lengths of the patterns without their quotes
-_TEMPORALS = {13: (_TIME_SCHEMA, _TIME_PATTERN), 24: (_TIMESTAMP_SCHEMA, _TIMESTAMP_PATTERN),
-              10: (_DATE_SCHEMA, _DATE_PATTERN)}
+_TEMPORALS = {13: (TIME_SCHEMA, _TIME_PATTERN), 24: (TIMESTAMP_SCHEMA, _TIMESTAMP_PATTERN),
+              10: (DATE_SCHEMA, _DATE_PATTERN)}
 _DELIMITERS = frozenset(':,{}[]"')
 _JAVA_WHITESPACE = "".join(chr(c) for c in range(33))  # String.trim() strips every char <= ' '
 _MILLIS_PER_DAY = 86_400_000

@@ -1,4 +1,5 @@
-"""Java's float (float32) arithmetic and text, where the reference's output depends on it.
+"""Java's float (float32) arithmetic and the text of floats and doubles, where the reference's output depends
+on it (the JSON converter's output, Cast to string, header values, offsets in messages).
 
 - `Float32`: a Python float holding a value Java holds as a `float`, so that a schemaless JSON writer prints
   it as Jackson prints a FloatNode (`Float.toString`), not as a double.
@@ -7,6 +8,7 @@
 - `java_float_str`: Java 17's `Float.toString`. Up to Java 18 it is FloatingDecimal's digit generation, which
   is not always the shortest text that reads back (JDK-4511638, fixed in 19): `(float) 9e9` prints
   `8.9999995E9`. The reference runs on Java 17, so its algorithm is reproduced here, step for step.
+- `java_double_str`: `Double.toString`, from Python's shortest round-trip digits laid out in Java's notation.
 """
 from __future__ import annotations
 
@@ -247,3 +249,35 @@ def java_float_str(x: float) -> str:
         n_significant_bits = 24
     digits, dec_exponent = _dtoa(exponent - 127, fract << 29, n_significant_bits)
     return _java_layout(negative, digits, dec_exponent)
+
+
+# ---- Double.toString ----------------------------------------------------------------------------
+
+def _java_decimal_notation(negative: bool, digits: str, sci_exp: int, magnitude: float) -> str:
+    """Lay out shortest significant `digits` the way Double/Float.toString do."""
+    sign = "-" if negative else ""
+    if 1e-3 <= magnitude < 1e7:
+        if sci_exp >= 0:
+            whole = digits[: sci_exp + 1].ljust(sci_exp + 1, "0")
+            return f"{sign}{whole}.{digits[sci_exp + 1:] or '0'}"
+        return f"{sign}0.{'0' * (-sci_exp - 1)}{digits}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{sci_exp}"
+
+
+def _shortest_digits(text: str) -> tuple[str, int]:
+    """Significant digits and scientific exponent of a shortest-repr decimal string."""
+    _, digit_tuple, exponent = decimal.Decimal(text).as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    return digits.rstrip("0") or "0", len(digits) + int(exponent) - 1
+
+
+def java_double_str(x: float) -> str:
+    """Java's `Double.toString(x)` (shortest round-trip digits, Java's notation)."""
+    if x != x:
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    digits, sci_exp = _shortest_digits(repr(abs(x)))
+    return _java_decimal_notation(x < 0, digits, sci_exp, abs(x))

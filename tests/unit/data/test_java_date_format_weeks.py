@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from runtime.transforms.java_date_format import DateFormat
+from runtime.data.java_date_format import DateFormat
 
 JAVA_17 = {
     "2024-12-28": "2024-52-4-4-6 2024-12-28 Sat",

@@ -9,8 +9,8 @@ import struct
 import pytest
 
 from runtime.api.data import FLOAT32_SCHEMA
-from runtime.converters.java_numbers import Float32, decimal_to_float32, java_float_str, to_float32, wrap_int
 from runtime.converters.json import JsonConverter, dumps_schemaless
+from runtime.data.java_numbers import Float32, decimal_to_float32, java_float_str, to_float32, wrap_int
 
 
 @pytest.mark.parametrize("x, java", [

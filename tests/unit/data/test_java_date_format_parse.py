@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.transforms.java_date_format import DateFormat, ParseError
+from runtime.data.java_date_format import DateFormat, ParseError
 
 JAVA_17 = [
     # Julian calendar before 15 October 1582, and the ten days that do not exist

@@ -9,7 +9,7 @@ import pytest
 
 from runtime.api.errors import DataError
 from runtime.converters.json import JsonConverter
-from runtime.converters.values_parser import parse_string
+from runtime.data.values_parser import parse_string
 
 REFERENCE = [
     ('[1, 2]',
