@@ -36,15 +36,24 @@ def test_delete_and_stop_with_a_task_stuck_in_stop(make_herder):
     assert states(h, other) == ("RUNNING", ["RUNNING"])
 
 
-def test_a_connector_stuck_in_stop_holds_up_no_other_request(make_herder):
-    """The stop runs on the connector's own thread: the herder thread answers the next requests while
-    stop() still blocks (the graceful timeout is far longer than the test may take)."""
-    gated = "tests.unit.herder.gated_connectors.StopBlockingConnector"
+GATED = "tests.unit.herder.gated_connectors.StopBlockingConnector"
+
+
+def stop_blocking_setup(make_herder):
+    """(the class name, its module with the STOP_ENTERED / STOP_RELEASED events cleared, a herder whose
+    graceful timeout is far longer than any test may take)."""
     # the module the worker loads the class from (pytest imports this folder under another name)
-    gated_connectors = importlib.import_module(gated.rpartition(".")[0])
+    gated_connectors = importlib.import_module(GATED.rpartition(".")[0])
     gated_connectors.STOP_ENTERED.clear()
     gated_connectors.STOP_RELEASED.clear()
     harness = make_herder(**{"task.shutdown.graceful.timeout.ms": "600000", "rest.request.timeout.ms": "600000"})
+    return GATED, gated_connectors, harness
+
+
+def test_a_connector_stuck_in_stop_holds_up_no_other_request(make_herder):
+    """The stop runs on the connector's own thread: the herder thread answers the next requests while
+    stop() still blocks (the graceful timeout is far longer than the test may take)."""
+    gated, gated_connectors, harness = stop_blocking_setup(make_herder)
     h = harness.herder
     stuck, other = new_name("stuck"), new_name("other")
     try:
@@ -66,11 +75,7 @@ def test_pause_stop_and_restart_answer_while_the_connector_stop_blocks(make_herd
     """Issue 10: a pause, a stop and a restart hand the change to the connector's own thread. With stop() blocked
     (and a graceful timeout far longer than the test) each call answers promptly, the herder serves another
     connector meanwhile, and each connector reaches its state once stop() returns."""
-    gated = "tests.unit.herder.gated_connectors.StopBlockingConnector"
-    gated_connectors = importlib.import_module(gated.rpartition(".")[0])
-    gated_connectors.STOP_ENTERED.clear()
-    gated_connectors.STOP_RELEASED.clear()
-    harness = make_herder(**{"task.shutdown.graceful.timeout.ms": "600000", "rest.request.timeout.ms": "600000"})
+    gated, gated_connectors, harness = stop_blocking_setup(make_herder)
     h = harness.herder
     paused, stopped, restarted = new_name("paused"), new_name("stopped"), new_name("restarted")
     other = new_name("other")
