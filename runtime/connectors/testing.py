@@ -53,7 +53,7 @@ import orjson
 
 from ..api import (
     AbstractConfig, ConfigDef, ConfigValue, ConnectError, Importance, NonEmptyString, Range, SinkConnector, SinkRecord,
-    SinkTask, SourceConnector, SourceRecord, SourceRecordBatch, SourceTask, Task, Type, UnsupportedOperationError,
+    SinkTask, SourceConnector, SourceRecordBatch, SourceTask, Task, Type, UnsupportedOperationError,
     ValidString,
 )
 from ..api.data import INT32_SCHEMA, INT64_SCHEMA, STRING_SCHEMA, SchemaBuilder
