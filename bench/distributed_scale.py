@@ -23,8 +23,9 @@ idle < 0.1 core, records < 100 KB, failover < session timeout + 30 s. Nothing he
 With --oracle, the same steps (all but `paused`) on three of our workers and then on three reference
 Kafka Connect 3.9 workers (the oracle; same broker, a group and internal topics of their own, the same
 group settings), with a connector both runtimes ship: --oracle-connectors (100) FileStreamSource
-connectors, tasks.max=1, each tailing an empty file of its own (an idle task polls once a second on both
-sides; the reference has no SequenceSource). Idle is the last of four 10 s windows. A second table gives
+connectors, tasks.max=1, each tailing an empty file of its own (the reference's idle task reads its file
+again each second; ours waits until one thread of the worker sees the file grow; the reference has no
+SequenceSource). Idle is the last of four 10 s windows. A second table gives
 ours, the oracle's and ours / oracle; lower is better on every row. The reference's creates are slow: each
 new connector (and then its task configs) makes the group rebalance, and a POST waits for the rebalance in
 progress (one answered 409 is retried). Either side failing leaves the other's figures in the output.
@@ -317,7 +318,8 @@ def run_size(n: int, workdir: Path, bootstrap: str) -> dict[str, float]:
             f"{' '.join(f'{c:.3f}' for c in windows)}; idle = the last; rss {results['rss_mb']:.0f} MiB")
 
         # the same cluster with every connector PAUSED: no task polls, so what is left is the runtime's own
-        # idle cost (a running idle task's poll wake-ups are the connector's: once a second here)
+        # idle cost (a finished SequenceSource task waits until the runtime wakes it, so the two should be
+        # close; a connector whose idle poll returns every second costs a thread wake-up per task-second)
         def pause(name: str) -> None:
             response = client.put(f"/connectors/{name}/pause")
             assert response.status_code == 202, response.text

@@ -31,6 +31,7 @@ from ..api import (
 from ..api.data import STRING_SCHEMA
 from ..api.records import SinkRecordBatch, TopicPartition
 from ..version import KAFKA_COMPAT_VERSION
+from .file_growth import GrowthWatcher
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +45,14 @@ POSITION_FIELD = "position"
 
 # Bytes read per system call: large reads keep the per-line cost low on big files.
 READ_CHUNK = 1 << 20
-# How long poll waits when there is no new data (Kafka waits 1 s); a stop request cuts it short.
+# How soon new data is seen: a waiting task's file is checked this often for growth (by one thread for
+# all tasks: file_growth.py; stdin by the task itself). Kafka's task reads again after 1 s.
 IDLE_WAIT_S = 0.5
+# A task waiting for its file to grow, with every line it read committed by the runtime, waits at most this
+# long on its own (a safety net): the growth watcher, or the runtime's wake-up for a stop or pause, ends
+# the wait. With lines not yet committed it returns after IDLE_WAIT_S, so the runtime's loop can commit.
+WATCHED_WAIT_S = 30.0
+_GROWTH = GrowthWatcher(lambda: IDLE_WAIT_S)
 
 SOURCE_CONFIG_DEF = (
     ConfigDef()
@@ -231,11 +238,13 @@ class LineSplitter:
 class FileStreamSourceTask(SourceTask):
     """Reads a file (or stdin) in large chunks and emits each complete line as a record."""
 
-
     def version(self) -> str:
         return KAFKA_COMPAT_VERSION  # a port of Apache Kafka 3.9's connect-file, shown as that version
+
     def __init__(self) -> None:
         self._stopping = threading.Event()
+        self._wake = threading.Event()  # ends a wait for data (the runtime's wake-up, or stop())
+        self._uncommitted = False  # lines were polled since the runtime's last offset commit
         self._lock = threading.Lock()
         self._fd: int | None = None
         self._splitter: LineSplitter | None = None
@@ -251,6 +260,8 @@ class FileStreamSourceTask(SourceTask):
         self.batch_size: int = max(1, config.get_int(TASK_BATCH_SIZE_CONFIG))
         self._partition = {FILENAME_FIELD: self.filename}
         self._stopping.clear()
+        self._wake.clear()
+        self._uncommitted = False
         if not self.filename:
             # Tracking offsets for stdin makes no sense.
             self._fd = 0  # stdin; never closed by this task
@@ -264,7 +275,7 @@ class FileStreamSourceTask(SourceTask):
         except FileNotFoundError:
             log.warning("Couldn't find file %s for FileStreamSourceTask, sleeping to wait for it to be created",
                         self.filename)
-            self._stopping.wait(1.0)
+            self._idle(1.0)
             return False
         except OSError as exc:
             raise ConnectError(f"Error while trying to open file {self.filename}: {exc}") from exc
@@ -318,7 +329,7 @@ class FileStreamSourceTask(SourceTask):
             if data is None:
                 return None
             if not data:
-                self._stopping.wait(IDLE_WAIT_S)
+                self._await_data()
                 return None
             assert self._splitter is not None
             lines, ends = self._splitter.feed(data)
@@ -326,6 +337,7 @@ class FileStreamSourceTask(SourceTask):
         return self._batch()
 
     def _batch(self) -> list[SourceRecord]:
+        self._uncommitted = True
         start = self._next
         stop = min(start + self.batch_size, len(self._lines))
         self._next = stop
@@ -339,13 +351,40 @@ class FileStreamSourceTask(SourceTask):
             for line, end in zip(lines, self._ends[start:stop])
         ]
 
+    def _await_data(self) -> None:
+        """Wait until the file grows past what was read, the runtime wakes the task, or WATCHED_WAIT_S
+        passes. stdin, and anything without a position (a named pipe), is polled every IDLE_WAIT_S."""
+        fd = self._fd
+        try:
+            position = os.lseek(fd, 0, os.SEEK_CUR) if fd is not None and self.filename else None
+        except OSError:
+            position = None
+        if position is None:
+            self._idle(IDLE_WAIT_S)
+            return
+        token = _GROWTH.watch(fd, position, self._wake)
+        try:
+            self._idle(IDLE_WAIT_S if self._uncommitted else WATCHED_WAIT_S)
+        finally:
+            _GROWTH.unwatch(token)
+
+    def _idle(self, seconds: float) -> None:
+        """Wait for new data; a wake-up that came since the last wait ends this one at once."""
+        self._wake.wait(seconds)
+        self._wake.clear()
+
+    def commit(self) -> None:
+        """The runtime committed the offsets of every line polled before this call."""
+        self._uncommitted = False
+
     def _connect_wakeup(self) -> None:
-        """The runtime's stop request, from another thread (runtime/worker/task_runner.py WAKEUP_HOOK):
-        end a wait for new data now. stop() still follows on the task thread and closes the file."""
-        self._stopping.set()
+        """The runtime needs the task thread (a stop, a pause: runtime/worker/task_runner.py WAKEUP_HOOK),
+        from another thread: end a wait for new data now. stop() follows on the task thread and closes the file."""
+        self._wake.set()
 
     def stop(self) -> None:
         self._stopping.set()
+        self._wake.set()
         with self._lock:
             fd, self._fd = self._fd, None
             if fd is not None and self.filename:

@@ -97,8 +97,12 @@ SEQUENCE_VALUE_SCHEMA = (
 # Throttling and idle waits sleep in slices this long, so stop() is honoured promptly.
 SLEEP_SLICE_S = 0.05
 # poll() returns None after waiting this long when the task may produce nothing now (as Kafka's
-# FileStreamSource waits 1 s); stop() ends the wait at once. Thousands of idle tasks must cost nothing.
+# FileStreamSource waits 1 s); the runtime's wake-up (a stop, pause or resume) ends the wait at once.
 IDLE_WAIT_S = 1.0
+# A finished sequence whose records are all committed has nothing left to do until the runtime wakes it
+# (stop, pause, resume): it waits this long instead, so thousands of finished tasks cost no wake-ups
+# (each Python thread that wakes costs about 15 µs of CPU). Finite only as a safety net.
+FINISHED_WAIT_S = 60.0
 # A throttled poll waits at most this long for its next record before returning None.
 THROTTLE_MAX_WAIT_S = 1.0
 
@@ -353,6 +357,8 @@ class _SequenceOffsets(Sequence[dict[str, int]]):
 class SequenceSourceTask(SourceTask):
     def __init__(self) -> None:
         self._stopping = threading.Event()
+        self._wake = threading.Event()  # ends an idle wait (the runtime's wake-up, or stop())
+        self._uncommitted = False  # records were polled since the runtime's last offset commit
 
     def start(self, props: dict[str, str]) -> None:
         config = AbstractConfig(SEQUENCE_CONFIG_DEF, props)
@@ -374,6 +380,8 @@ class SequenceSourceTask(SourceTask):
         self.produced = 0  # by this instance, for throttling and task.fail.after.records
         self._started_at: float | None = None  # set by the first poll, so a slow worker start adds no burst
         self._stopping.clear()
+        self._wake.clear()
+        self._uncommitted = False
         log.info("Sequence task %s starting at seqno %d", self.task_id, self.seqno)
 
     def _throttled_count(self, wanted: int) -> int:
@@ -402,7 +410,10 @@ class SequenceSourceTask(SourceTask):
         if self.limit >= 0:
             wanted = min(wanted, self.limit - self.seqno)
             if wanted <= 0:
-                self._stopping.wait(IDLE_WAIT_S)
+                # finished: wake once a second (for the runtime's offset commit) until it has committed
+                # everything this instance produced, then until woken
+                self._wake.wait(IDLE_WAIT_S if self._uncommitted else FINISHED_WAIT_S)
+                self._wake.clear()
                 return None
         wanted = self._faults.records_allowed(self.produced, wanted, self.task_id)
         count = self._throttled_count(wanted)
@@ -411,14 +422,24 @@ class SequenceSourceTask(SourceTask):
         first = self.seqno
         self.seqno = first + count
         self.produced += count
+        self._uncommitted = True
         index = self.index
         # columns rather than records: the runtime sends them without a SourceRecord per message
         return SourceRecordBatch(self._partition, _SequenceOffsets(first, count), self.topic,
                                  [{"task": index, "seqno": n} for n in range(first, first + count)],
                                  self.task_id, STRING_SCHEMA, SEQUENCE_VALUE_SCHEMA, self.kafka_partition)
 
+    def commit(self) -> None:
+        """The runtime committed the offsets of every record polled before this call."""
+        self._uncommitted = False
+
+    def _connect_wakeup(self) -> None:
+        """The runtime needs the task thread (runtime/worker/task_runner.py WAKEUP_HOOK): end an idle wait."""
+        self._wake.set()
+
     def stop(self) -> None:
         self._stopping.set()
+        self._wake.set()
         faults = getattr(self, "_faults", None)
         if faults is not None:
             faults.on_task_stop()

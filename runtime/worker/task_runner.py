@@ -23,10 +23,13 @@ log = logging.getLogger(__name__)
 
 
 # Optional, private to this runtime: a task class may define this method to cut a waiting poll() short
-# when the worker asks it to stop. As in the reference (KAFKA-10792), Task.stop() runs only on the task's
-# own thread once the current poll() has returned, so without it a stop waits out an idle poll (e.g.
-# FileStreamSource's wait for new lines). The hook is called from the herder's thread: it must be quick,
-# thread-safe and release nothing (stop() still does that, on the task thread).
+# when the worker needs the task's thread back: a stop, or a pause or resume. As in the reference
+# (KAFKA-10792), Task.stop() runs only on the task's own thread once the current poll() has returned, and
+# the loop sees a new target state only then, so without it both wait out an idle poll (e.g.
+# FileStreamSource's wait for new lines). With it, a task with nothing to do may wait long: thousands of
+# idle tasks then cost no wake-ups. The hook is called from the herder's thread: it must be quick,
+# thread-safe and release nothing (stop() still does that, on the task thread); it only ends the current
+# wait (the next poll() may wait again).
 WAKEUP_HOOK = "_connect_wakeup"
 
 
@@ -90,6 +93,7 @@ class TaskRunner(ABC):
         self._target = target
         self._report(State.PAUSED if target is TargetState.PAUSED else State.RUNNING)
         self._state_changed.set()
+        self._wake_task()
 
     def stop(self) -> None:
         self._stopping.set()
@@ -102,8 +106,8 @@ class TaskRunner(ABC):
         if callable(hook):
             try:
                 hook()
-            except Exception as exc:  # noqa: BLE001 - only a shortcut: the stop goes on without it
-                log.warning("Task %s: waking it for the stop failed: %s", self.id, exc)
+            except Exception as exc:  # noqa: BLE001 - only a shortcut: the change goes on without it
+                log.warning("Task %s: waking it failed: %s", self.id, exc)
 
     def await_stop(self, timeout_s: float) -> bool:
         self._thread.join(timeout_s)

@@ -56,6 +56,26 @@ def test_source_respects_batch_size(tmp_path, start_source):
     assert not task.poll()
 
 
+def test_a_task_with_everything_committed_waits_until_its_file_grows(tmp_path, start_source, monkeypatch):
+    # An idle task does not wake on its own (thousands of them would cost a core): one thread checks every
+    # waiting task's file (file_growth.py) and wakes the task whose file grew.
+    monkeypatch.setattr(filemod, "WATCHED_WAIT_S", 3600)
+    path = tmp_path / "in.txt"
+    path.write_text("one\n")
+    task = source(start_source, path)
+    assert [r.value for r in task.poll()] == ["one"]
+    task.commit()  # what the runtime calls once the offsets are stored
+    polled: list = []
+    poller = threading.Thread(target=lambda: polled.append(task.poll()))
+    poller.start()
+    with path.open("a") as f:
+        f.write("two\n")
+    poller.join(30)
+    assert not poller.is_alive(), "the file grew but the waiting task was not woken"
+    records = polled[0] or task.poll()  # the line, or the wait for it ended and the next poll reads it
+    assert [r.value for r in records] == ["two"]
+
+
 @pytest.mark.parametrize("batch_size", ["0", "-3"])
 def test_batch_size_below_one_still_makes_progress(tmp_path, start_source, batch_size):
     path = tmp_path / "in.txt"

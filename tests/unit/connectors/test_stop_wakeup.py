@@ -1,4 +1,4 @@
-"""A stop request reaches a FileStreamSource task that is waiting for new lines (task_runner's WAKEUP_HOOK)."""
+"""A stop or pause reaches a FileStreamSource task that is waiting for new lines (task_runner's WAKEUP_HOOK)."""
 from __future__ import annotations
 
 import threading
@@ -39,6 +39,7 @@ class PollingRunner(TaskRunner):
         super().__init__("fs", 0, FileStreamSourceTask, props, props, TargetState.STARTED, StatusStore(), "w1")
         self.records: list = []
         self.stopped_on: list[str] = []
+        self.pauses_seen = threading.Event()
 
     def initialize(self, task: Task) -> None:
         assert isinstance(task, SourceTask)
@@ -47,7 +48,14 @@ class PollingRunner(TaskRunner):
     def execute(self) -> None:
         assert isinstance(self.task, SourceTask)
         while not self.stopping:
-            self.records.extend(self.task.poll() or [])
+            if self.paused:
+                self.pauses_seen.set()
+                self.wait_while_paused()
+                continue
+            records = self.task.poll()
+            if records:
+                self.records.extend(records)
+                self.task.commit()  # as the runtime does once their offsets are stored
 
     def stop_task(self) -> None:
         self.stopped_on.append(threading.current_thread().name)
@@ -57,7 +65,7 @@ class PollingRunner(TaskRunner):
 def test_stop_request_ends_an_idle_wait_and_stop_still_runs_on_the_task_thread(tmp_path: Path,
                                                                               monkeypatch: pytest.MonkeyPatch):
     # an idle wait far longer than the stop allows: only the wake-up can end it in time
-    monkeypatch.setattr(filemod, "IDLE_WAIT_S", 3600)
+    monkeypatch.setattr(filemod, "WATCHED_WAIT_S", 3600)
     path = tmp_path / "in.txt"
     path.write_text("one\ntwo\n")
     runner = PollingRunner({"name": "fs", "file": str(path), "topic": "lines"})
@@ -71,3 +79,29 @@ def test_stop_request_ends_an_idle_wait_and_stop_still_runs_on_the_task_thread(t
     assert runner.await_stop(30), "the stop request did not end the task's wait for new lines"
     assert runner.stopped_on == ["task-fs-0"]  # Task.stop() on the task's own thread, as in the reference
     assert [r.value for r in runner.records] == ["one", "two"]
+
+
+def test_pause_and_resume_end_an_idle_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # the loop sees a new target state only once poll() returns: the wake-up makes that now, not after the wait
+    monkeypatch.setattr(filemod, "WATCHED_WAIT_S", 3600)
+    path = tmp_path / "in.txt"
+    path.write_text("one\n")
+    runner = PollingRunner({"name": "fs", "file": str(path), "topic": "lines"})
+    runner.start()
+    deadline = time.monotonic() + 30
+    while not runner.records and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [r.value for r in runner.records] == ["one"]
+
+    runner.transition_to(TargetState.PAUSED)  # the task is now waiting for new lines
+    assert runner.pauses_seen.wait(30), "the pause did not end the task's wait for new lines"
+    runner.transition_to(TargetState.STARTED)
+    with path.open("a") as f:
+        f.write("two\n")
+    # resumed: the task waits for its file again, and the growth watcher wakes it for the new line
+    deadline = time.monotonic() + 30
+    while len(runner.records) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [r.value for r in runner.records] == ["one", "two"]
+    runner.stop()
+    assert runner.await_stop(30)

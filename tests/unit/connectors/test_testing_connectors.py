@@ -64,6 +64,55 @@ def test_sequence_stops_at_messages_per_task(start_source, drain):
     assert time.monotonic() - started >= 0.005  # a short sleep, not a busy loop
 
 
+class RecordingWait:
+    """Stands in for a task's wake event: remembers how long each idle wait asked for and returns at once."""
+
+    def __init__(self) -> None:
+        self.timeouts: list[float | None] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.timeouts.append(timeout)
+        return False
+
+    def clear(self) -> None:
+        pass
+
+    def set(self) -> None:
+        pass
+
+
+def test_a_finished_sequence_polls_for_the_commit_then_waits_until_woken(start_source, drain, monkeypatch):
+    # Thousands of finished tasks must not each wake once a second (issue 10's idle cluster): once the
+    # runtime has committed what the task produced (SourceTask.commit()), only the runtime's wake-up ends
+    # its wait; before that it returns once a second so the runtime's loop can commit.
+    monkeypatch.setattr(testingmod, "FINISHED_WAIT_S", 3600.0)
+    task = start_source(SequenceSourceTask, seq_props(**{"messages.per.task": "3"}))
+    assert [r.value["seqno"] for r in drain(task)] == [0, 1, 2]
+    waits = RecordingWait()
+    real_wake, task._wake = task._wake, waits
+    assert task.poll() is None
+    task.commit()
+    assert task.poll() is None
+    assert waits.timeouts == [testingmod.IDLE_WAIT_S, 3600.0]
+
+    task._wake = real_wake
+    polled: list = []
+    poller = threading.Thread(target=lambda: polled.append(task.poll()))
+    poller.start()
+    task._connect_wakeup()  # what the runtime calls for a stop, pause or resume
+    poller.join(30)
+    assert not poller.is_alive() and polled == [None], "the wake-up did not end a finished task's wait"
+
+
+def test_a_sequence_that_never_produced_waits_until_woken(start_source, monkeypatch):
+    monkeypatch.setattr(testingmod, "FINISHED_WAIT_S", 3600.0)
+    task = start_source(SequenceSourceTask, seq_props(**{"messages.per.task": "0"}))
+    waits = RecordingWait()
+    task._wake = waits
+    assert task.poll() is None
+    assert waits.timeouts == [3600.0]
+
+
 def test_sequence_resumes_from_the_committed_offset(start_source, offsets, drain):
     props = seq_props(**{"messages.per.task": "10", "batch.size": "3"})
     first = start_source(SequenceSourceTask, props)
