@@ -13,12 +13,9 @@ files against positions only the tasks know.
 from __future__ import annotations
 
 import itertools
-import logging
 import os
 import threading
 from typing import Callable
-
-log = logging.getLogger(__name__)
 
 
 class GrowthWatcher:

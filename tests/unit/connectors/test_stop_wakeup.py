@@ -61,19 +61,28 @@ class PollingRunner(TaskRunner):
         self.stopped_on.append(threading.current_thread().name)
         super().stop_task()
 
+    def lines_read(self, count: int) -> list[str]:
+        """The values read, once there are `count` of them (or after 30 s)."""
+        deadline = time.monotonic() + 30
+        while len(self.records) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return [r.value for r in self.records]
+
+
+def tailing_runner(tmp_path: Path, text: str) -> PollingRunner:
+    path = tmp_path / "in.txt"
+    path.write_text(text)
+    runner = PollingRunner({"name": "fs", "file": str(path), "topic": "lines"})
+    runner.start()
+    return runner
+
 
 def test_stop_request_ends_an_idle_wait_and_stop_still_runs_on_the_task_thread(tmp_path: Path,
                                                                               monkeypatch: pytest.MonkeyPatch):
     # an idle wait far longer than the stop allows: only the wake-up can end it in time
     monkeypatch.setattr(filemod, "WATCHED_WAIT_S", 3600)
-    path = tmp_path / "in.txt"
-    path.write_text("one\ntwo\n")
-    runner = PollingRunner({"name": "fs", "file": str(path), "topic": "lines"})
-    runner.start()
-    deadline = time.monotonic() + 30
-    while len(runner.records) < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert [r.value for r in runner.records] == ["one", "two"]
+    runner = tailing_runner(tmp_path, "one\ntwo\n")
+    assert runner.lines_read(2) == ["one", "two"]
 
     runner.stop()  # the task is now waiting for new lines
     assert runner.await_stop(30), "the stop request did not end the task's wait for new lines"
@@ -84,24 +93,15 @@ def test_stop_request_ends_an_idle_wait_and_stop_still_runs_on_the_task_thread(t
 def test_pause_and_resume_end_an_idle_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # the loop sees a new target state only once poll() returns: the wake-up makes that now, not after the wait
     monkeypatch.setattr(filemod, "WATCHED_WAIT_S", 3600)
-    path = tmp_path / "in.txt"
-    path.write_text("one\n")
-    runner = PollingRunner({"name": "fs", "file": str(path), "topic": "lines"})
-    runner.start()
-    deadline = time.monotonic() + 30
-    while not runner.records and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert [r.value for r in runner.records] == ["one"]
+    runner = tailing_runner(tmp_path, "one\n")
+    assert runner.lines_read(1) == ["one"]
 
     runner.transition_to(TargetState.PAUSED)  # the task is now waiting for new lines
     assert runner.pauses_seen.wait(30), "the pause did not end the task's wait for new lines"
     runner.transition_to(TargetState.STARTED)
-    with path.open("a") as f:
+    with (tmp_path / "in.txt").open("a") as f:
         f.write("two\n")
     # resumed: the task waits for its file again, and the growth watcher wakes it for the new line
-    deadline = time.monotonic() + 30
-    while len(runner.records) < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert [r.value for r in runner.records] == ["one", "two"]
+    assert runner.lines_read(2) == ["one", "two"]
     runner.stop()
     assert runner.await_stop(30)
