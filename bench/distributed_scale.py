@@ -25,11 +25,11 @@ Kafka Connect 3.9 workers (the oracle; same broker, a group and internal topics 
 group settings), with a connector both runtimes ship: --oracle-connectors (100) FileStreamSource
 connectors, tasks.max=1, each tailing an empty file of its own (the reference's idle task reads its file
 again each second; ours waits until one thread of the worker sees the file grow; the reference has no
-SequenceSource). Idle is the last of four 10 s windows. A second table gives
-ours, the oracle's and ours / oracle; lower is better on every row. The reference's creates are slow: each
-new connector (and then its task configs) makes the group rebalance, and a POST waits for the rebalance in
-progress (one answered 409 is retried). Either side failing leaves the other's figures in the output. `--sides ours`
-runs our side alone, for sizes the reference cannot create here (its creates rebalance the group each time).
+SequenceSource). Idle is the last of four 10 s windows. A second table gives ours, the oracle's and ours /
+oracle; lower is better on every row. The reference's creates are slow: each new connector (and then its
+task configs) makes the group rebalance, and a POST waits for the rebalance in progress (one answered 409
+is retried). Either side failing leaves the other's figures in the output. `--sides ours` runs our side
+alone, for sizes the reference cannot create here (its creates rebalance the group each time).
 """
 from __future__ import annotations
 
