@@ -253,17 +253,6 @@ def java_float_str(x: float) -> str:
 
 # ---- Double.toString ----------------------------------------------------------------------------
 
-def _java_decimal_notation(negative: bool, digits: str, sci_exp: int, magnitude: float) -> str:
-    """Lay out shortest significant `digits` the way Double/Float.toString do."""
-    sign = "-" if negative else ""
-    if 1e-3 <= magnitude < 1e7:
-        if sci_exp >= 0:
-            whole = digits[: sci_exp + 1].ljust(sci_exp + 1, "0")
-            return f"{sign}{whole}.{digits[sci_exp + 1:] or '0'}"
-        return f"{sign}0.{'0' * (-sci_exp - 1)}{digits}"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{sci_exp}"
-
-
 def _shortest_digits(text: str) -> tuple[str, int]:
     """Significant digits and scientific exponent of a shortest-repr decimal string."""
     _, digit_tuple, exponent = decimal.Decimal(text).as_tuple()
@@ -280,4 +269,4 @@ def java_double_str(x: float) -> str:
     if x == 0:
         return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
     digits, sci_exp = _shortest_digits(repr(abs(x)))
-    return _java_decimal_notation(x < 0, digits, sci_exp, abs(x))
+    return _java_layout(x < 0, digits, sci_exp + 1)  # the layout Float.toString uses too

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -40,6 +39,7 @@ class PollingRunner(TaskRunner):
         self.records: list = []
         self.stopped_on: list[str] = []
         self.pauses_seen = threading.Event()
+        self._read = threading.Condition()  # notified whenever records arrive
 
     def initialize(self, task: Task) -> None:
         assert isinstance(task, SourceTask)
@@ -54,7 +54,9 @@ class PollingRunner(TaskRunner):
                 continue
             records = self.task.poll()
             if records:
-                self.records.extend(records)
+                with self._read:
+                    self.records.extend(records)
+                    self._read.notify_all()
                 self.task.commit()  # as the runtime does once their offsets are stored
 
     def stop_task(self) -> None:
@@ -63,10 +65,9 @@ class PollingRunner(TaskRunner):
 
     def lines_read(self, count: int) -> list[str]:
         """The values read, once there are `count` of them (or after 30 s)."""
-        deadline = time.monotonic() + 30
-        while len(self.records) < count and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return [r.value for r in self.records]
+        with self._read:
+            self._read.wait_for(lambda: len(self.records) >= count, timeout=30)
+            return [r.value for r in self.records]
 
 
 def tailing_runner(tmp_path: Path, text: str) -> PollingRunner:
