@@ -1,4 +1,5 @@
 """Exceptions raised by the hooks, operators and sensors: they carry what the server said, redacted."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """Provider metadata read by Airflow's ProvidersManager through the `apache_airflow_provider` entry point."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -86,7 +87,7 @@ def get_provider_info() -> dict[str, Any]:
                     },
                     "headers": {
                         "label": "Extra headers (JSON object)",
-                        "description": "Sent with every request, e.g. {\"Authorization\": \"Bearer ...\"}.",
+                        "description": 'Sent with every request, e.g. {"Authorization": "Bearer ..."}.',
                         "schema": {"type": ["string", "null"], "format": "password"},
                     },
                 },

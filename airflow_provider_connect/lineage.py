@@ -6,17 +6,23 @@ settings, else from the Airflow connection's extra `kafka_bootstrap_servers` (th
 visible through the REST API). Files (FileStream connectors' `file`) and the Spark connectors' `path` are
 `file` datasets. A source reads its file or dataset and writes its topics; a sink the other way round.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 SINK_TOPIC_KEYS = ("topics", "topics.regex")
 LOCATION_KEYS = ("file", "path")  # FileStream connectors; the Spark connectors' dataset
 
 
 def kafka_namespace(config: Mapping[str, str], default_bootstrap: str | None) -> str | None:
-    servers = (config.get("producer.override.bootstrap.servers") or config.get("consumer.override.bootstrap.servers")
-               or default_bootstrap or "")
+    servers = (
+        config.get("producer.override.bootstrap.servers")
+        or config.get("consumer.override.bootstrap.servers")
+        or default_bootstrap
+        or ""
+    )
     first = servers.split(",")[0].strip()
     if not first:
         return None
@@ -25,8 +31,9 @@ def kafka_namespace(config: Mapping[str, str], default_bootstrap: str | None) ->
     return f"kafka://{first}"
 
 
-def connector_datasets(config: Mapping[str, str], active_topics: list[str],
-                       default_bootstrap: str | None) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def connector_datasets(
+    config: Mapping[str, str], active_topics: list[str], default_bootstrap: str | None
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(inputs, outputs) as (namespace, name) pairs."""
     is_sink = any(config.get(k) for k in SINK_TOPIC_KEYS)
     topics = set(active_topics)
@@ -40,7 +47,9 @@ def connector_datasets(config: Mapping[str, str], active_topics: list[str],
     for key in LOCATION_KEYS:
         location = (config.get(key) or "").strip()
         if location:
-            files.append(("file", "/" + location[len("file:"):].lstrip("/") if location.startswith("file:") else location))
+            files.append(
+                ("file", "/" + location[len("file:") :].lstrip("/") if location.startswith("file:") else location)
+            )
     return (kafka, files) if is_sink else (files, kafka)
 
 
@@ -57,8 +66,10 @@ def operator_lineage(hook: Any, connector: str) -> Any:
     except Exception:  # noqa: BLE001 - topic tracking may be disabled on the worker
         active = []
     inputs, outputs = connector_datasets(info.get("config") or {}, active, hook.settings.kafka_bootstrap_servers)
-    return OperatorLineage(inputs=[Dataset(namespace=n, name=d) for n, d in inputs],
-                           outputs=[Dataset(namespace=n, name=d) for n, d in outputs])
+    return OperatorLineage(
+        inputs=[Dataset(namespace=n, name=d) for n, d in inputs],
+        outputs=[Dataset(namespace=n, name=d) for n, d in outputs],
+    )
 
 
 __all__ = ["connector_datasets", "kafka_namespace", "operator_lineage"]

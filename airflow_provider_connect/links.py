@@ -5,9 +5,11 @@ connection's extra has `ui_url_template` (e.g. Kafka UI, AKHQ, Redpanda Console,
 template with `{connector}` and `{base_url}` filled in. Operators store it in an XCom before they run, as
 Airflow's own providers do, so the link works once the task has started.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from airflow.sdk import BaseOperatorLink
 from airflow.sdk.execution_time.xcom import XCom
@@ -28,4 +30,4 @@ class ConnectorLink(BaseOperatorLink):
             ti.xcom_push(key=XCOM_KEY, value=url)
 
 
-__all__ = ["ConnectorLink", "XCOM_KEY"]
+__all__ = ["XCOM_KEY", "ConnectorLink"]

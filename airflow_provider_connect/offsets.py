@@ -2,9 +2,11 @@
 
 Shared by SinkOffsetsSensor (poke/reschedule) and SinkOffsetsTrigger (deferrable).
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from airflow_provider_connect.status import Evaluation, Verdict
 
@@ -64,16 +66,21 @@ def evaluate_offsets(offsets: Sequence[Mapping[str, Any]], targets: Mapping[Topi
     return Evaluation(Verdict.WAITING, f"{len(behind)} partition(s) behind: {detail}")
 
 
-def fetch_topic_ends(kafka_config: Mapping[str, Any], topics: Sequence[str], timeout: float = 30.0) -> dict[TopicPartitionKey, int]:
+def fetch_topic_ends(
+    kafka_config: Mapping[str, Any], topics: Sequence[str], timeout: float = 30.0
+) -> dict[TopicPartitionKey, int]:
     """High watermarks of every partition of `topics` (the offsets a caught-up sink will have committed)."""
     try:  # optional: only this step reads Kafka itself (the provider's `kafka` extra)
         from confluent_kafka import Consumer, TopicPartition
     except ImportError as exc:
-        raise ImportError("Waiting for the ends of topics reads them from Kafka and needs confluent-kafka: "
-                          "pip install 'airflow-provider-connect[kafka]' (or give target offsets instead)") from exc
+        raise ImportError(
+            "Waiting for the ends of topics reads them from Kafka and needs confluent-kafka: "
+            "pip install 'airflow-provider-connect[kafka]' (or give target offsets instead)"
+        ) from exc
 
-    consumer = Consumer({"group.id": "airflow-provider-connect-probe", "enable.auto.commit": False,
-                         **dict(kafka_config)})
+    consumer = Consumer(
+        {"group.id": "airflow-provider-connect-probe", "enable.auto.commit": False, **dict(kafka_config)}
+    )
     try:
         metadata = consumer.list_topics(timeout=timeout)
         ends: dict[TopicPartitionKey, int] = {}

@@ -3,10 +3,12 @@
 Connector configs routinely carry credentials (database passwords, SASL JAAS configs, API keys). Anything
 this provider prints or returns goes through these helpers first.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 REDACTED = "***"
 
@@ -31,8 +33,7 @@ def redact_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
     if not config:
         return {}
     return {
-        k: (REDACTED if is_secret_key(k) and v is not None and not _is_reference(v) else v)
-        for k, v in config.items()
+        k: (REDACTED if is_secret_key(k) and v is not None and not _is_reference(v) else v) for k, v in config.items()
     }
 
 
@@ -41,7 +42,8 @@ def secret_values(config: Mapping[str, Any] | None) -> set[str]:
     if not config:
         return set()
     return {
-        str(v) for k, v in config.items()
+        str(v)
+        for k, v in config.items()
         if is_secret_key(k) and v is not None and not _is_reference(v) and len(str(v)) >= _MIN_SECRET_LEN
     }
 

@@ -3,9 +3,11 @@
 Only FAILED instances are restarted (KIP-745 `includeTasks=true&onlyFailed=true`); healthy connectors are
 never touched.
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from airflow_provider_connect.errors import ConnectApiError, ConnectorStateError
 from airflow_provider_connect.hooks.connect import ConnectHook
@@ -36,7 +38,8 @@ def restart_failed(hook: ConnectHook, failed: list[dict[str, Any]]) -> list[dict
     for entry in failed:
         plan = hook.restart_connector(entry["name"], include_tasks=True, only_failed=True) or {}
         instances = (["connector"] if (plan.get("connector") or {}).get("state") == "RESTARTING" else []) + [
-            f"task-{t['id']}" for t in plan.get("tasks") or [] if t.get("state") == "RESTARTING"]
+            f"task-{t['id']}" for t in plan.get("tasks") or [] if t.get("state") == "RESTARTING"
+        ]
         restarted.append({**entry, "restarted": instances})
     return restarted
 
@@ -46,8 +49,9 @@ def report(hook: ConnectHook, restarted: list[dict[str, Any]], wait_timeout_s: f
     healed, still_failed = [], {}
     for entry in restarted:
         try:
-            hook.wait_for_state(entry["name"], ConnectState.RUNNING, include_tasks=True, timeout=wait_timeout_s,
-                                poll_interval=1.0)
+            hook.wait_for_state(
+                entry["name"], ConnectState.RUNNING, include_tasks=True, timeout=wait_timeout_s, poll_interval=1.0
+            )
             healed.append(entry["name"])
         except (ConnectorStateError, ConnectApiError) as exc:
             still_failed[entry["name"]] = str(exc)

@@ -2,11 +2,13 @@
 
 Sensors (poke/reschedule) and triggers (deferrable) both call `evaluate_status`, so they can never disagree.
 """
+
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from airflow_provider_connect.errors import TRACE_LIMIT
 from airflow_provider_connect.redaction import truncate
@@ -21,11 +23,13 @@ class ConnectState(str, enum.Enum):
     STOPPED = "STOPPED"
 
     @classmethod
-    def parse(cls, value: "str | ConnectState") -> "ConnectState":
+    def parse(cls, value: str | ConnectState) -> ConnectState:
         try:
             return cls(str(value.value if isinstance(value, ConnectState) else value).upper())
         except ValueError:
-            raise ValueError(f"Unknown Kafka Connect state {value!r}; expected one of {[s.value for s in cls]}") from None
+            raise ValueError(
+                f"Unknown Kafka Connect state {value!r}; expected one of {[s.value for s in cls]}"
+            ) from None
 
 
 # States an instance settles in until someone acts on it.
@@ -61,10 +65,14 @@ def failure_summary(status: Mapping[str, Any], limit: int = TRACE_LIMIT) -> str:
     name = status.get("name", "?")
     connector = status.get("connector") or {}
     if connector.get("state") == ConnectState.FAILED.value:
-        lines.append(f"connector {name} FAILED on {connector.get('worker_id')}: {truncate(connector.get('trace'), limit)}")
+        lines.append(
+            f"connector {name} FAILED on {connector.get('worker_id')}: {truncate(connector.get('trace'), limit)}"
+        )
     for task in status.get("tasks") or []:
         if task.get("state") == ConnectState.FAILED.value:
-            lines.append(f"task {name}-{task.get('id')} FAILED on {task.get('worker_id')}: {truncate(task.get('trace'), limit)}")
+            lines.append(
+                f"task {name}-{task.get('id')} FAILED on {task.get('worker_id')}: {truncate(task.get('trace'), limit)}"
+            )
     return "\n".join(lines)
 
 
@@ -120,4 +128,6 @@ def evaluate_status(
             needed = 1 if goal is ConnectState.RUNNING else 0
         if len(tasks) < needed:
             return Evaluation(Verdict.WAITING, f"connector {name} has {len(tasks)} task(s), waiting for {needed}")
-    return Evaluation(Verdict.SUCCESS, f"connector {name} is {goal.value}" + (f" with {len(tasks)} task(s)" if include_tasks else ""))
+    return Evaluation(
+        Verdict.SUCCESS, f"connector {name} is {goal.value}" + (f" with {len(tasks)} task(s)" if include_tasks else "")
+    )

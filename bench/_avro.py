@@ -1,9 +1,11 @@
 """The Avro side of bench/run.py's measure (e): a raw loop's codec using confluent-kafka's own
 AvroSerializer / AvroDeserializer, against the worker's AvroConverter, through one Schema Registry."""
+
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
@@ -18,8 +20,11 @@ AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
 
 def worker_converters(registry_url: str) -> dict[str, str]:
     """String keys and Avro values, as most Schema Registry deployments configure a connector."""
-    return {"key.converter": STRING_CONVERTER, "value.converter": AVRO_CONVERTER,
-            "value.converter.schema.registry.url": registry_url}
+    return {
+        "key.converter": STRING_CONVERTER,
+        "value.converter": AVRO_CONVERTER,
+        "value.converter.schema.registry.url": registry_url,
+    }
 
 
 class AvroCodec:
@@ -48,4 +53,5 @@ class AvroCodec:
         def decode(topic: str, raw: bytes | None) -> Any:
             context = contexts.get(topic) or contexts.setdefault(topic, SerializationContext(topic, MessageField.VALUE))
             return deserialize(raw, context)
+
         return decode

@@ -3,13 +3,15 @@
 The raw loops are the baselines: they do the same work as the worker (same converter class, same
 client settings, same records) minus the framework, so a ratio measures the runtime's overhead.
 """
+
 from __future__ import annotations
 
 import os
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 import psutil
@@ -35,7 +37,9 @@ def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> None:
     wait_until(lambda: topic in admin.list_topics(timeout=10).topics, 30, what=f"topic {topic}")
 
 
-def wait_until(predicate: Callable[[], Any], timeout_s: float, interval_s: float = 0.05, what: str = "condition") -> Any:
+def wait_until(
+    predicate: Callable[[], Any], timeout_s: float, interval_s: float = 0.05, what: str = "condition"
+) -> Any:
     deadline = time.monotonic() + timeout_s
     last: Any = None
     while time.monotonic() < deadline:
@@ -142,13 +146,20 @@ def prefill_lines(bootstrap: str, topic: str, path: Path) -> int:
     return count
 
 
-def raw_recording_consumer(bootstrap: str, topic: str, n: int, out_path: Path, codec: Any,
-                           group: str, session_timeout_ms: int) -> tuple[float, float, float]:
+def raw_recording_consumer(
+    bootstrap: str, topic: str, n: int, out_path: Path, codec: Any, group: str, session_timeout_ms: int
+) -> tuple[float, float, float]:
     """A consumer loop that does RecordingSink's job: deserialize as the worker's converter does, write the
     same JSON lines. Same client settings and batch size as the worker. Returns (seconds from subscribe to
     the N-th line written, seconds from the first record received to the N-th line written, CPU seconds)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, **CONSUMER_DEFAULTS,
-                         "session.timeout.ms": str(session_timeout_ms)})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            **CONSUMER_DEFAULTS,
+            "session.timeout.ms": str(session_timeout_ms),
+        }
+    )
     key_to, value_to = codec.key_decoder(), codec.value_decoder()
     fd = os.open(out_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     seen = 0
@@ -173,12 +184,23 @@ def raw_recording_consumer(bootstrap: str, topic: str, n: int, out_path: Path, c
                     continue
                 t = m.topic()
                 raw_key = m.key()
-                if raw_key != last_raw_key or raw_key is None:  # keys repeat: decode each distinct one once, as the worker does
+                if (
+                    raw_key != last_raw_key or raw_key is None
+                ):  # keys repeat: decode each distinct one once, as the worker does
                     key = key_to(t, raw_key)
                     last_raw_key = raw_key
-                lines.append(orjson.dumps(
-                    {"topic": t, "partition": m.partition(), "offset": m.offset(),
-                     "key": key, "value": value_to(t, m.value())}, option=_JSON_LINE))
+                lines.append(
+                    orjson.dumps(
+                        {
+                            "topic": t,
+                            "partition": m.partition(),
+                            "offset": m.offset(),
+                            "key": key,
+                            "value": value_to(t, m.value()),
+                        },
+                        option=_JSON_LINE,
+                    )
+                )
             os.write(fd, b"".join(lines))
             seen += len(lines)
         done = time.perf_counter()
@@ -196,8 +218,14 @@ def group_join_seconds(bootstrap: str, topic: str, session_timeout_ms: int) -> f
     session.timeout.ms, in whole seconds; on Apache Kafka group.initial.rebalance.delay.ms, which its
     quickstart configuration sets to 0). The probe assigns its partitions at their start itself, so the
     figure holds no client-side wait (librdkafka's own offset lookup waits for a timer tick)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("join-probe"), **CONSUMER_DEFAULTS,
-                         "session.timeout.ms": str(session_timeout_ms)})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": unique("join-probe"),
+            **CONSUMER_DEFAULTS,
+            "session.timeout.ms": str(session_timeout_ms),
+        }
+    )
 
     def from_the_start(c: Consumer, partitions: list[TopicPartition]) -> None:
         for p in partitions:

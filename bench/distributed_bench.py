@@ -16,6 +16,7 @@ For each side, a group of workers on the same embedded Tansu broker, then (media
 Goal (issue 5): ours / oracle <= 0.2 for each. Prints a table; writes JSON to bench/results/distributed.json.
 Nothing here asserts a timing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,9 +29,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -81,6 +83,7 @@ def group_props(bootstrap: str) -> dict[str, Any]:
 
 # ---- workers of either side ----------------------------------------------------------------------
 
+
 class Member(Protocol):
     port: int
 
@@ -107,7 +110,7 @@ class OracleMember(ServiceProcess):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout_s: float = 180.0) -> "OracleMember":
+    def start(self, timeout_s: float = 180.0) -> OracleMember:
         props_file = write_properties(self.workdir / f"worker-{self.port}.properties", self.props)
         self.launch([str(self.tool), "distributed", str(props_file)], self.url + "/health", timeout_s, what="oracle")
         return self
@@ -149,13 +152,18 @@ class Side:
 def make_side(name: str, workdir: Path, bootstrap: str, tool: Path | None) -> Side:
     props = group_props(bootstrap)
     if name == "ours":
-        return Side(name, workdir, {**props, "log.level": "WARN"},
-                    lambda d, p: WorkerProcess(d, bootstrap, props=p, mode="distributed"))
+        return Side(
+            name,
+            workdir,
+            {**props, "log.level": "WARN"},
+            lambda d, p: WorkerProcess(d, bootstrap, props=p, mode="distributed"),
+        )
     assert tool is not None
     return Side(name, workdir, props, lambda d, p: OracleMember(tool, d, p))
 
 
 # ---- the measures --------------------------------------------------------------------------------
+
 
 def wait(predicate: Callable[[], Any], timeout_s: float, what: str) -> float:
     """Poll until true; the perf_counter of the first true answer."""
@@ -169,8 +177,12 @@ def status(client: httpx.Client, name: str) -> dict[str, Any] | None:
 
 
 def all_running(body: dict[str, Any] | None, tasks: int) -> bool:
-    return (body is not None and body["connector"]["state"] == "RUNNING" and len(body["tasks"]) == tasks
-            and all(t["state"] == "RUNNING" for t in body["tasks"]))
+    return (
+        body is not None
+        and body["connector"]["state"] == "RUNNING"
+        and len(body["tasks"]) == tasks
+        and all(t["state"] == "RUNNING" for t in body["tasks"])
+    )
 
 
 def stopped(body: dict[str, Any] | None) -> bool:
@@ -211,8 +223,13 @@ def rest_round(side: Side, client: httpx.Client, bootstrap: str, source_file: Pa
     if response.status_code != 200:
         raise RuntimeError(f"alter offsets of {name} again: {response.status_code} {response.text}")
     client.delete(f"/connectors/{name}")
-    return {"create": running - t0, "stop": done - t1, "offsets": t3 - t2, "offsets_settled": t5 - t4,
-            "stop_then_offsets": t3 - t1}
+    return {
+        "create": running - t0,
+        "stop": done - t1,
+        "offsets": t3 - t2,
+        "offsets_settled": t5 - t4,
+        "stop_then_offsets": t3 - t1,
+    }
 
 
 def owners(client: httpx.Client, names: list[str]) -> tuple[dict[str, int], dict[str, int]] | None:
@@ -255,16 +272,21 @@ def settle(side: Side) -> None:
     time.sleep(int(side.props["consumer.session.timeout.ms"]) / 1000)
 
 
-def join_rounds(side: Side, client: httpx.Client, bootstrap: str, size: int, rounds: int
-                ) -> tuple[list[float], list[float]]:
+def join_rounds(
+    side: Side, client: httpx.Client, bootstrap: str, size: int, rounds: int
+) -> tuple[list[float], list[float]]:
     """Seconds from spawning worker number `size` to a balanced assignment, and to its /health answering
     (the process start-up part, for reading the first), `rounds` times."""
     topic = s.unique(f"join-{side.name}")
     s.create_topic(bootstrap, topic, partitions=JOIN_TASKS)
     names = [f"{topic}-c{i}" for i in range(JOIN_CONNECTORS)]
     for name in names:
-        config = {"connector.class": SINK_CLASS, "tasks.max": str(JOIN_TASKS), "topics": topic,
-                  "file": str(side.workdir / f"{name}.txt")}
+        config = {
+            "connector.class": SINK_CLASS,
+            "tasks.max": str(JOIN_TASKS),
+            "topics": topic,
+            "file": str(side.workdir / f"{name}.txt"),
+        }
         response = client.post("/connectors", json={"name": name, "config": config})
         if response.status_code != 201:
             raise RuntimeError(f"create {name}: {response.status_code} {response.text}")
@@ -290,8 +312,7 @@ def join_rounds(side: Side, client: httpx.Client, bootstrap: str, size: int, rou
         starter.start()
         ids = side.worker_ids() | {f"127.0.0.1:{member.port}"}
         try:
-            done = wait(lambda: errors or balanced(client, names, ids), 240,
-                        f"{side.name}: balanced on {size} workers")
+            done = wait(lambda: errors or balanced(client, names, ids), 240, f"{side.name}: balanced on {size} workers")
             starter.join()
             if errors:
                 raise errors[0]
@@ -301,8 +322,10 @@ def join_rounds(side: Side, client: httpx.Client, bootstrap: str, size: int, rou
             raise
         times.append(done - t0)
         startups.append(healthy[0] - t0)
-        log(f"{side.name}: worker {size} joined, balanced after {done - t0:.2f}s, /health after "
-            f"{healthy[0] - t0:.2f}s (round {i + 1})")
+        log(
+            f"{side.name}: worker {size} joined, balanced after {done - t0:.2f}s, /health after "
+            f"{healthy[0] - t0:.2f}s (round {i + 1})"
+        )
         settle(side)  # the newcomer's sink consumers join their groups before it leaves
         member.stop()  # leaves the group; its share goes back to the others
         wait(lambda: balanced(client, names, side.worker_ids()), 240, f"{side.name}: balanced back on {size - 1}")
@@ -314,8 +337,15 @@ def run_side(side: Side, bootstrap: str, size: int, repeat: int, joins: int) -> 
     source_file = side.workdir / "input.txt"
     side.workdir.mkdir(parents=True, exist_ok=True)
     source_file.write_text("one\ntwo\nthree\n")
-    results: dict[str, list[float]] = {"create": [], "stop": [], "offsets": [], "offsets_settled": [],
-                                       "stop_then_offsets": [], "join": [], "startup": []}
+    results: dict[str, list[float]] = {
+        "create": [],
+        "stop": [],
+        "offsets": [],
+        "offsets_settled": [],
+        "stop_then_offsets": [],
+        "join": [],
+        "startup": [],
+    }
     try:
         side.add()  # the first creates the internal topics; the others then join it
         for _ in range(size - 2):
@@ -324,8 +354,10 @@ def run_side(side: Side, bootstrap: str, size: int, repeat: int, joins: int) -> 
             for i in range(repeat):
                 for key, value in rest_round(side, client, bootstrap, source_file).items():
                     results[key].append(value)
-                log(f"{side.name}: REST round {i + 1}: " + ", ".join(f"{k} {v[-1]:.3f}s"
-                                                                     for k, v in results.items() if v))
+                log(
+                    f"{side.name}: REST round {i + 1}: "
+                    + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in results.items() if v)
+                )
             if joins:
                 results["join"], results["startup"] = join_rounds(side, client, bootstrap, size, joins)
     finally:
@@ -353,7 +385,10 @@ def median(values: list[float]) -> float | None:
 def print_table(results: dict[str, dict[str, list[float]]], size: int) -> list[dict[str, Any]]:
     def fmt(v: float | None) -> str:
         return "-" if v is None else f"{v * 1000:,.0f}"
-    header = f"{'measure (median of rounds)':50} {'rounds':>6} {'ours ms':>10} {'oracle ms':>10} {'ratio':>6} {'target':>7}"
+
+    header = (
+        f"{'measure (median of rounds)':50} {'rounds':>6} {'ours ms':>10} {'oracle ms':>10} {'ratio':>6} {'target':>7}"
+    )
     print(header)
     print("-" * len(header))
     rows = []
@@ -363,10 +398,22 @@ def print_table(results: dict[str, dict[str, list[float]]], size: int) -> list[d
         o, b = median(ours), median(oracle)
         ratio = o / b if o is not None and b else None
         flag = "" if ratio is None or ratio <= TARGET else " ABOVE"
-        print(f"{label.format(n=size):50} {max(len(ours), len(oracle)):>6} {fmt(o):>10} {fmt(b):>10} "
-              f"{'-' if ratio is None else f'{ratio:.2f}':>6} {f'<={TARGET}':>7}{flag}")
-        rows.append({"measure": key, "label": label.format(n=size), "ours_s": ours, "oracle_s": oracle,
-                     "ours_median_s": o, "oracle_median_s": b, "ratio": ratio, "target_max": TARGET})
+        print(
+            f"{label.format(n=size):50} {max(len(ours), len(oracle)):>6} {fmt(o):>10} {fmt(b):>10} "
+            f"{'-' if ratio is None else f'{ratio:.2f}':>6} {f'<={TARGET}':>7}{flag}"
+        )
+        rows.append(
+            {
+                "measure": key,
+                "label": label.format(n=size),
+                "ours_s": ours,
+                "oracle_s": oracle,
+                "ours_median_s": o,
+                "oracle_median_s": b,
+                "ratio": ratio,
+                "target_max": TARGET,
+            }
+        )
     return rows
 
 
@@ -407,13 +454,28 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = print_table(results, args.workers)
     load_after = s.load_average()
-    print(f"load average {load_before:.1f} before, {load_after:.1f} after, on {os.cpu_count()} CPUs; "
-          f"{args.repeat} REST rounds, {args.joins} joins ({args.workers - 1} -> {args.workers} workers) per side")
+    print(
+        f"load average {load_before:.1f} before, {load_after:.1f} after, on {os.cpu_count()} CPUs; "
+        f"{args.repeat} REST rounds, {args.joins} joins ({args.workers - 1} -> {args.workers} workers) per side"
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({
-        "workers": args.workers, "repeat": args.repeat, "joins": args.joins, "python": platform.python_version(),
-        "cpus": os.cpu_count(), "load_average": [load_before, load_after], "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "rows": rows, "errors": errors}, indent=2) + "\n")
+    args.out.write_text(
+        json.dumps(
+            {
+                "workers": args.workers,
+                "repeat": args.repeat,
+                "joins": args.joins,
+                "python": platform.python_version(),
+                "cpus": os.cpu_count(),
+                "load_average": [load_before, load_after],
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "rows": rows,
+                "errors": errors,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     log(f"wrote {args.out}")
     for name, message in errors.items():
         print(f"({name}) FAILED: {message}")

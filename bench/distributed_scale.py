@@ -31,6 +31,7 @@ task configs) makes the group rebalance, and a POST waits for the rebalance in p
 is retried). Either side failing leaves the other's figures in the output. `--sides ours` runs our side
 alone, for sizes the reference cannot create here (its creates rebalance the group each time).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -67,9 +69,16 @@ CLIENT_THREADS = 4
 SESSION_TIMEOUT_MS = 10000
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
-TARGETS = {"create": ("<=", 120.0), "listing": ("<=", 1.0), "status_p99": ("<=", 0.05), "health": ("<=", 1.0),
-           "idle_cores": ("<=", 0.1), "idle_paused_cores": ("<=", 0.1), "max_record_kb": ("<=", 100.0),
-           "failover": ("<=", SESSION_TIMEOUT_MS / 1000 + 30)}
+TARGETS = {
+    "create": ("<=", 120.0),
+    "listing": ("<=", 1.0),
+    "status_p99": ("<=", 0.05),
+    "health": ("<=", 1.0),
+    "idle_cores": ("<=", 0.1),
+    "idle_paused_cores": ("<=", 0.1),
+    "max_record_kb": ("<=", 100.0),
+    "failover": ("<=", SESSION_TIMEOUT_MS / 1000 + 30),
+}
 
 
 class Member(Protocol):
@@ -92,18 +101,27 @@ def log(message: str) -> None:
 def group_props(bootstrap: str) -> dict[str, Any]:
     group = s.unique("scale")
     return {
-        "bootstrap.servers": bootstrap, "group.id": group,
-        "config.storage.topic": f"{group}-configs", "offset.storage.topic": f"{group}-offsets",
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "config.storage.topic": f"{group}-configs",
+        "offset.storage.topic": f"{group}-offsets",
         "status.storage.topic": f"{group}-status",
-        "config.storage.replication.factor": 1, "offset.storage.replication.factor": 1,
-        "status.storage.replication.factor": 1, "offset.storage.partitions": 5, "status.storage.partitions": 5,
-        "session.timeout.ms": SESSION_TIMEOUT_MS, "heartbeat.interval.ms": 3000,
-        "scheduled.rebalance.max.delay.ms": 0, "offset.flush.interval.ms": 10000,
-        "rest.request.timeout.ms": 120000, "log.level": "WARN",
+        "config.storage.replication.factor": 1,
+        "offset.storage.replication.factor": 1,
+        "status.storage.replication.factor": 1,
+        "offset.storage.partitions": 5,
+        "status.storage.partitions": 5,
+        "session.timeout.ms": SESSION_TIMEOUT_MS,
+        "heartbeat.interval.ms": 3000,
+        "scheduled.rebalance.max.delay.ms": 0,
+        "offset.flush.interval.ms": 10000,
+        "rest.request.timeout.ms": 120000,
+        "log.level": "WARN",
     }
 
 
 # ---- measures shared by both runs ----------------------------------------------------------------
+
 
 def listing(client: httpx.Client) -> dict[str, Any]:
     return client.get("/connectors?expand=status&expand=info", timeout=300).json()
@@ -139,13 +157,16 @@ def settled_by_owners(name: str, entry: dict[str, Any], state: str) -> bool:
         owned_state = owned["connector"]["state"] if field == "connector" else owned.get("state")
         if owned_state != state:
             return False
-        log(f"{name}: the worker asked still shows {part.get('state')} for {path}, its owner "
-            f"{part.get('worker_id')} shows {state} (a status record that worker's consumer missed: Tansu)")
+        log(
+            f"{name}: the worker asked still shows {part.get('state')} for {path}, its owner "
+            f"{part.get('worker_id')} shows {state} (a status record that worker's consumer missed: Tansu)"
+        )
     return True
 
 
-def wait_all_in_state(client: httpx.Client, n: int, state: str, timeout_s: float, tasks: int = TASKS,
-                      exclude_worker: str | None = None) -> float:
+def wait_all_in_state(
+    client: httpx.Client, n: int, state: str, timeout_s: float, tasks: int = TASKS, exclude_worker: str | None = None
+) -> float:
     """perf_counter() once all n connectors and their tasks are in `state` (tasks on `exclude_worker` not
     counted); on time-out, logs what is not, as the worker asked sees it."""
     began = time.monotonic()
@@ -159,8 +180,9 @@ def wait_all_in_state(client: httpx.Client, n: int, state: str, timeout_s: float
             log(f"listing failed: {exc}")
         unsettled = [name for name, entry in body.items() if not settled(entry, state, tasks, exclude_worker)[0]]
         if time.monotonic() - began > OWNER_CHECK_AFTER_S and exclude_worker is None and len(unsettled) <= 10:
-            confirmed |= {name for name in unsettled if name not in confirmed
-                          and settled_by_owners(name, body[name], state)}
+            confirmed |= {
+                name for name in unsettled if name not in confirmed and settled_by_owners(name, body[name], state)
+            }
         if len(body) - len(set(unsettled) - confirmed) == n:
             return time.perf_counter()
         time.sleep(0.5)
@@ -168,8 +190,10 @@ def wait_all_in_state(client: httpx.Client, n: int, state: str, timeout_s: float
     for name, entry in sorted(body.items()):
         if not settled(entry, state, tasks, exclude_worker)[0]:
             log(f"not {state}: {name} {json.dumps(entry.get('status'))}")
-    raise TimeoutError(f"{sum(ok for ok, _ in counts)}/{n} connectors and {sum(t for _, t in counts)}/{n * tasks} "
-                       f"tasks {state} after {timeout_s}s")
+    raise TimeoutError(
+        f"{sum(ok for ok, _ in counts)}/{n} connectors and {sum(t for _, t in counts)}/{n * tasks} "
+        f"tasks {state} after {timeout_s}s"
+    )
 
 
 def tree_cpu_seconds(pid: int) -> float:
@@ -272,8 +296,14 @@ def max_record_bytes(bootstrap: str, topic: str) -> int:
     """The largest value in `topic`, read from the start up to the high watermarks taken first (task
     statuses and offsets may still be written, so there is no quiet end to wait for; on Tansu the high watermark is the last
     batch's base + 1, so a record of that last batch may be left out)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": s.unique("scale-reader"),
-                         "enable.auto.commit": "false", "auto.offset.reset": "earliest"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": s.unique("scale-reader"),
+            "enable.auto.commit": "false",
+            "auto.offset.reset": "earliest",
+        }
+    )
     try:
         metadata = consumer.list_topics(topic, timeout=10).topics[topic]
         ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in metadata.partitions}
@@ -295,8 +325,13 @@ def max_record_bytes(bootstrap: str, topic: str) -> int:
 
 
 def max_record_kb(bootstrap: str, props: dict[str, Any]) -> float:
-    return max(max_record_bytes(bootstrap, props["config.storage.topic"]),
-               max_record_bytes(bootstrap, props["status.storage.topic"])) / 1024
+    return (
+        max(
+            max_record_bytes(bootstrap, props["config.storage.topic"]),
+            max_record_bytes(bootstrap, props["status.storage.topic"]),
+        )
+        / 1024
+    )
 
 
 def failover(client: httpx.Client, victim: Member, n: int, tasks: int) -> float:
@@ -327,6 +362,7 @@ def stop_group(workers: list[Member]) -> None:
 
 # ---- the sizes run: N SequenceSource connectors of 5 idle tasks, ours only --------------------------
 
+
 def run_size(n: int, workdir: Path, bootstrap: str) -> dict[str, float]:
     props = group_props(bootstrap)
     workers = start_group(lambda d: WorkerProcess(d, bootstrap, props=props, mode="distributed"), workdir)
@@ -334,22 +370,33 @@ def run_size(n: int, workdir: Path, bootstrap: str) -> dict[str, float]:
     try:
         client = httpx.Client(base_url=workers[0].url, timeout=300)
         names = [f"seq-{i:05d}" for i in range(n)]
-        configs = {name: {"connector.class": "SequenceSource", "tasks.max": str(TASKS), "topic": f"{name}-out",
-                          "messages.per.task": "0"} for name in names}
+        configs = {
+            name: {
+                "connector.class": "SequenceSource",
+                "tasks.max": str(TASKS),
+                "topic": f"{name}-out",
+                "messages.per.task": "0",
+            }
+            for name in names
+        }
         log(f"{n} connectors: creating")
         started = time.perf_counter()
         last_create, _ = create_all(client, configs)
         results["create_all_s"] = last_create - started
         results["create"] = wait_all_in_state(client, n, "RUNNING", 900) - last_create
-        log(f"{n} connectors: all RUNNING {results['create']:.1f}s after the last create "
-            f"(creates took {results['create_all_s']:.1f}s)")
+        log(
+            f"{n} connectors: all RUNNING {results['create']:.1f}s after the last create "
+            f"(creates took {results['create_all_s']:.1f}s)"
+        )
         # idle: CPU of the three workers in consecutive 10 s windows after the last task started; start-up
         # work (first offset flushes, the statuses of 5,000 tasks read by every worker) fades within them
         windows = [cores_over(workers, 10) for _ in range(IDLE_WINDOWS)]
         results["idle_cores"] = windows[-1]
         results["rss_mb"] = rss_mb(workers)
-        log(f"{n} connectors: cores used in 10 s windows after the last start "
-            f"{' '.join(f'{c:.3f}' for c in windows)}; idle = the last; rss {results['rss_mb']:.0f} MiB")
+        log(
+            f"{n} connectors: cores used in 10 s windows after the last start "
+            f"{' '.join(f'{c:.3f}' for c in windows)}; idle = the last; rss {results['rss_mb']:.0f} MiB"
+        )
 
         # the same cluster with every connector PAUSED: no task polls, so what is left is the runtime's own
         # idle cost (a finished SequenceSource task waits until the runtime wakes it, so the two should be
@@ -368,13 +415,17 @@ def run_size(n: int, workdir: Path, bootstrap: str) -> dict[str, float]:
         results["listing"] = listing_median(client, n)
         results["status_p50"], results["status_p99"] = status_percentiles(client, names)
         results["health"] = health_during_listing(client, workers[0].url)
-        log(f"{n} connectors: listing {results['listing']:.3f}s, status p50 {results['status_p50'] * 1000:.1f} ms "
-            f"p99 {results['status_p99'] * 1000:.1f} ms, health during a listing {results['health']:.3f}s")
+        log(
+            f"{n} connectors: listing {results['listing']:.3f}s, status p50 {results['status_p50'] * 1000:.1f} ms "
+            f"p99 {results['status_p99'] * 1000:.1f} ms, health during a listing {results['health']:.3f}s"
+        )
 
         results["max_record_kb"] = max_record_kb(bootstrap, props)
         results["failover"] = failover(client, workers[2], n, TASKS)
-        log(f"{n} connectors: largest record {results['max_record_kb']:.1f} KB; after kill -9 of one worker every "
-            f"task RUNNING elsewhere in {results['failover']:.1f}s")
+        log(
+            f"{n} connectors: largest record {results['max_record_kb']:.1f} KB; after kill -9 of one worker every "
+            f"task RUNNING elsewhere in {results['failover']:.1f}s"
+        )
         client.close()
     finally:
         stop_group(workers)
@@ -382,6 +433,7 @@ def run_size(n: int, workdir: Path, bootstrap: str) -> dict[str, float]:
 
 
 # ---- like with like: N FileStreamSource connectors (1 task) on ours and on the reference ----------------
+
 
 def like_props(bootstrap: str) -> dict[str, Any]:
     """The sizes run's group settings, plus String converters (one name both runtimes resolve)."""
@@ -395,8 +447,12 @@ def file_source_configs(n: int, inputs: Path) -> dict[str, dict[str, str]]:
     for i in range(n):
         name = f"file-{i:05d}"
         (inputs / f"{name}.txt").touch()
-        configs[name] = {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(inputs / f"{name}.txt"),
-                         "topic": f"{name}-out"}
+        configs[name] = {
+            "connector.class": FILE_SOURCE,
+            "tasks.max": "1",
+            "file": str(inputs / f"{name}.txt"),
+            "topic": f"{name}-out",
+        }
     return configs
 
 
@@ -414,8 +470,10 @@ def run_like(side: str, n: int, workdir: Path, bootstrap: str) -> dict[str, floa
     """The sizes run's steps but `paused`, on three workers of `side` ("ours" or "oracle")."""
     props = like_props(bootstrap)
     new_member: Callable[[Path], Member] = (
-        (lambda d: WorkerProcess(d, bootstrap, props=props, mode="distributed")) if side == "ours"
-        else (lambda d: OracleProcess(d, bootstrap, props=props, mode="distributed")))
+        (lambda d: WorkerProcess(d, bootstrap, props=props, mode="distributed"))
+        if side == "ours"
+        else (lambda d: OracleProcess(d, bootstrap, props=props, mode="distributed"))
+    )
     log(f"{side}: starting three workers")
     workers = start_group(new_member, workdir)
     results: dict[str, float] = {}
@@ -429,8 +487,10 @@ def run_like(side: str, n: int, workdir: Path, bootstrap: str) -> dict[str, floa
         results["create_all_s"] = last_create - started
         results["create_retries"] = retries
         results["create"] = wait_all_in_state(client, n, "RUNNING", 900, tasks=1) - last_create
-        log(f"{side}: creates took {results['create_all_s']:.1f}s ({retries} retried POSTs); all RUNNING "
-            f"{results['create']:.1f}s after the last")
+        log(
+            f"{side}: creates took {results['create_all_s']:.1f}s ({retries} retried POSTs); all RUNNING "
+            f"{results['create']:.1f}s after the last"
+        )
         if side == "oracle":  # each of its creates rebalances the group (ours places connectors without one)
             generation = oracle_generation(workers[0])
             if generation is not None:
@@ -444,9 +504,11 @@ def run_like(side: str, n: int, workdir: Path, bootstrap: str) -> dict[str, floa
         results["status_p50"], results["status_p99"] = status_percentiles(client, names)
         results["health"] = health_during_listing(client, workers[0].url)
         results["max_record_kb"] = max_record_kb(bootstrap, props)
-        log(f"{side}: listing {results['listing']:.3f}s, status p50 {results['status_p50'] * 1000:.1f} ms p99 "
+        log(
+            f"{side}: listing {results['listing']:.3f}s, status p50 {results['status_p50'] * 1000:.1f} ms p99 "
             f"{results['status_p99'] * 1000:.1f} ms, health {results['health']:.3f}s, "
-            f"record {results['max_record_kb']:.1f} KB")
+            f"record {results['max_record_kb']:.1f} KB"
+        )
         results["failover"] = failover(client, workers[2], n, 1)
         log(f"{side}: kill -9 of one worker -> every task RUNNING elsewhere in {results['failover']:.1f}s")
         client.close()
@@ -457,8 +519,18 @@ def run_like(side: str, n: int, workdir: Path, bootstrap: str) -> dict[str, floa
 
 # ---- output --------------------------------------------------------------------------------------
 
-SIZE_KEYS = ["create", "listing", "status_p50", "status_p99", "health", "idle_cores", "idle_paused_cores", "rss_mb",
-             "max_record_kb", "failover"]
+SIZE_KEYS = [
+    "create",
+    "listing",
+    "status_p50",
+    "status_p99",
+    "health",
+    "idle_cores",
+    "idle_paused_cores",
+    "rss_mb",
+    "max_record_kb",
+    "failover",
+]
 
 # (key, label, unit, factor from the stored value)
 LIKE_ROWS = [
@@ -486,24 +558,35 @@ def print_sizes(runs: dict[int, dict[str, float]]) -> None:
         ratio = f"{last / base[key]:.2f}" if last is not None and base.get(key) else "-"
         op, limit = TARGETS.get(key, ("", None))
         flag = "" if limit is None or last is None or last <= limit else " ABOVE"
-        print(f"{key:16}" + "".join(f"{v:>14.3f}" if v is not None else f"{'-':>14}" for v in values)
-              + f"{ratio:>8}{(op + str(limit)) if limit is not None else '':>10}{flag}")
+        print(
+            f"{key:16}"
+            + "".join(f"{v:>14.3f}" if v is not None else f"{'-':>14}" for v in values)
+            + f"{ratio:>8}{(op + str(limit)) if limit is not None else '':>10}{flag}"
+        )
 
 
 def like_rows(like: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
     rows = []
     for key, label, unit, factor in LIKE_ROWS:
         ours, oracle = like.get("ours", {}).get(key), like.get("oracle", {}).get(key)
-        rows.append({"measure": key, "label": label, "unit": unit,
-                     "ours": None if ours is None else ours * factor,
-                     "oracle": None if oracle is None else oracle * factor,
-                     "ratio": ours / oracle if ours is not None and oracle else None})
+        rows.append(
+            {
+                "measure": key,
+                "label": label,
+                "unit": unit,
+                "ours": None if ours is None else ours * factor,
+                "oracle": None if oracle is None else oracle * factor,
+                "ratio": ours / oracle if ours is not None and oracle else None,
+            }
+        )
     return rows
 
 
 def print_like(rows: list[dict[str, Any]], n: int) -> None:
-    print(f"\nlike with like: {n} FileStreamSource connectors x 1 task, 3 workers each side "
-          f"(ratio = ours / oracle; lower is better on every row)")
+    print(
+        f"\nlike with like: {n} FileStreamSource connectors x 1 task, 3 workers each side "
+        f"(ratio = ours / oracle; lower is better on every row)"
+    )
     header = f"{'measure':44}{'unit':>6}{'ours':>11}{'oracle':>11}{'ratio':>8}"
     print(header)
     print("-" * len(header))
@@ -515,13 +598,22 @@ def print_like(rows: list[dict[str, Any]], n: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--connectors", type=int, nargs="*", default=[100, 1000],
-                        help="sizes of the SequenceSource run (none: skip it)")
-    parser.add_argument("--oracle", action="store_true",
-                        help="also run FileStreamSource connectors on ours and on the reference, side by side")
+    parser.add_argument(
+        "--connectors", type=int, nargs="*", default=[100, 1000], help="sizes of the SequenceSource run (none: skip it)"
+    )
+    parser.add_argument(
+        "--oracle",
+        action="store_true",
+        help="also run FileStreamSource connectors on ours and on the reference, side by side",
+    )
     parser.add_argument("--oracle-connectors", type=int, default=100, help="connectors of the --oracle run")
-    parser.add_argument("--sides", nargs="+", choices=["ours", "oracle"], default=["ours", "oracle"],
-                        help="the sides of the --oracle run (ours alone: sizes the reference cannot create here)")
+    parser.add_argument(
+        "--sides",
+        nargs="+",
+        choices=["ours", "oracle"],
+        default=["ours", "oracle"],
+        help="the sides of the --oracle run (ours alone: sizes the reference cannot create here)",
+    )
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "distributed_scale.json")
     args = parser.parse_args(argv)
     if args.oracle and "oracle" in args.sides and (oracle_tool() is None or shutil.which("java") is None):
@@ -554,15 +646,33 @@ def main(argv: list[str] | None = None) -> int:
     if rows:
         print_like(rows, args.oracle_connectors)
     load_after = s.load_average()
-    print(f"load average {load_before:.1f} before, {load_after:.1f} after, on {os.cpu_count()} CPUs; "
-          f"sizes: ratio = last size / first size")
+    print(
+        f"load average {load_before:.1f} before, {load_after:.1f} after, on {os.cpu_count()} CPUs; "
+        f"sizes: ratio = last size / first size"
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({
-        "runs": runs, "load_average": [load_before, load_after], "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "like_with_like": {"connectors": args.oracle_connectors, "connector.class": FILE_SOURCE, "tasks.max": 1,
-                           "sides": like, "rows": rows, "ratio": "ours / oracle, lower is better",
-                           "errors": errors} if args.oracle else None,
-    }, indent=2) + "\n")
+    args.out.write_text(
+        json.dumps(
+            {
+                "runs": runs,
+                "load_average": [load_before, load_after],
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "like_with_like": {
+                    "connectors": args.oracle_connectors,
+                    "connector.class": FILE_SOURCE,
+                    "tasks.max": 1,
+                    "sides": like,
+                    "rows": rows,
+                    "ratio": "ours / oracle, lower is better",
+                    "errors": errors,
+                }
+                if args.oracle
+                else None,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     for side, message in errors.items():
         print(f"({side}) FAILED: {message}")
     if not errors:  # kept for the logs otherwise

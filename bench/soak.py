@@ -12,6 +12,7 @@ allowed: delivery is at-least-once). Thread and file descriptor counts of the wo
 idle before and after (all connectors deleted), and with the pairs running before and after the loop; RSS
 is sampled during the loop. Exit code 0 when no record is lost, nothing leaked and RSS stayed flat.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,16 +22,17 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from runtime.embedded_broker import EmbeddedBroker  # noqa: E402
-from tests.support.worker import WorkerProcess  # noqa: E402
+from runtime.embedded_broker import EmbeddedBroker
+from tests.support.worker import WorkerProcess
 
 SOURCE = "runtime.connectors.testing.SequenceSourceConnector"
 SINK = "runtime.connectors.testing.RecordingSinkConnector"
@@ -70,12 +72,21 @@ class Pair:
         self.output = workdir / f"sink-{index}.jsonl"
 
     def source_config(self, rng: random.Random) -> dict[str, str]:
-        return {"connector.class": SOURCE, "topic": self.topic, "tasks.max": str(rng.choice([1, 2])),
-                "throughput": str(rng.choice([50, 100, 200])), "batch.size": "50"}
+        return {
+            "connector.class": SOURCE,
+            "topic": self.topic,
+            "tasks.max": str(rng.choice([1, 2])),
+            "throughput": str(rng.choice([50, 100, 200])),
+            "batch.size": "50",
+        }
 
     def sink_config(self) -> dict[str, str]:
-        return {"connector.class": SINK, "topics": self.topic, "output.file": str(self.output),
-                "consumer.override.session.timeout.ms": "6000"}
+        return {
+            "connector.class": SINK,
+            "topics": self.topic,
+            "output.file": str(self.output),
+            "consumer.override.session.timeout.ms": "6000",
+        }
 
 
 class Soak:
@@ -104,7 +115,11 @@ class Soak:
 
     def resources(self) -> dict[str, int]:
         process = self.process()
-        return {"threads": process.num_threads(), "fds": process.num_fds(), "rss_mb": process.memory_info().rss // 2**20}
+        return {
+            "threads": process.num_threads(),
+            "fds": process.num_fds(),
+            "rss_mb": process.memory_info().rss // 2**20,
+        }
 
     def settle(self, seconds: float = 12.0) -> dict[str, int]:
         # idle REST pool threads and closed clients' threads go away within a few seconds
@@ -199,16 +214,22 @@ class Soak:
             for pair in self.pairs:
                 for value in read_values(pair.output):
                     seen.setdefault((pair.topic, int(value["task"])), set()).add(int(value["seqno"]))
-            return {key: n - len(seen.get(key, set()) & set(range(n))) for key, n in committed.items()
-                    if len(seen.get(key, set()) & set(range(n))) < n}
+            return {
+                key: n - len(seen.get(key, set()) & set(range(n)))
+                for key, n in committed.items()
+                if len(seen.get(key, set()) & set(range(n))) < n
+            }
 
         try:
             wait(lambda: not missing(), 120, "the sinks to write every acknowledged record")
         except TimeoutError:
             pass
         lost = missing()
-        return {"acknowledged": sum(committed.values()), "lost": sum(lost.values()),
-                "lost_by_task": {f"{t}/{k}": v for (t, k), v in lost.items()}}  # type: ignore[dict-item]
+        return {
+            "acknowledged": sum(committed.values()),
+            "lost": sum(lost.values()),
+            "lost_by_task": {f"{t}/{k}": v for (t, k), v in lost.items()},
+        }  # type: ignore[dict-item]
 
     def delete_all(self) -> None:
         for pair in self.pairs:
@@ -268,20 +289,37 @@ def main(argv: list[str] | None = None) -> int:
         soak.stop()
 
     half = max(1, len(rss) // 4)
-    early, late = (statistics.mean(rss[half:2 * half]) if len(rss) >= 2 * half else rss[0]), statistics.mean(rss[-half:])
+    early, late = (
+        (statistics.mean(rss[half : 2 * half]) if len(rss) >= 2 * half else rss[0]),
+        statistics.mean(rss[-half:]),
+    )
     growth = (late - early) / early if early else 0.0
     # samples are every 10 operations: the fitted slope says how fast memory creeps, which a long run shows
     slope = statistics.linear_regression(range(len(rss)), rss).slope * 10 if len(rss) >= 2 else 0.0
     report = {
-        "iterations": args.iterations, "connectors": 2 * args.pairs, "seconds": round(time.monotonic() - began, 1),
-        "operations": soak.op_counts, "unexpected_answers": len(soak.errors),
-        "records_acknowledged": delivery["acknowledged"], "records_lost": delivery["lost"],
-        "threads": {"idle_before": idle_before["threads"], "idle_after": idle_after["threads"],
-                    "running_before": running_before["threads"], "running_after": running_after["threads"]},
-        "fds": {"idle_before": idle_before["fds"], "idle_after": idle_after["fds"],
-                "running_before": running_before["fds"], "running_after": running_after["fds"]},
-        "rss_mb_samples": rss, "rss_growth": round(growth, 3),
-        "rss_slope_mb_per_100_ops": round(slope, 2), "worker_alive": alive,
+        "iterations": args.iterations,
+        "connectors": 2 * args.pairs,
+        "seconds": round(time.monotonic() - began, 1),
+        "operations": soak.op_counts,
+        "unexpected_answers": len(soak.errors),
+        "records_acknowledged": delivery["acknowledged"],
+        "records_lost": delivery["lost"],
+        "threads": {
+            "idle_before": idle_before["threads"],
+            "idle_after": idle_after["threads"],
+            "running_before": running_before["threads"],
+            "running_after": running_after["threads"],
+        },
+        "fds": {
+            "idle_before": idle_before["fds"],
+            "idle_after": idle_after["fds"],
+            "running_before": running_before["fds"],
+            "running_after": running_after["fds"],
+        },
+        "rss_mb_samples": rss,
+        "rss_growth": round(growth, 3),
+        "rss_slope_mb_per_100_ops": round(slope, 2),
+        "worker_alive": alive,
     }
     print(json.dumps(report, indent=1))
     for error in soak.errors[:20]:
@@ -298,7 +336,9 @@ def main(argv: list[str] | None = None) -> int:
     if idle_after["fds"] > idle_before["fds"] + FD_SLACK:
         problems.append(f"file descriptors leaked: {idle_before['fds']} -> {idle_after['fds']}")
     if running_after["threads"] > running_before["threads"] + THREAD_SLACK + 2 * args.pairs:
-        problems.append(f"threads grew with the same connectors running: {running_before['threads']} -> {running_after['threads']}")
+        problems.append(
+            f"threads grew with the same connectors running: {running_before['threads']} -> {running_after['threads']}"
+        )
     if growth > RSS_GROWTH_LIMIT:
         problems.append(f"RSS grew {growth:.0%} during the loop")
     if not alive:

@@ -10,6 +10,7 @@ Spark read (collect) plus a raw confluent-kafka producer loop.
 Without --bootstrap (or $CONNECT_TEST_BOOTSTRAP_SERVERS) an embedded Tansu broker is started.
 Prints rows/s and ratios (connector / plain); the goal is >= 0.8. Benchmarks never assert timings.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,15 +24,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from runtime.api.data import INT32_SCHEMA, INT64_SCHEMA, STRING_SCHEMA, SchemaBuilder  # noqa: E402
-from runtime.api.records import SinkRecord, TopicPartition  # noqa: E402
-from runtime.api.task import OffsetStorageReader, SinkTaskContext, SourceTaskContext  # noqa: E402
-from runtime.connectors.spark.session import get_spark  # noqa: E402
-from runtime.connectors.spark.sink import SparkSinkTask  # noqa: E402
-from runtime.connectors.spark.source import SparkSourceTask  # noqa: E402
+from runtime.api.data import INT32_SCHEMA, INT64_SCHEMA, STRING_SCHEMA, SchemaBuilder
+from runtime.api.records import SinkRecord, TopicPartition
+from runtime.api.task import OffsetStorageReader, SinkTaskContext, SourceTaskContext
+from runtime.connectors.spark.session import get_spark
+from runtime.connectors.spark.sink import SparkSinkTask
+from runtime.connectors.spark.source import SparkSourceTask
 
-SCHEMA = (SchemaBuilder.struct().name("order").field("id", INT64_SCHEMA).field("region", STRING_SCHEMA)
-          .field("qty", INT32_SCHEMA).build())
+SCHEMA = (
+    SchemaBuilder.struct()
+    .name("order")
+    .field("id", INT64_SCHEMA)
+    .field("region", STRING_SCHEMA)
+    .field("qty", INT32_SCHEMA)
+    .build()
+)
 
 
 class _SinkContext(SinkTaskContext):
@@ -46,7 +53,7 @@ class _SinkContext(SinkTaskContext):
 
 
 class _NoOffsets(OffsetStorageReader):
-    def offsets(self, partitions):  # noqa: ANN001, ANN201
+    def offsets(self, partitions):
         return [(p, None) for p in partitions]
 
 
@@ -66,7 +73,7 @@ def rows(n: int) -> list[dict]:
     return [{"id": i, "region": ("eu", "us", "apac")[i % 3], "qty": i % 11} for i in range(n)]
 
 
-def timed(fn) -> float:  # noqa: ANN001
+def timed(fn) -> float:
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
@@ -77,23 +84,29 @@ def bench_sink(spark, n: int, fmt: str, flush_size: int, workdir: Path) -> tuple
 
     data = rows(n)
     records = [SinkRecord("orders", i % 4, None, v, i // 4, value_schema=SCHEMA) for i, v in enumerate(data)]
-    spark_schema = StructType([StructField("id", LongType()), StructField("region", StringType()),
-                               StructField("qty", IntegerType())])
+    spark_schema = StructType(
+        [StructField("id", LongType()), StructField("region", StringType()), StructField("qty", IntegerType())]
+    )
 
     def plain() -> None:  # what a user would write without the connector, batch for batch
         for start in range(0, n, flush_size):
-            chunk = [(r["id"], r["region"], r["qty"]) for r in data[start:start + flush_size]]
+            chunk = [(r["id"], r["region"], r["qty"]) for r in data[start : start + flush_size]]
             spark.createDataFrame(chunk, spark_schema).write.mode("append").format(fmt).save(str(workdir / "plain"))
 
     def connector() -> None:
-        config = {"name": "bench", "path": str(workdir / "sink"), "format": fmt, "flush.size": str(flush_size),
-                  "flush.interval.ms": "3600000"}
+        config = {
+            "name": "bench",
+            "path": str(workdir / "sink"),
+            "format": fmt,
+            "flush.size": str(flush_size),
+            "flush.interval.ms": "3600000",
+        }
         task = SparkSinkTask()
         task.initialize(_SinkContext(config))
         task.start(config)
         task.open([TopicPartition("orders", p) for p in range(4)])
         for start in range(0, n, 2000):  # the runtime hands over poll-sized batches
-            task.put(records[start:start + 2000])
+            task.put(records[start : start + 2000])
         task.flush({})
 
     plain()  # warm up the JVM and code paths once, then measure both
@@ -107,8 +120,10 @@ def bench_source(spark, n: int, fmt: str, bootstrap: str, workdir: Path) -> tupl
     dataset = workdir / "source"
     spark.createDataFrame(rows(n)).repartition(8).write.format(fmt).save(str(dataset))
 
-    def produce_all(values) -> None:  # noqa: ANN001
-        producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "queue.buffering.max.messages": 1_000_000})
+    def produce_all(values) -> None:
+        producer = Producer(
+            {"bootstrap.servers": bootstrap, "linger.ms": 20, "queue.buffering.max.messages": 1_000_000}
+        )
         for value in values:
             while True:
                 try:
@@ -123,16 +138,23 @@ def bench_source(spark, n: int, fmt: str, bootstrap: str, workdir: Path) -> tupl
         produce_all(r.asDict() for r in reader.load(str(dataset)).collect())
 
     def connector() -> None:
-        config = {"name": "bench-src", "path": str(dataset), "format": fmt, "topic": "bench-source",
-                  "batch.size": "5000", "poll.interval.ms": "0"}
+        config = {
+            "name": "bench-src",
+            "path": str(dataset),
+            "format": fmt,
+            "topic": "bench-source",
+            "batch.size": "5000",
+            "poll.interval.ms": "0",
+        }
         task = SparkSourceTask()
         task.initialize(_SourceContext(config))
         task.start(config)
 
-        def values():  # noqa: ANN202
+        def values():
             while batch := task.poll():
                 for record in batch:
                     yield record.value
+
         produce_all(values())
 
     return timed(plain), timed(connector)
@@ -152,8 +174,10 @@ def main() -> None:
     broker = None
     try:
         plain_s, conn_s = bench_sink(spark, args.rows, args.format, args.flush_size, workdir)
-        print(f"sink   {args.format}: plain Spark {args.rows / plain_s:>10,.0f} rows/s | "
-              f"SparkSinkConnector {args.rows / conn_s:>10,.0f} rows/s | ratio {plain_s / conn_s:.2f}")
+        print(
+            f"sink   {args.format}: plain Spark {args.rows / plain_s:>10,.0f} rows/s | "
+            f"SparkSinkConnector {args.rows / conn_s:>10,.0f} rows/s | ratio {plain_s / conn_s:.2f}"
+        )
         if not args.skip_source:
             bootstrap = args.bootstrap
             if not bootstrap:
@@ -162,8 +186,10 @@ def main() -> None:
                 broker = EmbeddedBroker().start()
                 bootstrap = broker.bootstrap_servers
             plain_s, conn_s = bench_source(spark, args.rows, args.format, bootstrap, workdir)
-            print(f"source {args.format}: plain Spark+producer {args.rows / plain_s:>10,.0f} rows/s | "
-                  f"SparkSourceConnector {args.rows / conn_s:>10,.0f} rows/s | ratio {plain_s / conn_s:.2f}")
+            print(
+                f"source {args.format}: plain Spark+producer {args.rows / plain_s:>10,.0f} rows/s | "
+                f"SparkSourceConnector {args.rows / conn_s:>10,.0f} rows/s | ratio {plain_s / conn_s:.2f}"
+            )
     finally:
         if broker is not None:
             broker.stop()

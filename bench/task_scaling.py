@@ -12,6 +12,7 @@ line. Aggregate records/s, and the ratio to the raw loops with the same T. The o
 Python connectors, so it has no column. Each side runs on a fresh worker (task.processes = T for the
 processes side). Writes bench/results/task_scaling.json. Nothing here asserts a timing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -75,6 +76,7 @@ def wait_children_idle(pid: int, timeout_s: float = 60.0) -> None:
 
 # ---- raw loops, one process each -------------------------------------------------------------------
 
+
 def _raw_source(args: tuple[str, str, int, str, float]) -> tuple[float, float]:
     bootstrap, topic, n, key, start_at = args
     codec = s.JsonCodec(True)
@@ -89,8 +91,9 @@ def _raw_sink(args: tuple[str, str, int, str, str, float]) -> tuple[float, float
     bootstrap, topic, n, out, group, start_at = args
     time.sleep(max(0.0, start_at - time.time()))
     started = time.time()
-    total, _, _ = s.raw_recording_consumer(bootstrap, topic, n, Path(out), s.JsonCodec(True), group=group,
-                                           session_timeout_ms=SESSION_TIMEOUT_MS)
+    total, _, _ = s.raw_recording_consumer(
+        bootstrap, topic, n, Path(out), s.JsonCodec(True), group=group, session_timeout_ms=SESSION_TIMEOUT_MS
+    )
     return started, started + total
 
 
@@ -107,8 +110,10 @@ def raw_side(kind: str, bootstrap: str, tasks: int, n: int, workdir: Path, topic
         else:
             assert topic is not None
             group = s.unique("raw-sink")
-            results = pool.map(_raw_sink, [(bootstrap, topic, n, str(workdir / f"{group}-{i}.jsonl"), group, start_at)
-                                           for i in range(tasks)])
+            results = pool.map(
+                _raw_sink,
+                [(bootstrap, topic, n, str(workdir / f"{group}-{i}.jsonl"), group, start_at) for i in range(tasks)],
+            )
     began = min(r[0] for r in results)
     ended = max(r[1] for r in results)
     return tasks * n / (ended - began)
@@ -116,8 +121,10 @@ def raw_side(kind: str, bootstrap: str, tasks: int, n: int, workdir: Path, topic
 
 # ---- the worker ---------------------------------------------------------------------------------
 
-def worker_side(kind: str, worker: WorkerProcess, bootstrap: str, tasks: int, n: int, workdir: Path,
-                topic: str | None = None) -> tuple[float, float]:
+
+def worker_side(
+    kind: str, worker: WorkerProcess, bootstrap: str, tasks: int, n: int, workdir: Path, topic: str | None = None
+) -> tuple[float, float]:
     """(records/s, records per CPU-second of the worker and its task processes)."""
     name = s.unique(f"scale-{kind}")
     assert worker.process is not None
@@ -125,8 +132,14 @@ def worker_side(kind: str, worker: WorkerProcess, bootstrap: str, tasks: int, n:
     if kind == "source":
         topic = f"{name}-out"
         s.create_topic(bootstrap, topic, partitions=tasks)
-        config = {"connector.class": "SequenceSource", "tasks.max": str(tasks), "topic": topic,
-                  "messages.per.task": str(n), "task.own.partition": "true", **CONVERTERS}
+        config = {
+            "connector.class": "SequenceSource",
+            "tasks.max": str(tasks),
+            "topic": topic,
+            "messages.per.task": str(n),
+            "task.own.partition": "true",
+            **CONVERTERS,
+        }
         created = time.time()
         httpx.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=60).raise_for_status()
         ends = []
@@ -136,8 +149,13 @@ def worker_side(kind: str, worker: WorkerProcess, bootstrap: str, tasks: int, n:
     else:
         assert topic is not None
         out = workdir / f"{name}.jsonl"
-        config = {"connector.class": "RecordingSink", "tasks.max": str(tasks), "topics": topic,
-                  "output.file": str(out), **CONVERTERS}
+        config = {
+            "connector.class": "RecordingSink",
+            "tasks.max": str(tasks),
+            "topics": topic,
+            "output.file": str(out),
+            **CONVERTERS,
+        }
         created = time.time()
         started = time.perf_counter()
         httpx.post(f"{worker.url}/connectors", json={"name": name, "config": config}, timeout=60).raise_for_status()
@@ -171,8 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=300_000, help="records per task")
     parser.add_argument("--tasks", type=int, nargs="+", default=[1, 2, 4])
-    parser.add_argument("--sides", nargs="+", default=["raw", "threads", "processes"],
-                        choices=["raw", "threads", "processes"])
+    parser.add_argument(
+        "--sides", nargs="+", default=["raw", "threads", "processes"], choices=["raw", "threads", "processes"]
+    )
     parser.add_argument("--kinds", nargs="+", default=["source", "sink"], choices=["source", "sink"])
     args = parser.parse_args(argv)
     n = args.records
@@ -199,9 +218,13 @@ def main(argv: list[str] | None = None) -> int:
                         if side not in args.sides:
                             continue
                         log(f"{kind}, tasks.max={tasks}, tasks as {side}")
-                        props = {"bootstrap.servers": bootstrap, "offset.flush.interval.ms": 1000, "log.level": "WARN",
-                                 "consumer.session.timeout.ms": SESSION_TIMEOUT_MS,
-                                 "task.processes": tasks if side == "processes" else 0}
+                        props = {
+                            "bootstrap.servers": bootstrap,
+                            "offset.flush.interval.ms": 1000,
+                            "log.level": "WARN",
+                            "consumer.session.timeout.ms": SESSION_TIMEOUT_MS,
+                            "task.processes": tasks if side == "processes" else 0,
+                        }
                         worker = WorkerProcess(workdir / f"{side}-{kind}-{tasks}", bootstrap, props=props).start()
                         assert worker.process is not None
                         if side == "processes":
@@ -228,9 +251,19 @@ def main(argv: list[str] | None = None) -> int:
         print("".join(cells))
     results = REPO / "bench" / "results"
     results.mkdir(exist_ok=True)
-    (results / "task_scaling.json").write_text(json.dumps(
-        {"records_per_task": n, "cpus": os.cpu_count(), "machine": platform.platform(),
-         "load_before": load_before, "load_after": load_after, "rows": rows}, indent=2))
+    (results / "task_scaling.json").write_text(
+        json.dumps(
+            {
+                "records_per_task": n,
+                "cpus": os.cpu_count(),
+                "machine": platform.platform(),
+                "load_before": load_before,
+                "load_after": load_after,
+                "rows": rows,
+            },
+            indent=2,
+        )
+    )
     return 0
 
 

@@ -5,6 +5,7 @@ whose connector polls once a second does (issue 10's idle figure).
 
 Prints the cores the process uses over 10 s and the cost per wake-up; nothing here asserts a timing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,10 +20,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=1667, help="threads (1,667 = 5,000 tasks on 3 workers)")
     parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--wait", choices=["event", "lock", "sleep"], default="event",
-                        help="threading.Event().wait(1) (Python-level Condition machinery), a held "
-                             "Lock's acquire(timeout=1) (one C call, still interruptible by release()), "
-                             "or time.sleep(1) (not interruptible)")
+    parser.add_argument(
+        "--wait",
+        choices=["event", "lock", "sleep"],
+        default="event",
+        help="threading.Event().wait(1) (Python-level Condition machinery), a held "
+        "Lock's acquire(timeout=1) (one C call, still interruptible by release()), "
+        "or time.sleep(1) (not interruptible)",
+    )
     args = parser.parse_args()
     stop = threading.Event()
 
@@ -50,8 +55,10 @@ def main() -> None:
     after, elapsed = process.cpu_times(), time.perf_counter() - t0
     stop.set()
     cores = (after.user + after.system - before.user - before.system) / elapsed
-    print(f"{args.threads} threads waking once a second ({args.wait}): {cores:.3f} cores "
-          f"({cores / args.threads * 1e6:.0f} µs per wake-up); load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"{args.threads} threads waking once a second ({args.wait}): {cores:.3f} cores "
+        f"({cores / args.threads * 1e6:.0f} µs per wake-up); load average {os.getloadavg()[0]:.1f}"
+    )
 
 
 if __name__ == "__main__":

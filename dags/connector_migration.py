@@ -28,6 +28,7 @@ Connections: define both, e.g. as environment variables
     AIRFLOW_CONN_KAFKA_CONNECT_TARGET='{"conn_type": "kafka_connect", "host": "https://new-connect:8083",
                                         "login": "admin", "password": "...", "extra": {"verify_ssl": true}}'
 """
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -60,7 +61,6 @@ with DAG(
     },
     default_args={"retries": 3, "retry_delay": timedelta(seconds=10)},
 ) as dag:
-
     migrate = ConnectorMigrateOperator(
         task_id="migrate",
         connector_name="{{ params.connector }}",

@@ -20,6 +20,7 @@ Run it on a schedule (hourly by default) or by hand:
 Connection example:
     AIRFLOW_CONN_KAFKA_CONNECT_DEFAULT='{"conn_type": "kafka_connect", "host": "http://connect:8083"}'
 """
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -67,11 +68,14 @@ with DAG(
         params = get_current_context()["params"]
         summary = remediation.report(ConnectHook(params["conn_id"]), restarted, float(params["wait_timeout_s"]))
         still_failed = summary["still_failed"]
-        print(f"Healed: {summary['healed']}; still failed: {sorted(still_failed)}; untouched healthy: {summary['healthy']}")
+        print(
+            f"Healed: {summary['healed']}; still failed: {sorted(still_failed)}; untouched healthy: {summary['healthy']}"
+        )
         if still_failed and params["fail_if_unhealed"]:
             # AirflowFailException: retrying the report would not heal anything
-            raise AirflowFailException(f"Connectors still FAILED after restart: {sorted(still_failed)}\n"
-                                       + "\n".join(still_failed.values()))
+            raise AirflowFailException(
+                f"Connectors still FAILED after restart: {sorted(still_failed)}\n" + "\n".join(still_failed.values())
+            )
         return summary
 
     report(restart_failed(find_failed()))

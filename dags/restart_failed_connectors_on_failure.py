@@ -8,6 +8,7 @@ Connection: `kafka_connect_default` (type kafka_connect), or set KAFKA_CONNECT_W
 file is parsed; KAFKA_CONNECT_WATCH_INTERVAL_S sets how often the triggerer looks (default 15 s).
 The triggering event (which connectors failed) is in the run's `triggering_asset_events`.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,8 +26,15 @@ WAIT_TIMEOUT_S = 120.0
 
 connector_failures = Asset(
     f"kafka-connect://{CONN_ID}/failed-instances",
-    watchers=[AssetWatcher(name=f"kafka_connect_failures_{CONN_ID}", trigger=ConnectorFailedTrigger(
-        kafka_connect_conn_id=CONN_ID, poll_interval=float(os.environ.get("KAFKA_CONNECT_WATCH_INTERVAL_S", "15"))))],
+    watchers=[
+        AssetWatcher(
+            name=f"kafka_connect_failures_{CONN_ID}",
+            trigger=ConnectorFailedTrigger(
+                kafka_connect_conn_id=CONN_ID,
+                poll_interval=float(os.environ.get("KAFKA_CONNECT_WATCH_INTERVAL_S", "15")),
+            ),
+        )
+    ],
 )
 
 with DAG(

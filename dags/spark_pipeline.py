@@ -27,6 +27,7 @@ Connections: `conn_id` (type kafka_connect) is the Connect REST API, e.g.
 and `spark_default` gives spark-submit its master (e.g. host `local[2]`); spark-submit must be on PATH
 (or SPARK_HOME set).
 """
+
 from __future__ import annotations
 
 import json
@@ -63,12 +64,19 @@ NAME = "{{ params.connector }}"
         "topic": Param("orders", type="string", minLength=1),
         "path": Param("/tmp/connect-datasets/orders", type="string"),
         "format": Param("parquet", enum=["parquet", "orc", "json", "csv"]),
-        "bootstrap_servers": Param("127.0.0.1:9092", type="string",
-                                   description="Only used to measure the topic's ends when end_offsets is empty"),
-        "seed_offsets": Param({}, type="object", description='{"<partition>": first offset to write}; '
-                              "partitions not listed start from the beginning"),
-        "end_offsets": Param({}, type="object", description='{"<partition>": offset the sink must reach}; '
-                             "empty: the topic's ends now"),
+        "bootstrap_servers": Param(
+            "127.0.0.1:9092",
+            type="string",
+            description="Only used to measure the topic's ends when end_offsets is empty",
+        ),
+        "seed_offsets": Param(
+            {},
+            type="object",
+            description='{"<partition>": first offset to write}; partitions not listed start from the beginning',
+        ),
+        "end_offsets": Param(
+            {}, type="object", description='{"<partition>": offset the sink must reach}; empty: the topic\'s ends now'
+        ),
         "sink_overrides": Param({}, type="object", description="Extra sink config (flush.size, spark.master, ...)"),
         "output": Param("/tmp/connect-datasets/orders-aggregate.json", type="string"),
     },
@@ -78,9 +86,15 @@ def spark_pipeline() -> None:
     def sink_config(params: dict[str, Any] | None = None) -> dict[str, str]:
         """Fixed keys, the user's overrides, and the Kafka columns the final check needs."""
         p = params or {}
-        return {"connector.class": SINK_CLASS, "topics": p["topic"], "path": p["path"], "format": p["format"],
-                "tasks.max": "1", **{k: str(v) for k, v in p["sink_overrides"].items()},
-                "kafka.metadata.columns": "true"}
+        return {
+            "connector.class": SINK_CLASS,
+            "topics": p["topic"],
+            "path": p["path"],
+            "format": p["format"],
+            "tasks.max": "1",
+            **{k: str(v) for k, v in p["sink_overrides"].items()},
+            "kafka.metadata.columns": "true",
+        }
 
     create_sink_stopped = ConnectorCreateOperator(
         task_id="create_sink_stopped",
@@ -98,8 +112,10 @@ def spark_pipeline() -> None:
     @task
     def seed_entries(params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         p = params or {}
-        return [{"partition": {"kafka_topic": p["topic"], "kafka_partition": int(k)},
-                 "offset": {"kafka_offset": int(v)}} for k, v in sorted(p["seed_offsets"].items())]
+        return [
+            {"partition": {"kafka_topic": p["topic"], "kafka_partition": int(k)}, "offset": {"kafka_offset": int(v)}}
+            for k, v in sorted(p["seed_offsets"].items())
+        ]
 
     seed_offsets = ConnectorAlterOffsetsOperator(
         task_id="seed_offsets",

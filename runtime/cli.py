@@ -5,6 +5,7 @@ Exit codes: 0 after a clean shutdown, 1 for usage errors, 2 when the worker cann
 file, unreachable Kafka) or stops on any other error, in both modes, 3 when a connector file cannot be
 applied (as the reference's CLI). Each is one ERROR line naming what is wrong.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +20,9 @@ USAGE = "connect-runtime standalone WORKER.properties [CONNECTOR.properties|CONN
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="connect-runtime", usage=USAGE,
-                                     description="Run a Kafka Connect worker written in Python.")
+    parser = argparse.ArgumentParser(
+        prog="connect-runtime", usage=USAGE, description="Run a Kafka Connect worker written in Python."
+    )
     parser.add_argument("mode", choices=["standalone", "distributed"])
     parser.add_argument("worker_properties", type=Path)
     parser.add_argument("connectors", type=Path, nargs="*")

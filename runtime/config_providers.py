@@ -11,15 +11,16 @@ Worker settings, as in Kafka Connect:
     config.providers.<name>.param.<setting>=...
 Third-party providers register in the entry-point group `kafka_connect_runtime.config_providers`.
 """
+
 from __future__ import annotations
 
 import logging
 import os
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Mapping
 
 from .api.errors import ConfigError
 from .worker_config import WorkerConfig
@@ -133,7 +134,7 @@ class ConfigResolver:
         self.providers = dict(providers)
 
     @classmethod
-    def from_worker_config(cls, config: WorkerConfig) -> "ConfigResolver":
+    def from_worker_config(cls, config: WorkerConfig) -> ConfigResolver:
         providers: dict[str, ConfigProvider] = {}
         for name, provider_class, params in config.config_providers():
             provider = _provider_class(provider_class)()
@@ -166,11 +167,14 @@ class ConfigResolver:
         return {k: REFERENCE.sub(replace, v) if isinstance(v, str) else v for k, v in config.items()}
 
     @staticmethod
-    def restore_references(raw: Mapping[str, str], resolved: Mapping[str, str],
-                           task_configs: list[dict[str, str]]) -> list[dict[str, str]]:
+    def restore_references(
+        raw: Mapping[str, str], resolved: Mapping[str, str], task_configs: list[dict[str, str]]
+    ) -> list[dict[str, str]]:
         """Put the connector config's references back into generated task configs (the reference's
         reverseTransform): a task value equal to a resolved connector value shows the raw reference."""
-        referenced = {k: v for k, v in raw.items() if isinstance(v, str) and REFERENCE.search(v) and resolved.get(k) != v}
+        referenced = {
+            k: v for k, v in raw.items() if isinstance(v, str) and REFERENCE.search(v) and resolved.get(k) != v
+        }
         if not referenced:
             return task_configs
         restored = []

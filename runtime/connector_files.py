@@ -1,5 +1,6 @@
 """Connector files given on the command line: a flat JSON config, a `{name, config, initial_state}` JSON
 object (KIP-980), or Java properties; tried in that order, as the reference's standalone CLI does."""
+
 from __future__ import annotations
 
 import json
@@ -64,7 +65,8 @@ def parse_connector_file(path: Path) -> ConnectorRequest:
                 raise _missing_name(path)
             if "name" in config and config["name"] != name:
                 raise ConnectorFileError(
-                    f"Connector name configuration in 'config' doesn't match the one specified in 'name' at '{path}'")
+                    f"Connector name configuration in 'config' doesn't match the one specified in 'name' at '{path}'"
+                )
             config["name"] = name
             initial_state = document.get("initial_state")
             if initial_state is not None and not isinstance(initial_state, str):
@@ -72,7 +74,8 @@ def parse_connector_file(path: Path) -> ConnectorRequest:
             return ConnectorRequest(name, config, initial_state, path)
     if document is not None:
         raise ConnectorFileError(
-            f"Connector file '{path}' holds JSON that is neither a flat config object nor {{name, config, initial_state}}")
+            f"Connector file '{path}' holds JSON that is neither a flat config object nor {{name, config, initial_state}}"
+        )
     props = parse_properties(raw.decode("iso-8859-1"))  # as Java's Properties.load(InputStream)
     name = props.get("name", "").strip()
     if not name:

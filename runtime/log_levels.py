@@ -1,18 +1,27 @@
 """This process's log levels (KIP-495, KIP-976) over Python's logging, with log4j's level names: set for a
 namespace and every logger below it, with the time of each change, and heard by listeners (the task
 processes of the worker, which apply the same change to their own loggers)."""
+
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 TRACE = 5
 logging.addLevelName(TRACE, "TRACE")
 
-LEVELS = {"ALL": 1, "TRACE": TRACE, "DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARN": logging.WARNING,
-          "ERROR": logging.ERROR, "FATAL": logging.CRITICAL, "OFF": logging.CRITICAL + 10}
+LEVELS = {
+    "ALL": 1,
+    "TRACE": TRACE,
+    "DEBUG": logging.DEBUG,
+    "INFO": logging.INFO,
+    "WARN": logging.WARNING,
+    "ERROR": logging.ERROR,
+    "FATAL": logging.CRITICAL,
+    "OFF": logging.CRITICAL + 10,
+}
 NAMES = {number: name for name, number in LEVELS.items()}
 
 LevelListener = Callable[[str, int], None]
@@ -73,8 +82,11 @@ class LogLevels:
         """Every logger with a level of its own, root first, parents before children: what a new task
         process applies (each name alone) to start with this process's levels."""
         with self._lock:
-            named = sorted((n, lg.level) for n, lg in logging.Logger.manager.loggerDict.items()
-                           if isinstance(lg, logging.Logger) and lg.level != logging.NOTSET)
+            named = sorted(
+                (n, lg.level)
+                for n, lg in logging.Logger.manager.loggerDict.items()
+                if isinstance(lg, logging.Logger) and lg.level != logging.NOTSET
+            )
             return [("root", logging.getLogger().level), *named]
 
     def add_listener(self, listener: LevelListener) -> None:
@@ -95,4 +107,4 @@ def apply_exact(levels: list[tuple[str, int]]) -> None:
 
 LOG_LEVELS = LogLevels()
 
-__all__ = ["LEVELS", "LOG_LEVELS", "LevelListener", "LogLevels", "TRACE", "apply_exact", "level_name", "level_number"]
+__all__ = ["LEVELS", "LOG_LEVELS", "TRACE", "LevelListener", "LogLevels", "apply_exact", "level_name", "level_number"]

@@ -6,21 +6,24 @@ Kafka Connect resolves `connector.class`: the full class name, the simple class 
 name without its `Connector` suffix; the reference's Java class names of the bundled plugins are
 aliases of ours so that worker and connector files written for Apache Kafka Connect load unchanged.
 """
+
 from __future__ import annotations
 
 import importlib
 import logging
 import sys
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any, Iterable
+from typing import Any
 
 from .api.connector import Connector, SinkConnector, SourceConnector
 from .api.errors import ConnectError
 from .api.transforms import Predicate, Transformation
 from .converters.base import Converter, HeaderConverter
-from .transforms import BUILTIN_PREDICATES, BUILTIN_TRANSFORMS, REFERENCE_ALIASES as TRANSFORM_ALIASES
+from .transforms import BUILTIN_PREDICATES, BUILTIN_TRANSFORMS
+from .transforms import REFERENCE_ALIASES as TRANSFORM_ALIASES
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +163,7 @@ class Plugins:
                 self._add(import_object(path), path)
             except Exception as exc:  # noqa: BLE001 - one broken plugin must not stop the worker
                 log.warning("Could not load bundled plugin %s: %s", path, exc)
-        for kind, group in ENTRY_POINT_GROUPS.items():
+        for group in ENTRY_POINT_GROUPS.values():
             for ep in entry_points(group=group):
                 try:
                     self._add(ep.load(), f"{group}:{ep.name}")
@@ -185,8 +188,10 @@ class Plugins:
         for desc in candidates:
             if desc.class_name == name:
                 return desc
-        for matcher in (lambda d: d.simple_name == name or d.class_name.rsplit(".", 1)[-1] == name,
-                        lambda d: d.simple_name.endswith("Connector") and d.simple_name[: -len("Connector")] == name):
+        for matcher in (
+            lambda d: d.simple_name == name or d.class_name.rsplit(".", 1)[-1] == name,
+            lambda d: d.simple_name.endswith("Connector") and d.simple_name[: -len("Connector")] == name,
+        ):
             hits = [d for d in candidates if matcher(d)]
             if len(hits) == 1:
                 return hits[0]

@@ -1,14 +1,26 @@
 """Worker properties, with Kafka Connect's names and defaults."""
+
 from __future__ import annotations
 
 import logging
 import socket
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
-from .api.config import AbstractConfig, ConfigDef, ConfigKey, Importance, NonEmptyString, Password, Range, Type, ValidString
+from .api.config import (
+    AbstractConfig,
+    ConfigDef,
+    ConfigKey,
+    Importance,
+    NonEmptyString,
+    Password,
+    Range,
+    Type,
+    ValidString,
+)
 from .api.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -19,10 +31,19 @@ SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverte
 # Settings that only mean something to the Java worker: accepted so that existing worker files load
 # unchanged, and logged once so nobody believes they took effect.
 JAVA_ONLY_PROPERTIES = (
-    "plugin.discovery", "metric.reporters", "metrics.num.samples", "metrics.recording.level",
-    "metrics.sample.window.ms", "auto.include.jmx.reporter",
-    "response.http.headers.config", "access.control.allow.origin", "access.control.allow.methods",
-    "client.dns.lookup", "ssl.engine.factory.class", "sasl.login.class", "sasl.client.callback.handler.class",
+    "plugin.discovery",
+    "metric.reporters",
+    "metrics.num.samples",
+    "metrics.recording.level",
+    "metrics.sample.window.ms",
+    "auto.include.jmx.reporter",
+    "response.http.headers.config",
+    "access.control.allow.origin",
+    "access.control.allow.methods",
+    "client.dns.lookup",
+    "ssl.engine.factory.class",
+    "sasl.login.class",
+    "sasl.client.callback.handler.class",
     "connector.client.config.override.policy",
 )
 
@@ -36,12 +57,20 @@ CLIENT_PREFIXES = ("producer.", "consumer.", "admin.")
 # the SSL settings the https REST listener reads (Kafka's SslConfigs names); unset by default, so that
 # runtime/rest/security.py applies its own defaults
 REST_SSL_SETTINGS: dict[str, Type] = {
-    "ssl.enabled.protocols": Type.LIST, "ssl.cipher.suites": Type.LIST,
-    "ssl.keystore.type": Type.STRING, "ssl.keystore.location": Type.STRING, "ssl.keystore.password": Type.PASSWORD,
-    "ssl.key.password": Type.PASSWORD, "ssl.keystore.certificate.chain": Type.PASSWORD,
-    "ssl.keystore.key": Type.PASSWORD, "ssl.truststore.type": Type.STRING, "ssl.truststore.location": Type.STRING,
-    "ssl.truststore.password": Type.PASSWORD, "ssl.truststore.certificates": Type.PASSWORD,
-    "ssl.client.auth": Type.STRING, "ssl.endpoint.identification.algorithm": Type.STRING,
+    "ssl.enabled.protocols": Type.LIST,
+    "ssl.cipher.suites": Type.LIST,
+    "ssl.keystore.type": Type.STRING,
+    "ssl.keystore.location": Type.STRING,
+    "ssl.keystore.password": Type.PASSWORD,
+    "ssl.key.password": Type.PASSWORD,
+    "ssl.keystore.certificate.chain": Type.PASSWORD,
+    "ssl.keystore.key": Type.PASSWORD,
+    "ssl.truststore.type": Type.STRING,
+    "ssl.truststore.location": Type.STRING,
+    "ssl.truststore.password": Type.PASSWORD,
+    "ssl.truststore.certificates": Type.PASSWORD,
+    "ssl.client.auth": Type.STRING,
+    "ssl.endpoint.identification.algorithm": Type.STRING,
 }
 
 
@@ -73,114 +102,279 @@ class PositiveOrMinusOne:
 
 WORKER_CONFIG_DEF = (
     ConfigDef()
-    .define("bootstrap.servers", Type.LIST, None, importance=Importance.HIGH,
-            documentation="Kafka brokers; when unset the worker starts its embedded broker on loopback.")
-    .define("listeners", Type.LIST, "http://:8083", importance=Importance.LOW,
-            documentation="REST listeners, e.g. http://127.0.0.1:8083")
+    .define(
+        "bootstrap.servers",
+        Type.LIST,
+        None,
+        importance=Importance.HIGH,
+        documentation="Kafka brokers; when unset the worker starts its embedded broker on loopback.",
+    )
+    .define(
+        "listeners",
+        Type.LIST,
+        "http://:8083",
+        importance=Importance.LOW,
+        documentation="REST listeners, e.g. http://127.0.0.1:8083",
+    )
     .define("rest.advertised.host.name", Type.STRING, None, importance=Importance.LOW)
     .define("rest.advertised.port", Type.INT, None, importance=Importance.LOW)
     .define("rest.advertised.listener", Type.STRING, None, importance=Importance.LOW)
     .define("admin.listeners", Type.LIST, None, importance=Importance.LOW)
-    .define("metrics.listeners", Type.LIST, None, importance=Importance.LOW,
-            documentation="Extra http listeners serving only GET /metrics, without authentication (like the "
-                          "JMX exporter's port 9404 that Strimzi scrapes); the REST listeners serve it too")
+    .define(
+        "metrics.listeners",
+        Type.LIST,
+        None,
+        importance=Importance.LOW,
+        documentation="Extra http listeners serving only GET /metrics, without authentication (like the "
+        "JMX exporter's port 9404 that Strimzi scrapes); the REST listeners serve it too",
+    )
     .define("key.converter", Type.CLASS, JSON_CONVERTER, importance=Importance.HIGH)
     .define("value.converter", Type.CLASS, JSON_CONVERTER, importance=Importance.HIGH)
     .define("header.converter", Type.CLASS, SIMPLE_HEADER_CONVERTER, importance=Importance.LOW)
-    .define("offset.storage.file.filename", Type.STRING, None, importance=Importance.HIGH,
-            documentation="File in which source offsets are stored (standalone).")
-    .define("config.storage.file.filename", Type.STRING, None, importance=Importance.MEDIUM,
-            documentation="File in which connector configs and target states are stored (standalone); "
-                          "defaults to the offsets file's path with the suffix .configs")
+    .define(
+        "offset.storage.file.filename",
+        Type.STRING,
+        None,
+        importance=Importance.HIGH,
+        documentation="File in which source offsets are stored (standalone).",
+    )
+    .define(
+        "config.storage.file.filename",
+        Type.STRING,
+        None,
+        importance=Importance.MEDIUM,
+        documentation="File in which connector configs and target states are stored (standalone); "
+        "defaults to the offsets file's path with the suffix .configs",
+    )
     .define("offset.flush.interval.ms", Type.LONG, 60000, Range.at_least(0), Importance.LOW)
     .define("offset.flush.timeout.ms", Type.LONG, 5000, Range.at_least(0), Importance.LOW)
     .define("task.shutdown.graceful.timeout.ms", Type.LONG, 5000, Range.at_least(0), Importance.LOW)
-    .define("task.processes", Type.INT, 0, Range.at_least(0), Importance.MEDIUM,
-            documentation="Child processes that run this worker's tasks, each task in one of them (0: tasks run "
-                          "as threads of the worker process). Python threads share one interpreter lock, so a "
-                          "worker uses more than about one core for task work only through task processes. "
-                          "Statuses, offsets, metrics and the REST API are the same either way. Not a Kafka "
-                          "Connect setting.")
+    .define(
+        "task.processes",
+        Type.INT,
+        0,
+        Range.at_least(0),
+        Importance.MEDIUM,
+        documentation="Child processes that run this worker's tasks, each task in one of them (0: tasks run "
+        "as threads of the worker process). Python threads share one interpreter lock, so a "
+        "worker uses more than about one core for task work only through task processes. "
+        "Statuses, offsets, metrics and the REST API are the same either way. Not a Kafka "
+        "Connect setting.",
+    )
     .define("topic.tracking.enable", Type.BOOLEAN, True, importance=Importance.LOW)
     .define("topic.tracking.allow.reset", Type.BOOLEAN, True, importance=Importance.LOW)
-    .define("plugin.path", Type.LIST, None, importance=Importance.LOW,
-            documentation="Folders added to the Python path so that plugins in them can be imported.")
-    .define("rest.request.timeout.ms", Type.LONG, 90000, Range.at_least(1), Importance.LOW,
-            documentation="How long a REST request waits for the herder (the reference's fixed 90 s).")
-    .define("rest.basic.auth.credentials.file", Type.STRING, None, importance=Importance.LOW,
-            documentation="Java properties file of `user: password` lines; turns on HTTP basic auth for the REST API.")
-    .define("rest.basic.auth.jaas.config", Type.STRING, None, importance=Importance.LOW,
-            documentation="JAAS file (or text) whose KafkaConnect entry's file=\"...\" names the credentials file.")
-    .define("rest.extension.classes", Type.LIST, "", importance=Importance.LOW,
-            documentation="REST extensions; only Kafka's BasicAuthSecurityRestExtension is supported (see "
-                          "rest.basic.auth.*), others are ignored with a warning.")
-    .define("config.providers", Type.LIST, "", importance=Importance.LOW,
-            documentation="Names of the config providers that resolve ${provider:path:key} references; each "
-                          "takes config.providers.<name>.class and config.providers.<name>.param.* settings.")
-    .define("exactly.once.source.support", Type.STRING, "disabled",
-            ValidString.of("disabled", "preparing", "enabled", case_insensitive=True), Importance.HIGH,
-            documentation="KIP-618; this runtime delivers source records at least once, so only "
-                          "'disabled' and 'preparing' (which changes nothing yet) are accepted.")
-    .define("log.level", Type.STRING, "INFO", ValidString.of("TRACE", "DEBUG", "INFO", "WARN", "ERROR", case_insensitive=True),
-            Importance.LOW)
-    .define("log.format", Type.STRING, "text", ValidString.of("text", "json", case_insensitive=True), Importance.LOW,
-            documentation="text: the reference's layout with its connector context ([name|task-0]); json: one "
-                          "JSON object per line")
-    .define("admin.default.api.timeout.ms", Type.INT, 30000, Range.at_least(0), Importance.LOW,
-            documentation="How long the worker waits at startup for Kafka to answer (its admin client's timeout).")
+    .define(
+        "plugin.path",
+        Type.LIST,
+        None,
+        importance=Importance.LOW,
+        documentation="Folders added to the Python path so that plugins in them can be imported.",
+    )
+    .define(
+        "rest.request.timeout.ms",
+        Type.LONG,
+        90000,
+        Range.at_least(1),
+        Importance.LOW,
+        documentation="How long a REST request waits for the herder (the reference's fixed 90 s).",
+    )
+    .define(
+        "rest.basic.auth.credentials.file",
+        Type.STRING,
+        None,
+        importance=Importance.LOW,
+        documentation="Java properties file of `user: password` lines; turns on HTTP basic auth for the REST API.",
+    )
+    .define(
+        "rest.basic.auth.jaas.config",
+        Type.STRING,
+        None,
+        importance=Importance.LOW,
+        documentation='JAAS file (or text) whose KafkaConnect entry\'s file="..." names the credentials file.',
+    )
+    .define(
+        "rest.extension.classes",
+        Type.LIST,
+        "",
+        importance=Importance.LOW,
+        documentation="REST extensions; only Kafka's BasicAuthSecurityRestExtension is supported (see "
+        "rest.basic.auth.*), others are ignored with a warning.",
+    )
+    .define(
+        "config.providers",
+        Type.LIST,
+        "",
+        importance=Importance.LOW,
+        documentation="Names of the config providers that resolve ${provider:path:key} references; each "
+        "takes config.providers.<name>.class and config.providers.<name>.param.* settings.",
+    )
+    .define(
+        "exactly.once.source.support",
+        Type.STRING,
+        "disabled",
+        ValidString.of("disabled", "preparing", "enabled", case_insensitive=True),
+        Importance.HIGH,
+        documentation="KIP-618; this runtime delivers source records at least once, so only "
+        "'disabled' and 'preparing' (which changes nothing yet) are accepted.",
+    )
+    .define(
+        "log.level",
+        Type.STRING,
+        "INFO",
+        ValidString.of("TRACE", "DEBUG", "INFO", "WARN", "ERROR", case_insensitive=True),
+        Importance.LOW,
+    )
+    .define(
+        "log.format",
+        Type.STRING,
+        "text",
+        ValidString.of("text", "json", case_insensitive=True),
+        Importance.LOW,
+        documentation="text: the reference's layout with its connector context ([name|task-0]); json: one "
+        "JSON object per line",
+    )
+    .define(
+        "admin.default.api.timeout.ms",
+        Type.INT,
+        30000,
+        Range.at_least(0),
+        Importance.LOW,
+        documentation="How long the worker waits at startup for Kafka to answer (its admin client's timeout).",
+    )
     # distributed mode (Kafka Connect's DistributedConfig); unset or unused in standalone mode
-    .define("group.id", Type.STRING, None, importance=Importance.HIGH,
-            documentation="A unique string that identifies the Connect cluster group this worker belongs to "
-                          "(required in distributed mode).")
-    .define("session.timeout.ms", Type.INT, 10000, importance=Importance.HIGH,
-            documentation="The timeout used to detect worker failures: a worker whose heartbeats the group "
-                          "coordinator does not receive for this long is removed from the group, and the others "
-                          "rebalance. Must be within the broker's group.min/max.session.timeout.ms.")
-    .define("heartbeat.interval.ms", Type.INT, 3000, importance=Importance.HIGH,
-            documentation="The expected time between heartbeats to the group coordinator; lower than "
-                          "session.timeout.ms, typically no higher than a third of it.")
-    .define("rebalance.timeout.ms", Type.INT, 60000, importance=Importance.HIGH,
-            documentation="The maximum allowed time for each worker to join the group once a rebalance has begun "
-                          "(time for its tasks to stop and commit); a worker whose tick thread stalls longer "
-                          "leaves the group.")
-    .define("scheduled.rebalance.max.delay.ms", Type.INT, 300000, Range.between(0, 2**31 - 1), Importance.LOW,
-            documentation="The maximum delay that is scheduled in order to wait for the return of one or more "
-                          "departed workers before rebalancing and reassigning their connectors and tasks to the "
-                          "group (KIP-415). During this period their connectors and tasks remain unassigned.")
-    .define("config.storage.topic", Type.STRING, None, importance=Importance.HIGH,
-            documentation="The name of the Kafka topic where connector configurations are stored "
-                          "(required in distributed mode).")
-    .define("config.storage.replication.factor", Type.SHORT, 3, PositiveOrMinusOne(), Importance.LOW,
-            documentation="Replication factor used when creating the configuration storage topic "
-                          "(-1: the broker's default).")
-    .define("offset.storage.topic", Type.STRING, None, importance=Importance.HIGH,
-            documentation="The name of the Kafka topic where source connector offsets are stored "
-                          "(required in distributed mode).")
-    .define("offset.storage.partitions", Type.INT, 25, PositiveOrMinusOne(), Importance.LOW,
-            documentation="The number of partitions used when creating the offset storage topic "
-                          "(-1: the broker's default).")
-    .define("offset.storage.replication.factor", Type.SHORT, 3, PositiveOrMinusOne(), Importance.LOW,
-            documentation="Replication factor used when creating the offset storage topic (-1: the broker's default).")
-    .define("status.storage.topic", Type.STRING, None, importance=Importance.HIGH,
-            documentation="The name of the Kafka topic where connector and task statuses are stored "
-                          "(required in distributed mode).")
-    .define("status.storage.partitions", Type.INT, 5, PositiveOrMinusOne(), Importance.LOW,
-            documentation="The number of partitions used when creating the status storage topic "
-                          "(-1: the broker's default).")
-    .define("status.storage.replication.factor", Type.SHORT, 3, PositiveOrMinusOne(), Importance.LOW,
-            documentation="Replication factor used when creating the status storage topic (-1: the broker's default).")
-    .define("internal.log.read.strategy", Type.STRING, "watermark", ValidString.of("watermark", "sentinel"),
-            Importance.LOW,
-            documentation="This runtime's own: how the internal topics are read to their end, by the high "
-                          "watermark or by writing a sentinel record and reading up to it.")
+    .define(
+        "group.id",
+        Type.STRING,
+        None,
+        importance=Importance.HIGH,
+        documentation="A unique string that identifies the Connect cluster group this worker belongs to "
+        "(required in distributed mode).",
+    )
+    .define(
+        "session.timeout.ms",
+        Type.INT,
+        10000,
+        importance=Importance.HIGH,
+        documentation="The timeout used to detect worker failures: a worker whose heartbeats the group "
+        "coordinator does not receive for this long is removed from the group, and the others "
+        "rebalance. Must be within the broker's group.min/max.session.timeout.ms.",
+    )
+    .define(
+        "heartbeat.interval.ms",
+        Type.INT,
+        3000,
+        importance=Importance.HIGH,
+        documentation="The expected time between heartbeats to the group coordinator; lower than "
+        "session.timeout.ms, typically no higher than a third of it.",
+    )
+    .define(
+        "rebalance.timeout.ms",
+        Type.INT,
+        60000,
+        importance=Importance.HIGH,
+        documentation="The maximum allowed time for each worker to join the group once a rebalance has begun "
+        "(time for its tasks to stop and commit); a worker whose tick thread stalls longer "
+        "leaves the group.",
+    )
+    .define(
+        "scheduled.rebalance.max.delay.ms",
+        Type.INT,
+        300000,
+        Range.between(0, 2**31 - 1),
+        Importance.LOW,
+        documentation="The maximum delay that is scheduled in order to wait for the return of one or more "
+        "departed workers before rebalancing and reassigning their connectors and tasks to the "
+        "group (KIP-415). During this period their connectors and tasks remain unassigned.",
+    )
+    .define(
+        "config.storage.topic",
+        Type.STRING,
+        None,
+        importance=Importance.HIGH,
+        documentation="The name of the Kafka topic where connector configurations are stored "
+        "(required in distributed mode).",
+    )
+    .define(
+        "config.storage.replication.factor",
+        Type.SHORT,
+        3,
+        PositiveOrMinusOne(),
+        Importance.LOW,
+        documentation="Replication factor used when creating the configuration storage topic "
+        "(-1: the broker's default).",
+    )
+    .define(
+        "offset.storage.topic",
+        Type.STRING,
+        None,
+        importance=Importance.HIGH,
+        documentation="The name of the Kafka topic where source connector offsets are stored "
+        "(required in distributed mode).",
+    )
+    .define(
+        "offset.storage.partitions",
+        Type.INT,
+        25,
+        PositiveOrMinusOne(),
+        Importance.LOW,
+        documentation="The number of partitions used when creating the offset storage topic "
+        "(-1: the broker's default).",
+    )
+    .define(
+        "offset.storage.replication.factor",
+        Type.SHORT,
+        3,
+        PositiveOrMinusOne(),
+        Importance.LOW,
+        documentation="Replication factor used when creating the offset storage topic (-1: the broker's default).",
+    )
+    .define(
+        "status.storage.topic",
+        Type.STRING,
+        None,
+        importance=Importance.HIGH,
+        documentation="The name of the Kafka topic where connector and task statuses are stored "
+        "(required in distributed mode).",
+    )
+    .define(
+        "status.storage.partitions",
+        Type.INT,
+        5,
+        PositiveOrMinusOne(),
+        Importance.LOW,
+        documentation="The number of partitions used when creating the status storage topic "
+        "(-1: the broker's default).",
+    )
+    .define(
+        "status.storage.replication.factor",
+        Type.SHORT,
+        3,
+        PositiveOrMinusOne(),
+        Importance.LOW,
+        documentation="Replication factor used when creating the status storage topic (-1: the broker's default).",
+    )
+    .define(
+        "internal.log.read.strategy",
+        Type.STRING,
+        "watermark",
+        ValidString.of("watermark", "sentinel"),
+        Importance.LOW,
+        documentation="This runtime's own: how the internal topics are read to their end, by the high "
+        "watermark or by writing a sentinel record and reading up to it.",
+    )
 )
 for _name, _type in REST_SSL_SETTINGS.items():
     WORKER_CONFIG_DEF.define(
-        _name, _type, None,
-        BlankOr(ValidString.of("required", "requested", "none", case_insensitive=True)) if _name == "ssl.client.auth"
+        _name,
+        _type,
+        None,
+        BlankOr(ValidString.of("required", "requested", "none", case_insensitive=True))
+        if _name == "ssl.client.auth"
         else None,
-        Importance.LOW, documentation=f"For the https REST listener (and, as {LISTENER_HTTPS_PREFIX}{_name}, for "
-                                      "it alone); blank counts as unset.")
+        Importance.LOW,
+        documentation=f"For the https REST listener (and, as {LISTENER_HTTPS_PREFIX}{_name}, for "
+        "it alone); blank counts as unset.",
+    )
 
 
 def _blank(value: Any) -> bool:
@@ -263,7 +457,9 @@ class WorkerConfig(AbstractConfig):
     def worker_id(self, bound_port: int | None = None) -> str:
         """`host:port` others reach this worker at (rest.advertised.* first, then the listener)."""
         host, port = self.rest_bind()
-        advertised_host = self.get("rest.advertised.host.name") or (host if host not in ("", "0.0.0.0", "::") else socket.gethostname())
+        advertised_host = self.get("rest.advertised.host.name") or (
+            host if host not in ("", "0.0.0.0", "::") else socket.gethostname()
+        )
         advertised_port = self.get("rest.advertised.port") or bound_port or port
         return f"{advertised_host}:{advertised_port}"
 
@@ -285,7 +481,6 @@ class WorkerConfig(AbstractConfig):
         return {k: str(v) for k, v in self.originals_with_prefix(prefix).items()}
 
 
-
 def read_properties(path: Path, encoding: str = "iso-8859-1") -> dict[str, str]:
     """Java properties: `key=value` or `key: value`, `#`/`!` comments, `\\` line continuations, `\\uXXXX`.
 
@@ -299,7 +494,7 @@ def parse_properties(text: str) -> dict[str, str]:
     props: dict[str, str] = {}
     logical: list[str] = []
     for raw_line in text.splitlines():
-        line = raw_line.lstrip() if not logical else raw_line.lstrip()
+        line = raw_line.lstrip()
         if not logical and (not line or line[0] in "#!"):
             continue
         backslashes = len(line) - len(line.rstrip("\\"))
@@ -326,7 +521,7 @@ def _split_property(entry: str) -> tuple[str, str]:
             i += 2
             continue
         if c in "=:":
-            return entry[:i], entry[i + 1:].lstrip(" \t\f")
+            return entry[:i], entry[i + 1 :].lstrip(" \t\f")
         if c in " \t\f":
             rest = entry[i:].lstrip(" \t\f")
             if rest and rest[0] in "=:":
@@ -350,7 +545,7 @@ def _unescape(text: str) -> str:
             n = text[i + 1]
             if n == "u" and i + 5 < len(text):
                 try:
-                    out.append(chr(int(text[i + 2:i + 6], 16)))
+                    out.append(chr(int(text[i + 2 : i + 6], 16)))
                     i += 6
                     continue
                 except ValueError:

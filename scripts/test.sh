@@ -18,4 +18,7 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'
 export PATH="$PWD/.venv/bin:$PATH"
+# Static checks first (pyproject.toml configures them): lint and formatting
+.venv/bin/ruff check --quiet .
+.venv/bin/ruff format --check --quiet .
 exec .venv/bin/python -m pytest -p no:cacheprovider -n 2 --dist loadfile "$@"

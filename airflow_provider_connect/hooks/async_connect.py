@@ -1,16 +1,25 @@
 """The asynchronous hook used by triggers: read-only (GET) calls with the same retry rules."""
+
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import httpx
 from airflow.sdk import BaseHook
 
 from airflow_provider_connect.errors import ConnectNotFoundError
 from airflow_provider_connect.hooks.base import (
-    DEFAULT_CONN_ID, ConnectSettings, RetryPolicy, api_error, decode, is_retryable_error,
-    is_retryable_status, path_for, transport_error,
+    DEFAULT_CONN_ID,
+    ConnectSettings,
+    RetryPolicy,
+    api_error,
+    decode,
+    is_retryable_error,
+    is_retryable_status,
+    path_for,
+    transport_error,
 )
 
 
@@ -44,7 +53,10 @@ class AsyncConnectHook(BaseHook):
         s = await self.get_settings()
         attempts = self.retry_policy.max_attempts
         async with httpx.AsyncClient(
-            base_url=s.base_url, auth=s.auth, verify=s.verify, timeout=s.timeout,
+            base_url=s.base_url,
+            auth=s.auth,
+            verify=s.verify,
+            timeout=s.timeout,
             headers={"Accept": "application/json", **s.headers},
         ) as client:
             for attempt in range(1, attempts + 1):
@@ -65,8 +77,9 @@ class AsyncConnectHook(BaseHook):
 
     async def _back_off(self, path: str, attempt: int, why: str) -> None:
         delay = self.retry_policy.delay(attempt)
-        self.log.warning("GET %s: %s (attempt %d/%d), retrying in %.1fs", path, why, attempt,
-                         self.retry_policy.max_attempts, delay)
+        self.log.warning(
+            "GET %s: %s (attempt %d/%d), retrying in %.1fs", path, why, attempt, self.retry_policy.max_attempts, delay
+        )
         await asyncio.sleep(delay)
 
     async def get_connector_status(self, name: str) -> dict[str, Any]:

@@ -1,10 +1,12 @@
 """What the sync and async hooks share: connection parsing, retry decisions, error decoding."""
+
 from __future__ import annotations
 
 import json
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -31,7 +33,9 @@ class ConnectSettings:
     kafka_bootstrap_servers: str | None = None  # extra `kafka_bootstrap_servers`: the workers' cluster, for lineage
 
     def __repr__(self) -> str:  # never show credentials or header values
-        return f"ConnectSettings(base_url={self.base_url!r}, auth={'yes' if self.auth else 'no'}, verify={self.verify!r})"
+        return (
+            f"ConnectSettings(base_url={self.base_url!r}, auth={'yes' if self.auth else 'no'}, verify={self.verify!r})"
+        )
 
     @property
     def secrets(self) -> list[str]:
@@ -41,7 +45,7 @@ class ConnectSettings:
         return [v for v in values if v]
 
     @classmethod
-    def from_connection(cls, conn: Any) -> "ConnectSettings":
+    def from_connection(cls, conn: Any) -> ConnectSettings:
         extra = _extras(conn)
         host = (conn.host or "").strip()
         if not host:
@@ -63,8 +67,9 @@ class ConnectSettings:
             raise ValueError(f"Connection {conn.conn_id!r}: extra 'headers' must be a JSON object")
         template = str(extra.get("ui_url_template") or "").strip() or None
         bootstrap = str(extra.get("kafka_bootstrap_servers") or "").strip() or None
-        settings = cls(host.rstrip("/"), auth, verify, timeout, {str(k): str(v) for k, v in headers.items()},
-                       template, bootstrap)
+        settings = cls(
+            host.rstrip("/"), auth, verify, timeout, {str(k): str(v) for k, v in headers.items()}, template, bootstrap
+        )
         register_with_airflow(settings.secrets)
         return settings
 
@@ -72,7 +77,7 @@ class ConnectSettings:
 def _extras(conn: Any) -> dict[str, Any]:
     raw = conn.extra_dejson if hasattr(conn, "extra_dejson") else {}
     # Forms may store fields prefixed (`extra__kafka_connect__timeout`); accept both spellings.
-    return {k[len(_FIELD_PREFIX):] if k.startswith(_FIELD_PREFIX) else k: v for k, v in (raw or {}).items()}
+    return {k[len(_FIELD_PREFIX) :] if k.startswith(_FIELD_PREFIX) else k: v for k, v in (raw or {}).items()}
 
 
 def _as_bool(value: Any) -> bool:
@@ -147,7 +152,9 @@ def normalise_config(name: str, config: Mapping[str, Any]) -> dict[str, str]:
         if isinstance(value, bool):
             out[key] = "true" if value else "false"
         elif isinstance(value, (dict, list)):
-            raise ValueError(f"Config value for {key!r} must be a string, number or boolean, not {type(value).__name__}")
+            raise ValueError(
+                f"Config value for {key!r} must be a string, number or boolean, not {type(value).__name__}"
+            )
         else:
             out[key] = str(value)
     out["name"] = name

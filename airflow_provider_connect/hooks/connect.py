@@ -1,18 +1,28 @@
 """The synchronous Kafka Connect REST hook: one method per endpoint (contract sections 1.2-1.5)."""
+
 from __future__ import annotations
 
 import time
-from urllib.parse import quote
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
 
 import httpx
 from airflow.sdk import BaseHook
 
 from airflow_provider_connect.errors import ConnectApiError, ConnectNotFoundError, ConnectorStateError
 from airflow_provider_connect.hooks.base import (
-    CONN_TYPE, DEFAULT_CONN_ID, ConnectSettings, RetryPolicy, api_error, decode, is_retryable_error,
-    is_retryable_status, path_for, transport_error,
+    CONN_TYPE,
+    DEFAULT_CONN_ID,
+    ConnectSettings,
+    RetryPolicy,
+    api_error,
+    decode,
+    is_retryable_error,
+    is_retryable_status,
+    path_for,
+    transport_error,
 )
 from airflow_provider_connect.redaction import register_with_airflow, secret_values
 from airflow_provider_connect.status import ConnectState, Verdict, evaluate_status
@@ -57,7 +67,10 @@ class ConnectHook(BaseHook):
     def client(self) -> httpx.Client:
         s = self.settings
         return httpx.Client(
-            base_url=s.base_url, auth=s.auth, verify=s.verify, timeout=s.timeout,
+            base_url=s.base_url,
+            auth=s.auth,
+            verify=s.verify,
+            timeout=s.timeout,
             headers={"Accept": "application/json", **s.headers},
         )
 
@@ -109,8 +122,15 @@ class ConnectHook(BaseHook):
 
     def _back_off(self, method: str, path: str, attempt: int, why: str) -> None:
         delay = self.retry_policy.delay(attempt)
-        self.log.warning("%s %s: %s (attempt %d/%d), retrying in %.1fs", method, path, why, attempt,
-                         self.retry_policy.max_attempts, delay)
+        self.log.warning(
+            "%s %s: %s (attempt %d/%d), retrying in %.1fs",
+            method,
+            path,
+            why,
+            attempt,
+            self.retry_policy.max_attempts,
+            delay,
+        )
         self._sleep(delay)
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -145,8 +165,11 @@ class ConnectHook(BaseHook):
         except Exception as exc:  # noqa: BLE001
             return False, f"Kafka Connect {version} answers, but its health could not be read: {exc}"
         if health.get("status") != "healthy":
-            return False, f"Kafka Connect {version} answers, but its worker is not healthy ({health.get('status')}): " \
-                          f"{health.get('message')}"
+            return (
+                False,
+                f"Kafka Connect {version} answers, but its worker is not healthy ({health.get('status')}): "
+                f"{health.get('message')}",
+            )
         return True, f"Connected to Kafka Connect {version}: {health.get('message')}"
 
     def connector_url(self, name: str) -> str:
@@ -217,14 +240,16 @@ class ConnectHook(BaseHook):
 
     def put_connector_config(self, name: str, config: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
         """PUT (create or replace; idempotent). Returns (ConnectorInfo, created)."""
-        response = self.request("PUT", path_for("connectors", name, "config"), json=dict(config),
-                                secrets=secret_values(config))
+        response = self.request(
+            "PUT", path_for("connectors", name, "config"), json=dict(config), secrets=secret_values(config)
+        )
         return response.json(), response.status_code == 201
 
     def patch_connector_config(self, name: str, patch: Mapping[str, Any]) -> dict[str, Any]:
         """PATCH: non-null values set keys, null values remove them."""
-        return self._call("PATCH", path_for("connectors", name, "config"), json=dict(patch),
-                          secrets=secret_values(patch))
+        return self._call(
+            "PATCH", path_for("connectors", name, "config"), json=dict(patch), secrets=secret_values(patch)
+        )
 
     def delete_connector(self, name: str, missing_ok: bool = False) -> bool:
         """Returns True if deleted, False if it was already gone (only with missing_ok)."""
@@ -305,8 +330,12 @@ class ConnectHook(BaseHook):
         return self._call("GET", path_for("connector-plugins", plugin, "config"))
 
     def validate_config(self, plugin: str, config: Mapping[str, Any]) -> dict[str, Any]:
-        return self._call("PUT", path_for("connector-plugins", plugin, "config", "validate"),
-                          json=dict(config), secrets=secret_values(config))
+        return self._call(
+            "PUT",
+            path_for("connector-plugins", plugin, "config", "validate"),
+            json=dict(config),
+            secrets=secret_values(config),
+        )
 
     # ---- loggers (1.5) --------------------------------------------------------------------------
 
@@ -318,8 +347,7 @@ class ConnectHook(BaseHook):
 
     def set_logger_level(self, logger: str, level: str, scope: str = "worker") -> list[str] | None:
         """Worker scope returns the affected logger names; cluster scope returns None (204)."""
-        return self._call("PUT", path_for("admin", "loggers", logger), params={"scope": scope},
-                          json={"level": level})
+        return self._call("PUT", path_for("admin", "loggers", logger), params={"scope": scope}, json={"level": level})
 
     # ---- helpers built on the endpoints ----------------------------------------------------------
 
@@ -348,12 +376,13 @@ class ConnectHook(BaseHook):
     def ensure_stopped(self, name: str, timeout: float = 120.0, poll_interval: float = 0.5) -> None:
         """Stop the connector (idempotent) and wait until it is STOPPED with no tasks."""
         self.stop_connector(name)
-        self.wait_for_state(name, ConnectState.STOPPED, include_tasks=True, timeout=timeout,
-                            poll_interval=poll_interval)
+        self.wait_for_state(
+            name, ConnectState.STOPPED, include_tasks=True, timeout=timeout, poll_interval=poll_interval
+        )
 
 
 def _flag(value: bool) -> str:
     return "true" if value else "false"
 
 
-__all__ = ["ConnectHook", "ConnectApiError", "ConnectNotFoundError"]
+__all__ = ["ConnectApiError", "ConnectHook", "ConnectNotFoundError"]

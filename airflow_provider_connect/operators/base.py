@@ -1,10 +1,12 @@
 """What every Connect operator shares: the hook, config loading, small redacted XCom summaries."""
+
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from airflow.sdk import BaseOperator
 

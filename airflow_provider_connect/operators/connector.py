@@ -1,9 +1,11 @@
 """Connector lifecycle operators. Each is idempotent, so Airflow retries are always safe."""
+
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar
 
 from airflow.configuration import conf
 from airflow.sdk import Context
@@ -20,9 +22,15 @@ class _WaitsForState(ConnectOperatorBase):
     """An operator that may wait for a connector state after its request: polling in the worker slot, or,
     with `deferrable` (default: `[operators] default_deferrable`), in the triggerer."""
 
-    def __init__(self, *, connector_name: str, wait_timeout: float = 300.0, poll_interval: float = 2.0,
-                 deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        connector_name: str,
+        wait_timeout: float = 300.0,
+        poll_interval: float = 2.0,
+        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        **kwargs: Any,
+    ) -> None:
         super().__init__(connector_name=connector_name, **kwargs)
         self.wait_timeout = wait_timeout
         self.poll_interval = poll_interval
@@ -32,22 +40,32 @@ class _WaitsForState(ConnectOperatorBase):
         """Wait until `target` (connector and tasks), then return `result` (through the trigger's event when
         deferred)."""
         if not self.deferrable:
-            self.hook.wait_for_state(self.connector_name, target, include_tasks=True, timeout=self.wait_timeout,
-                                     poll_interval=self.poll_interval)
+            self.hook.wait_for_state(
+                self.connector_name,
+                target,
+                include_tasks=True,
+                timeout=self.wait_timeout,
+                poll_interval=self.poll_interval,
+            )
             return result
         status = self.hook.get_connector_status_or_none(self.connector_name)
         if evaluate_status(status, target, include_tasks=True).verdict is Verdict.SUCCESS:
             return result  # already there: no need to occupy the triggerer
         self.defer(
-            trigger=ConnectorStateTrigger(connector_name=self.connector_name, target_state=target.value,
-                                          deadline=time.time() + self.wait_timeout,
-                                          kafka_connect_conn_id=self.kafka_connect_conn_id, include_tasks=True,
-                                          poll_interval=self.poll_interval),
-            method_name="execute_complete", kwargs={"result": result},
-            timeout=timedelta(seconds=self.wait_timeout))
+            trigger=ConnectorStateTrigger(
+                connector_name=self.connector_name,
+                target_state=target.value,
+                deadline=time.time() + self.wait_timeout,
+                kafka_connect_conn_id=self.kafka_connect_conn_id,
+                include_tasks=True,
+                poll_interval=self.poll_interval,
+            ),
+            method_name="execute_complete",
+            kwargs={"result": result},
+            timeout=timedelta(seconds=self.wait_timeout),
+        )
 
-    def execute_complete(self, context: Context, event: Mapping[str, Any] | None = None,
-                         result: Any = None) -> Any:
+    def execute_complete(self, context: Context, event: Mapping[str, Any] | None = None, result: Any = None) -> Any:
         handle_trigger_event(event)  # raises on a failed, timed-out or unexpected state
         self.log.info("Connector %s reached the state it waited for", self.connector_name)
         return result
@@ -66,10 +84,18 @@ class ConnectorCreateOperator(_WaitsForState):
 
     template_fields: Sequence[str] = ("connector_name", "kafka_connect_conn_id", "config", "initial_state")
     template_ext: Sequence[str] = (".json",)
-    template_fields_renderers = {"config": "json"}
+    template_fields_renderers: ClassVar[dict[str, str]] = {"config": "json"}
 
-    def __init__(self, *, connector_name: str, config: Any, initial_state: str | None = None,
-                 update_if_different: bool = False, wait_for_state: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        connector_name: str,
+        config: Any,
+        initial_state: str | None = None,
+        update_if_different: bool = False,
+        wait_for_state: bool = False,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(connector_name=connector_name, **kwargs)
         self.config = config
         self.initial_state = initial_state
@@ -111,7 +137,7 @@ class ConnectorUpdateConfigOperator(ConnectOperatorBase):
 
     template_fields: Sequence[str] = ("connector_name", "kafka_connect_conn_id", "config")
     template_ext: Sequence[str] = (".json",)
-    template_fields_renderers = {"config": "json"}
+    template_fields_renderers: ClassVar[dict[str, str]] = {"config": "json"}
 
     def __init__(self, *, connector_name: str, config: Any, patch: bool = False, **kwargs: Any) -> None:
         super().__init__(connector_name=connector_name, **kwargs)
@@ -123,7 +149,9 @@ class ConnectorUpdateConfigOperator(ConnectOperatorBase):
         if self.patch:
             info = self.hook.patch_connector_config(self.connector_name, config)
             return info_summary(info, created=False, updated=True)
-        info, created = self.hook.put_connector_config(self.connector_name, normalise_config(self.connector_name, config))
+        info, created = self.hook.put_connector_config(
+            self.connector_name, normalise_config(self.connector_name, config)
+        )
         return info_summary(info, created=created, updated=not created)
 
 
@@ -131,8 +159,15 @@ class ConnectorDeleteOperator(ConnectOperatorBase):
     """Delete a connector; with `reset_offsets=True` first stop it and reset its offsets (stop, reset,
     delete), so a future connector of the same name starts from scratch. Missing = success by default."""
 
-    def __init__(self, *, connector_name: str, reset_offsets: bool = False, missing_ok: bool = True,
-                 stop_timeout: float = 120.0, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        connector_name: str,
+        reset_offsets: bool = False,
+        missing_ok: bool = True,
+        stop_timeout: float = 120.0,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(connector_name=connector_name, **kwargs)
         self.reset_offsets = reset_offsets
         self.missing_ok = missing_ok
@@ -206,8 +241,15 @@ class ConnectorRestartOperator(_WaitsForState):
     Returns the restarted instances (`["connector", "task-0", ...]`) as read from the server's plan.
     """
 
-    def __init__(self, *, connector_name: str, include_tasks: bool = False, only_failed: bool = False,
-                 wait_for_running: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        connector_name: str,
+        include_tasks: bool = False,
+        only_failed: bool = False,
+        wait_for_running: bool = False,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(connector_name=connector_name, **kwargs)
         self.include_tasks = include_tasks
         self.only_failed = only_failed

@@ -13,12 +13,14 @@ got, so an Airflow retry after a failure at any step finishes the move without r
   never touched again; only the source clean-up remains;
 - source already deleted: the move had completed.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from functools import cached_property
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar
 
 from airflow.configuration import conf
 from airflow.sdk import BaseOperator, Context
@@ -55,10 +57,15 @@ class ConnectorMigrateOperator(BaseOperator):
     """
 
     template_fields: Sequence[str] = (
-        "connector_name", "target_connector_name", "source_conn_id", "target_conn_id", "config_overrides",
-        "on_source", "target_state",
+        "connector_name",
+        "target_connector_name",
+        "source_conn_id",
+        "target_conn_id",
+        "config_overrides",
+        "on_source",
+        "target_state",
     )
-    template_fields_renderers = {"config_overrides": "json"}
+    template_fields_renderers: ClassVar[dict[str, str]] = {"config_overrides": "json"}
     ui_color = "#fdf0dc"
     operator_extra_links = (ConnectorLink(),)  # the connector on the target cluster
 
@@ -125,7 +132,9 @@ class ConnectorMigrateOperator(BaseOperator):
         if source_info is None:
             if not target_exists:
                 raise ConnectorStateError(f"Connector {src_name} exists on neither the source nor the target")
-            self.log.info("Source %s is gone and target %s exists: an earlier try completed the move", src_name, dst_name)
+            self.log.info(
+                "Source %s is gone and target %s exists: an earlier try completed the move", src_name, dst_name
+            )
             return {"connector": dst_name, "steps": ["already migrated"], "offsets": None}
 
         transferred = target_exists and target_state not in (None, ConnectState.STOPPED.value)
@@ -143,8 +152,15 @@ class ConnectorMigrateOperator(BaseOperator):
         self.log.info("Migration of %s -> %s done: %s", src_name, dst_name, "; ".join(steps))
         return {"connector": dst_name, "steps": steps, "offsets": moved}
 
-    def _transfer(self, src_name: str, dst_name: str, source_info: Mapping[str, Any], target_exists: bool,
-                  final_state: ConnectState, steps: list[str]) -> int:
+    def _transfer(
+        self,
+        src_name: str,
+        dst_name: str,
+        source_info: Mapping[str, Any],
+        target_exists: bool,
+        final_state: ConnectState,
+        steps: list[str],
+    ) -> int:
         # 1-2. Stop on the source (tasks commit their last offsets on stop), then read those offsets.
         self._ensure_stopped_on_source(src_name)
         steps.append("stopped on source")
@@ -190,7 +206,6 @@ class ConnectorMigrateOperator(BaseOperator):
             steps.append("paused on target")
         return len(offsets)
 
-
     # ---- waits: here, or in the triggerer (deferrable) ---------------------------------------------
 
     def _ensure_stopped_on_source(self, name: str) -> None:
@@ -203,8 +218,13 @@ class ConnectorMigrateOperator(BaseOperator):
 
     def _wait_running_on_target(self, name: str, steps: list[str], moved: int) -> None:
         if not self.deferrable:
-            self.target.wait_for_state(name, ConnectState.RUNNING, include_tasks=True, timeout=self.wait_timeout,
-                                       poll_interval=self.poll_interval)
+            self.target.wait_for_state(
+                name,
+                ConnectState.RUNNING,
+                include_tasks=True,
+                timeout=self.wait_timeout,
+                poll_interval=self.poll_interval,
+            )
         elif not self._reached(self.target, name, ConnectState.RUNNING):
             self._defer_until(self.target_conn_id, name, ConnectState.RUNNING, {"earlier_steps": steps, "moved": moved})
 
@@ -214,14 +234,27 @@ class ConnectorMigrateOperator(BaseOperator):
         return evaluate_status(status, state, include_tasks=True).verdict is Verdict.SUCCESS
 
     def _defer_until(self, conn_id: str, name: str, state: ConnectState, kwargs: dict[str, Any]) -> None:
-        self.defer(trigger=ConnectorStateTrigger(connector_name=name, target_state=state.value,
-                                                 deadline=time.time() + self.wait_timeout,
-                                                 kafka_connect_conn_id=conn_id, include_tasks=True,
-                                                 poll_interval=self.poll_interval),
-                   method_name="execute_complete", kwargs=kwargs, timeout=timedelta(seconds=self.wait_timeout))
+        self.defer(
+            trigger=ConnectorStateTrigger(
+                connector_name=name,
+                target_state=state.value,
+                deadline=time.time() + self.wait_timeout,
+                kafka_connect_conn_id=conn_id,
+                include_tasks=True,
+                poll_interval=self.poll_interval,
+            ),
+            method_name="execute_complete",
+            kwargs=kwargs,
+            timeout=timedelta(seconds=self.wait_timeout),
+        )
 
-    def execute_complete(self, context: Context, event: Mapping[str, Any] | None = None,
-                         earlier_steps: list[str] | None = None, moved: int | None = None) -> dict[str, Any]:
+    def execute_complete(
+        self,
+        context: Context,
+        event: Mapping[str, Any] | None = None,
+        earlier_steps: list[str] | None = None,
+        moved: int | None = None,
+    ) -> dict[str, Any]:
         """Back from the triggerer: the state was reached (or this raises); carry on from where the move is."""
         handle_trigger_event(event)
         result = self.execute(context)

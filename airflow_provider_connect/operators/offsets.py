@@ -1,7 +1,9 @@
 """Offsets operators (KIP-875): read, alter and reset a connector's offsets."""
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from airflow.sdk import Context
 
@@ -22,8 +24,9 @@ class ConnectorGetOffsetsOperator(ConnectOperatorBase):
 class _ModifyOffsetsOperator(ConnectOperatorBase):
     verb: str
 
-    def __init__(self, *, connector_name: str, stop_first: bool = False, stop_timeout: float = 120.0,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, *, connector_name: str, stop_first: bool = False, stop_timeout: float = 120.0, **kwargs: Any
+    ) -> None:
         super().__init__(connector_name=connector_name, **kwargs)
         self.stop_first = stop_first
         self.stop_timeout = stop_timeout
@@ -50,7 +53,7 @@ class ConnectorAlterOffsetsOperator(_ModifyOffsetsOperator):
 
     template_fields: Sequence[str] = ("connector_name", "kafka_connect_conn_id", "offsets")
     template_ext: Sequence[str] = (".json",)
-    template_fields_renderers = {"offsets": "json"}
+    template_fields_renderers: ClassVar[dict[str, str]] = {"offsets": "json"}
     verb = "alter"
 
     def __init__(self, *, connector_name: str, offsets: Any, **kwargs: Any) -> None:

@@ -1,10 +1,12 @@
 """Sensors: wait for a connector state, or for a sink to reach offsets. Modes poke, reschedule, deferrable."""
+
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from functools import cached_property
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from airflow.configuration import conf
 from airflow.sdk import BaseSensorOperator, Context
@@ -34,9 +36,14 @@ def handle_trigger_event(event: Mapping[str, Any] | None) -> Mapping[str, Any]:
 
 
 class _ConnectSensor(BaseSensorOperator):
-    def __init__(self, *, connector_name: str, kafka_connect_conn_id: str = DEFAULT_CONN_ID,
-                 deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        connector_name: str,
+        kafka_connect_conn_id: str = DEFAULT_CONN_ID,
+        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.connector_name = connector_name
         self.kafka_connect_conn_id = kafka_connect_conn_id
@@ -81,13 +88,21 @@ class ConnectorStateSensor(_ConnectSensor):
         self.target_state = target_state
         self.include_tasks = include_tasks
         self.min_tasks = min_tasks
-        self.transitional_states = list(transitional_states) if transitional_states is not None else sorted(
-            s.value for s in NON_TERMINAL_STATES)
+        self.transitional_states = (
+            list(transitional_states)
+            if transitional_states is not None
+            else sorted(s.value for s in NON_TERMINAL_STATES)
+        )
 
     def poke(self, context: Context) -> bool:
         status = self.hook.get_connector_status_or_none(self.connector_name)
-        evaluation = evaluate_status(status, self.target_state, include_tasks=self.include_tasks,
-                                     min_tasks=self.min_tasks, transitional=self.transitional_states)
+        evaluation = evaluate_status(
+            status,
+            self.target_state,
+            include_tasks=self.include_tasks,
+            min_tasks=self.min_tasks,
+            transitional=self.transitional_states,
+        )
         if evaluation.verdict is Verdict.FAILED:
             raise ConnectorStateError(evaluation.message)
         self.log.info("%s", evaluation.message)
@@ -98,12 +113,18 @@ class ConnectorStateSensor(_ConnectSensor):
             return super().execute(context)
         if self.poke(context):  # already there: no need to occupy a triggerer
             return self.target_state
-        self._defer_with(ConnectorStateTrigger(
-            connector_name=self.connector_name, target_state=self.target_state, deadline=self._deadline(),
-            kafka_connect_conn_id=self.kafka_connect_conn_id, include_tasks=self.include_tasks,
-            min_tasks=self.min_tasks, transitional_states=self.transitional_states,
-            poll_interval=float(self.poke_interval),
-        ))
+        self._defer_with(
+            ConnectorStateTrigger(
+                connector_name=self.connector_name,
+                target_state=self.target_state,
+                deadline=self._deadline(),
+                kafka_connect_conn_id=self.kafka_connect_conn_id,
+                include_tasks=self.include_tasks,
+                min_tasks=self.min_tasks,
+                transitional_states=self.transitional_states,
+                poll_interval=float(self.poke_interval),
+            )
+        )
 
 
 class SinkOffsetsSensor(_ConnectSensor):
@@ -163,8 +184,13 @@ class SinkOffsetsSensor(_ConnectSensor):
             return super().execute(context)
         if self.poke(context):
             return None
-        self._defer_with(SinkOffsetsTrigger(
-            connector_name=self.connector_name, target_offsets=to_wire(self.resolve_targets()),
-            deadline=self._deadline(), kafka_connect_conn_id=self.kafka_connect_conn_id,
-            fail_on_failed_state=self.fail_on_failed_state, poll_interval=float(self.poke_interval),
-        ))
+        self._defer_with(
+            SinkOffsetsTrigger(
+                connector_name=self.connector_name,
+                target_offsets=to_wire(self.resolve_targets()),
+                deadline=self._deadline(),
+                kafka_connect_conn_id=self.kafka_connect_conn_id,
+                fail_on_failed_state=self.fail_on_failed_state,
+                poll_interval=float(self.poke_interval),
+            )
+        )

@@ -3,11 +3,13 @@
 Events: {"status": "success" | "failed" | "timeout" | "error", "message": str, ...}. Deadlines are wall-clock
 epoch seconds so they survive a triggerer restart.
 """
+
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
@@ -54,8 +56,14 @@ class _PollingTrigger(BaseTrigger):
                 return
             remaining = self.deadline - time.time()
             if remaining <= 0:
-                yield TriggerEvent({**base, **extra, "status": "timeout",
-                                    "message": f"deadline passed; last check: {evaluation.message}"})
+                yield TriggerEvent(
+                    {
+                        **base,
+                        **extra,
+                        "status": "timeout",
+                        "message": f"deadline passed; last check: {evaluation.message}",
+                    }
+                )
                 return
             self.log.info("%s", evaluation.message)
             await asyncio.sleep(min(self.poll_interval, remaining))
@@ -79,22 +87,33 @@ class ConnectorStateTrigger(_PollingTrigger):
         self.target_state = target_state
         self.include_tasks = include_tasks
         self.min_tasks = min_tasks
-        self.transitional_states = list(transitional_states) if transitional_states is not None else sorted(
-            s.value for s in NON_TERMINAL_STATES)
+        self.transitional_states = (
+            list(transitional_states)
+            if transitional_states is not None
+            else sorted(s.value for s in NON_TERMINAL_STATES)
+        )
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
-        return (f"{type(self).__module__}.{type(self).__qualname__}", {
-            **self._kwargs(),
-            "target_state": self.target_state,
-            "include_tasks": self.include_tasks,
-            "min_tasks": self.min_tasks,
-            "transitional_states": self.transitional_states,
-        })
+        return (
+            f"{type(self).__module__}.{type(self).__qualname__}",
+            {
+                **self._kwargs(),
+                "target_state": self.target_state,
+                "include_tasks": self.include_tasks,
+                "min_tasks": self.min_tasks,
+                "transitional_states": self.transitional_states,
+            },
+        )
 
     async def check(self, hook: AsyncConnectHook) -> tuple[Evaluation, dict[str, Any]]:
         status = await hook.get_connector_status_or_none(self.connector_name)
-        evaluation = evaluate_status(status, self.target_state, include_tasks=self.include_tasks,
-                                     min_tasks=self.min_tasks, transitional=self.transitional_states)
+        evaluation = evaluate_status(
+            status,
+            self.target_state,
+            include_tasks=self.include_tasks,
+            min_tasks=self.min_tasks,
+            transitional=self.transitional_states,
+        )
         state = ((status or {}).get("connector") or {}).get("state")
         return evaluation, {"state": state}
 
@@ -116,11 +135,14 @@ class SinkOffsetsTrigger(_PollingTrigger):
         self.fail_on_failed_state = fail_on_failed_state
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
-        return (f"{type(self).__module__}.{type(self).__qualname__}", {
-            **self._kwargs(),
-            "target_offsets": self.target_offsets,
-            "fail_on_failed_state": self.fail_on_failed_state,
-        })
+        return (
+            f"{type(self).__module__}.{type(self).__qualname__}",
+            {
+                **self._kwargs(),
+                "target_offsets": self.target_offsets,
+                "fail_on_failed_state": self.fail_on_failed_state,
+            },
+        )
 
     async def check(self, hook: AsyncConnectHook) -> tuple[Evaluation, dict[str, Any]]:
         offsets = await hook.get_offsets(self.connector_name)

@@ -7,10 +7,12 @@ connector with FAILED instances, then ends; the triggerer starts it again for th
 still present then (a restart under way) fires again: the DAG runs one at a time and restarts only what is
 FAILED when it looks, so a repeated event costs a run, never a second restart of a healthy instance.
 """
+
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
@@ -21,17 +23,26 @@ from airflow_provider_connect.remediation import failed_instances
 
 
 class ConnectorFailedTrigger(BaseEventTrigger):
-    def __init__(self, kafka_connect_conn_id: str = DEFAULT_CONN_ID, connectors: list[str] | None = None,
-                 poll_interval: float = 15.0) -> None:
+    def __init__(
+        self,
+        kafka_connect_conn_id: str = DEFAULT_CONN_ID,
+        connectors: list[str] | None = None,
+        poll_interval: float = 15.0,
+    ) -> None:
         super().__init__()
         self.kafka_connect_conn_id = kafka_connect_conn_id
         self.connectors = list(connectors or [])
         self.poll_interval = float(poll_interval)
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
-        return (f"{type(self).__module__}.{type(self).__qualname__}", {
-            "kafka_connect_conn_id": self.kafka_connect_conn_id, "connectors": self.connectors,
-            "poll_interval": self.poll_interval})
+        return (
+            f"{type(self).__module__}.{type(self).__qualname__}",
+            {
+                "kafka_connect_conn_id": self.kafka_connect_conn_id,
+                "connectors": self.connectors,
+                "poll_interval": self.poll_interval,
+            },
+        )
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         hook = AsyncConnectHook(self.kafka_connect_conn_id)
@@ -45,8 +56,9 @@ class ConnectorFailedTrigger(BaseEventTrigger):
                 if failed:
                     names = [entry["name"] for entry in failed]
                     self.log.info("FAILED instances in %s", names)
-                    yield TriggerEvent({"status": "failed", "connectors": failed,
-                                        "message": f"FAILED instances in {', '.join(names)}"})
+                    yield TriggerEvent(
+                        {"status": "failed", "connectors": failed, "message": f"FAILED instances in {', '.join(names)}"}
+                    )
                     return
             await asyncio.sleep(self.poll_interval)
 

@@ -3,12 +3,14 @@
 They power `GET /connector-plugins/{p}/config`, the validate endpoint and `parse()` inside plugins.
 Messages follow Kafka's wording so that clients matching on them keep working.
 """
+
 from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from .errors import ConfigError
 
@@ -148,6 +150,7 @@ def format_value(value: Any, type_: Type) -> str | None:
 
 # ---- validators -------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Range:
     """Numeric bounds, inclusive (`Range.at_least(1)`, `Range.between(0, 10)`)."""
@@ -156,11 +159,11 @@ class Range:
     max: float | None = None
 
     @classmethod
-    def at_least(cls, minimum: float) -> "Range":
+    def at_least(cls, minimum: float) -> Range:
         return cls(minimum, None)
 
     @classmethod
-    def between(cls, minimum: float, maximum: float) -> "Range":
+    def between(cls, minimum: float, maximum: float) -> Range:
         return cls(minimum, maximum)
 
     def __call__(self, name: str, value: Any) -> None:
@@ -191,7 +194,7 @@ class ValidString:
     case_insensitive: bool = False
 
     @classmethod
-    def of(cls, *choices: str, case_insensitive: bool = False) -> "ValidString":
+    def of(cls, *choices: str, case_insensitive: bool = False) -> ValidString:
         return cls(tuple(choices), case_insensitive)
 
     def __call__(self, name: str, value: Any) -> None:
@@ -200,7 +203,11 @@ class ValidString:
         options = [c.lower() for c in self.choices] if self.case_insensitive else list(self.choices)
         probe = value.lower() if self.case_insensitive and isinstance(value, str) else value
         if probe not in options:
-            raise ConfigError(name, value, f"String must be one of{' (case insensitive)' if self.case_insensitive else ''}: {', '.join(self.choices)}")
+            raise ConfigError(
+                name,
+                value,
+                f"String must be one of{' (case insensitive)' if self.case_insensitive else ''}: {', '.join(self.choices)}",
+            )
 
     def __str__(self) -> str:
         return "[" + ", ".join(self.choices) + "]"
@@ -217,7 +224,9 @@ class NonEmptyString:
         controls = [c for c in value if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F]
         if controls:
             codes = ", ".join(str(ord(c)) for c in controls)
-            raise ConfigError(name, value, f"String may not contain control sequences but had the following ASCII chars: {codes}")
+            raise ConfigError(
+                name, value, f"String may not contain control sequences but had the following ASCII chars: {codes}"
+            )
 
     def __str__(self) -> str:
         return "non-empty string without ISO control characters"
@@ -260,6 +269,7 @@ class ValidRegex:
 
 
 # ---- keys, values, definitions -----------------------------------------------------------------
+
 
 @dataclass
 class ConfigKey:
@@ -320,7 +330,7 @@ class ConfigDef:
         for key in keys:
             self.define_key(key)
 
-    def define_key(self, key: ConfigKey) -> "ConfigDef":
+    def define_key(self, key: ConfigKey) -> ConfigDef:
         if key.name in self._keys:
             raise ConfigError(f"Configuration {key.name} is defined twice.")
         if key.has_default and key.default is not None:
@@ -345,13 +355,26 @@ class ConfigDef:
         width: Width = Width.NONE,
         display_name: str | None = None,
         dependents: Sequence[str] = (),
-    ) -> "ConfigDef":
+    ) -> ConfigDef:
         return self.define_key(
-            ConfigKey(name, type, default, validator, importance, documentation, group, order_in_group,
-                      width, display_name, list(dependents))
+            ConfigKey(
+                name,
+                type,
+                default,
+                validator,
+                importance,
+                documentation,
+                group,
+                order_in_group,
+                width,
+                display_name,
+                list(dependents),
+            )
         )
 
-    def define_internal(self, name: str, type: Type, default: Any = NO_DEFAULT, importance: Importance = Importance.LOW) -> "ConfigDef":
+    def define_internal(
+        self, name: str, type: Type, default: Any = NO_DEFAULT, importance: Importance = Importance.LOW
+    ) -> ConfigDef:
         return self.define_key(ConfigKey(name, type, default, None, importance, internal=True))
 
     @property
@@ -364,7 +387,7 @@ class ConfigDef:
     def __contains__(self, name: str) -> bool:
         return name in self._keys
 
-    def merged_with(self, other: "ConfigDef") -> "ConfigDef":
+    def merged_with(self, other: ConfigDef) -> ConfigDef:
         """This definition plus the keys of `other` that it does not define yet."""
         merged = ConfigDef(list(self._keys.values()))
         for key in other._keys.values():
@@ -436,4 +459,4 @@ class AbstractConfig:
         return value.value if isinstance(value, Password) else value
 
     def originals_with_prefix(self, prefix: str, strip: bool = True) -> dict[str, Any]:
-        return {(k[len(prefix):] if strip else k): v for k, v in self.originals.items() if k.startswith(prefix)}
+        return {(k[len(prefix) :] if strip else k): v for k, v in self.originals.items() if k.startswith(prefix)}

@@ -10,6 +10,7 @@ and sink connectors may override `alter_offsets` (KIP-875) with this contract:
   modification of offsets" and nothing is changed;
 - raise anything else: the request fails with 500 and nothing is changed.
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -36,7 +37,7 @@ class ConnectorContext:
 
 class SourceConnectorContext(ConnectorContext):
     @property
-    def offset_storage_reader(self) -> "OffsetStorageReader":
+    def offset_storage_reader(self) -> OffsetStorageReader:
         raise NotImplementedError
 
 
@@ -63,7 +64,7 @@ class Connector(ABC):
         """Start with the connector's config; raise to go FAILED."""
 
     @abstractmethod
-    def task_class(self) -> "type[Task]":
+    def task_class(self) -> type[Task]:
         """The Task class this connector runs."""
 
     @abstractmethod
@@ -87,10 +88,12 @@ class SourceConnector(Connector):
     """Reads from an external system into Kafka."""
 
     def exactly_once_support(self, connector_config: dict[str, str]) -> str | None:
-        """"SUPPORTED", "UNSUPPORTED" or None (unknown)."""
+        """ "SUPPORTED", "UNSUPPORTED" or None (unknown)."""
         return None
 
-    def alter_offsets(self, connector_config: dict[str, str], offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> bool:
+    def alter_offsets(
+        self, connector_config: dict[str, str], offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]
+    ) -> bool:
         """KIP-875 hook: `offsets` pairs each source partition with its new offset (None = reset).
 
         See the module docstring for what the return value and exceptions mean.
@@ -104,7 +107,7 @@ class SinkConnector(Connector):
     TOPICS_CONFIG = "topics"
     TOPICS_REGEX_CONFIG = "topics.regex"
 
-    def alter_offsets(self, connector_config: dict[str, str], offsets: "dict[TopicPartition, int | None]") -> bool:
+    def alter_offsets(self, connector_config: dict[str, str], offsets: dict[TopicPartition, int | None]) -> bool:
         """KIP-875 hook: each topic partition with its new offset (None = reset).
 
         See the module docstring for what the return value and exceptions mean.

@@ -3,20 +3,21 @@
 A value with a STRUCT schema is a plain `dict` of field name to value; arrays are lists and maps are
 dicts. Schemas are optional everywhere: schemaless data is plain JSON-like Python values.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
 PRIMITIVE_TYPES = ("int8", "int16", "int32", "int64", "float32", "float64", "boolean", "string", "bytes")
-TYPES = PRIMITIVE_TYPES + ("array", "map", "struct")
+TYPES = (*PRIMITIVE_TYPES, "array", "map", "struct")
 
 
 @dataclass(frozen=True)
 class Field:
     name: str
     index: int
-    schema: "Schema"
+    schema: Schema
 
 
 @dataclass(frozen=True)
@@ -31,8 +32,8 @@ class Schema:
     doc: str | None = None
     parameters: tuple[tuple[str, str], ...] | None = None
     fields: tuple[Field, ...] = ()
-    key_schema: "Schema | None" = None
-    value_schema: "Schema | None" = None
+    key_schema: Schema | None = None
+    value_schema: Schema | None = None
 
     def __post_init__(self) -> None:
         if self.type not in TYPES:
@@ -61,49 +62,57 @@ class SchemaBuilder:
     _value: Schema | None = None
 
     @classmethod
-    def struct(cls) -> "SchemaBuilder":
+    def struct(cls) -> SchemaBuilder:
         return cls("struct")
 
     @classmethod
-    def array(cls, value_schema: Schema) -> "SchemaBuilder":
+    def array(cls, value_schema: Schema) -> SchemaBuilder:
         return cls("array", _value=value_schema)
 
     @classmethod
-    def map(cls, key_schema: Schema, value_schema: Schema) -> "SchemaBuilder":
+    def map(cls, key_schema: Schema, value_schema: Schema) -> SchemaBuilder:
         return cls("map", _key=key_schema, _value=value_schema)
 
-    def optional(self) -> "SchemaBuilder":
+    def optional(self) -> SchemaBuilder:
         self._optional = True
         return self
 
-    def name(self, name: str) -> "SchemaBuilder":
+    def name(self, name: str) -> SchemaBuilder:
         self._name = name
         return self
 
-    def version(self, version: int) -> "SchemaBuilder":
+    def version(self, version: int) -> SchemaBuilder:
         self._version = version
         return self
 
-    def doc(self, doc: str) -> "SchemaBuilder":
+    def doc(self, doc: str) -> SchemaBuilder:
         self._doc = doc
         return self
 
-    def default_value(self, value: Any) -> "SchemaBuilder":
+    def default_value(self, value: Any) -> SchemaBuilder:
         self._default = value
         return self
 
-    def parameter(self, key: str, value: str) -> "SchemaBuilder":
+    def parameter(self, key: str, value: str) -> SchemaBuilder:
         self._parameters[key] = value
         return self
 
-    def field(self, name: str, schema: Schema) -> "SchemaBuilder":
+    def field(self, name: str, schema: Schema) -> SchemaBuilder:
         self._fields.append(Field(name, len(self._fields), schema))
         return self
 
     def build(self) -> Schema:
         return Schema(
-            self.type, self._optional, self._default, self._name, self._version, self._doc,
-            tuple(self._parameters.items()) if self._parameters else None, tuple(self._fields), self._key, self._value,
+            self.type,
+            self._optional,
+            self._default,
+            self._name,
+            self._version,
+            self._doc,
+            tuple(self._parameters.items()) if self._parameters else None,
+            tuple(self._fields),
+            self._key,
+            self._value,
         )
 
 

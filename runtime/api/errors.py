@@ -1,4 +1,5 @@
 """Exceptions a connector may raise, and that the runtime raises back to it."""
+
 from __future__ import annotations
 
 

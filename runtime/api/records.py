@@ -1,4 +1,5 @@
 """Records that cross the boundary between the runtime and connector tasks."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -21,7 +22,7 @@ class Header(NamedTuple):
 class ConnectRecord:
     """Fields shared by source and sink records. Slots keep the hot path cheap."""
 
-    __slots__ = ("topic", "kafka_partition", "key", "value", "key_schema", "value_schema", "timestamp", "headers")
+    __slots__ = ("headers", "kafka_partition", "key", "key_schema", "timestamp", "topic", "value", "value_schema")
 
     def __init__(
         self,
@@ -48,7 +49,7 @@ class ConnectRecord:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
         return f"{type(self).__name__}({fields})"
 
-    def new_record(self, **changes: Any) -> "ConnectRecord":
+    def new_record(self, **changes: Any) -> ConnectRecord:
         """A copy with some fields replaced (transforms use this); source/sink fields are kept."""
         clone = object.__new__(type(self))
         for cls in type(self).__mro__:
@@ -67,7 +68,7 @@ class SourceRecord(ConnectRecord):
     the runtime stores the offset once the broker has acknowledged the record.
     """
 
-    __slots__ = ("source_partition", "source_offset")
+    __slots__ = ("source_offset", "source_partition")
 
     def __init__(
         self,
@@ -106,15 +107,32 @@ class SourceRecordBatch(Sequence[SourceRecord]):
     a Python object per record, a large share of the cost of a fast source. Not in Kafka Connect's API.
     """
 
-    __slots__ = ("source_partition", "source_offsets", "topic", "kafka_partition", "key", "values", "key_schema",
-                 "value_schema")
+    __slots__ = (
+        "kafka_partition",
+        "key",
+        "key_schema",
+        "source_offsets",
+        "source_partition",
+        "topic",
+        "value_schema",
+        "values",
+    )
 
-    def __init__(self, source_partition: dict[str, Any] | None, source_offsets: Sequence[dict[str, Any] | None],
-                 topic: str, values: Sequence[Any], key: Any = None, key_schema: Schema | None = None,
-                 value_schema: Schema | None = None, kafka_partition: int | None = None) -> None:
+    def __init__(
+        self,
+        source_partition: dict[str, Any] | None,
+        source_offsets: Sequence[dict[str, Any] | None],
+        topic: str,
+        values: Sequence[Any],
+        key: Any = None,
+        key_schema: Schema | None = None,
+        value_schema: Schema | None = None,
+        kafka_partition: int | None = None,
+    ) -> None:
         if len(source_offsets) != len(values):
-            raise ValueError(f"a source record batch needs one offset per value: {len(source_offsets)} offsets, "
-                             f"{len(values)} values")
+            raise ValueError(
+                f"a source record batch needs one offset per value: {len(source_offsets)} offsets, {len(values)} values"
+            )
         self.source_partition = source_partition
         self.source_offsets = source_offsets
         self.topic = topic
@@ -128,8 +146,16 @@ class SourceRecordBatch(Sequence[SourceRecord]):
         return len(self.values)
 
     def _record(self, i: int) -> SourceRecord:
-        return SourceRecord(self.source_partition, self.source_offsets[i], self.topic, self.kafka_partition, self.key,
-                            self.values[i], self.key_schema, self.value_schema)
+        return SourceRecord(
+            self.source_partition,
+            self.source_offsets[i],
+            self.topic,
+            self.kafka_partition,
+            self.key,
+            self.values[i],
+            self.key_schema,
+            self.value_schema,
+        )
 
     @overload
     def __getitem__(self, index: int) -> SourceRecord: ...
@@ -206,11 +232,17 @@ class SinkRecordBatch(Sequence[SinkRecord]):
     Python object per record, a large share of the cost of a fast sink. Not in Kafka Connect's API.
     """
 
-    __slots__ = ("_messages", "keys", "values", "key_schemas", "value_schemas", "_headers", "_records")
+    __slots__ = ("_headers", "_messages", "_records", "key_schemas", "keys", "value_schemas", "values")
 
-    def __init__(self, messages: Sequence[ConsumedMessage], keys: Sequence[Any], values: Sequence[Any],
-                 key_schemas: Sequence[Schema | None], value_schemas: Sequence[Schema | None],
-                 headers: dict[int, list[Header]] | None = None) -> None:
+    def __init__(
+        self,
+        messages: Sequence[ConsumedMessage],
+        keys: Sequence[Any],
+        values: Sequence[Any],
+        key_schemas: Sequence[Schema | None],
+        value_schemas: Sequence[Schema | None],
+        headers: dict[int, list[Header]] | None = None,
+    ) -> None:
         if not len(messages) == len(keys) == len(values) == len(key_schemas) == len(value_schemas):
             raise ValueError("a sink record batch needs one key, value and pair of schemas per message")
         self._messages = messages
@@ -237,10 +269,20 @@ class SinkRecordBatch(Sequence[SinkRecord]):
             headers = self._headers
             for i, m in enumerate(self._messages):
                 ts_type, ts = m.timestamp()
-                records.append(SinkRecord(m.topic(), m.partition(), self.keys[i], self.values[i],  # type: ignore[arg-type]
-                                          m.offset(), self.key_schemas[i], self.value_schemas[i],  # type: ignore[arg-type]
-                                          ts if ts_type else None, TIMESTAMP_TYPES.get(ts_type, "CreateTime"),
-                                          headers.get(i)))
+                records.append(
+                    SinkRecord(
+                        m.topic(),
+                        m.partition(),
+                        self.keys[i],
+                        self.values[i],  # type: ignore[arg-type]
+                        m.offset(),
+                        self.key_schemas[i],
+                        self.value_schemas[i],  # type: ignore[arg-type]
+                        ts if ts_type else None,
+                        TIMESTAMP_TYPES.get(ts_type, "CreateTime"),
+                        headers.get(i),
+                    )
+                )
             self._records = records
         return self._records
 

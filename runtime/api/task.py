@@ -1,10 +1,11 @@
 """Tasks: the units of work a connector's `task_configs` describe, each run in its own thread."""
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
-from collections.abc import Sequence
-from typing import Any, Iterable
+from typing import Any
 
 from .records import RecordMetadata, SinkRecord, SourceRecord, SourceRecordBatch, TopicPartition
 
@@ -60,7 +61,7 @@ class SinkTaskContext(TaskContext):
         """Commit offsets as soon as possible rather than at the next interval."""
         raise NotImplementedError
 
-    def errant_record_reporter(self) -> "ErrantRecordReporter | None":
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
         """KIP-610: where `put` sends a record it cannot process (the connector's `errors.*` handling:
         dead letter queue, error log, tolerance). None on a runtime without one."""
         return None
@@ -70,7 +71,7 @@ class ErrantRecordReporter(ABC):
     """KIP-610's reporter, from `SinkTaskContext.errant_record_reporter()`."""
 
     @abstractmethod
-    def report(self, record: SinkRecord, error: BaseException) -> "Future[None]":
+    def report(self, record: SinkRecord, error: BaseException) -> Future[None]:
         """Report `record` as failed with `error`. Under `errors.tolerance=none` this fails the task (raises).
         The returned future completes once the report is durable; offsets are committed only after that."""
 

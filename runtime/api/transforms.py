@@ -1,4 +1,5 @@
 """Single message transforms (SMTs) and predicates, as Kafka Connect's Transformation and Predicate."""
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -17,8 +18,7 @@ class Transformation(ABC, Generic[R]):
         """The transform's own settings (`transforms.<alias>.` prefix stripped)."""
 
     @abstractmethod
-    def apply(self, record: R) -> R | None:
-        ...
+    def apply(self, record: R) -> R | None: ...
 
     def config(self) -> ConfigDef:
         return ConfigDef()
@@ -39,8 +39,7 @@ class Predicate(ABC, Generic[R]):
         pass
 
     @abstractmethod
-    def test(self, record: R) -> bool:
-        ...
+    def test(self, record: R) -> bool: ...
 
     def config(self) -> ConfigDef:
         return ConfigDef()

@@ -3,6 +3,7 @@
 startup.py holds the steps both modes take (worker file, logging, Kafka, REST listeners, process tuning),
 worker_runtime.py the order a worker's parts are built and stopped in, standalone.py and distributed.py what
 each mode adds (its checks, its stores and herder)."""
+
 from __future__ import annotations
 
 import logging
@@ -29,7 +30,7 @@ def run(mode: str, worker_file: Path, connector_files: list[Path]) -> int:
         return _run_standalone(worker_file, connector_files)
     except StartupError:
         raise
-    except Exception as exc:  # noqa: BLE001 - whatever stops the worker, name it in one line
+    except Exception as exc:
         log.debug("The worker stopped on an unexpected error", exc_info=True)
         raise StartupError(f"Stopping due to error: {type(exc).__name__}: {exc}", 2) from None
 

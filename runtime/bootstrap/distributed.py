@@ -1,8 +1,10 @@
 """`connect-runtime distributed WORKER.properties`: a worker of a Connect cluster sharing the config, offset
 and status topics with the other members of its group (`group.id`)."""
+
 from __future__ import annotations
 
 import logging
+
 from ..api.errors import ConfigError
 from ..config_providers import ConfigResolver
 from ..distributed.member import Timing
@@ -36,22 +38,43 @@ class DistributedRuntime(WorkerRuntime):
             raise StartupError(f"Invalid worker properties: {exc}", 2) from None
         if str(config.get("exactly.once.source.support")).lower() == "enabled":
             # refusing beats a silent downgrade: users who asked for exactly-once must not get at-least-once
-            raise StartupError("exactly.once.source.support=enabled is not supported: this runtime delivers source "
-                               "records at least once (use 'disabled')", 2)
+            raise StartupError(
+                "exactly.once.source.support=enabled is not supported: this runtime delivers source "
+                "records at least once (use 'disabled')",
+                2,
+            )
 
-    def _build_herder(self, plugins: Plugins, resolver: ConfigResolver, worker_id: str,
-                      cluster_id: str | None) -> DistributedHerder:
+    def _build_herder(
+        self, plugins: Plugins, resolver: ConfigResolver, worker_id: str, cluster_id: str | None
+    ) -> DistributedHerder:
         config, settings = self.config, self.settings
         url = f"{'https' if self.ssl_context is not None else 'http'}://{worker_id}"
         status_store = settings.status_store()
         config_store = settings.config_store()
         offset_store = settings.offset_store()
         # KIP-618: a source connector's own `offsets.storage.topic`, with a copy in the worker's offsets topic
-        source_stores = SourceOffsetStores(config, offset_store, settings.offset_topic, settings.client_config,
-                                           settings.read_strategy, resolve=resolver.resolve)
+        source_stores = SourceOffsetStores(
+            config,
+            offset_store,
+            settings.offset_topic,
+            settings.client_config,
+            settings.read_strategy,
+            resolve=resolver.resolve,
+        )
         offsets = OffsetsManager(config, offset_store, source_stores)
-        herder = DistributedHerder(config, plugins, config_store, status_store, offsets, worker_id, url, cluster_id,
-                                   settings.client_config["group.id"], self.timing, settings.client_config)
+        herder = DistributedHerder(
+            config,
+            plugins,
+            config_store,
+            status_store,
+            offsets,
+            worker_id,
+            url,
+            cluster_id,
+            settings.client_config["group.id"],
+            self.timing,
+            settings.client_config,
+        )
         herder.broker_monitor = self.broker_monitor
         worker = Worker(config, plugins, offset_store, herder.statuses, worker_id, resolver=resolver)
         worker.source_offset_stores = source_stores

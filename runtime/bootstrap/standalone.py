@@ -1,8 +1,10 @@
 """`connect-runtime standalone WORKER.properties [CONNECTOR ...]`: one worker, its state in local files (or in
 memory), Kafka at `bootstrap.servers` or an embedded broker on loopback."""
+
 from __future__ import annotations
 
 import logging
+
 from ..config_providers import ConfigResolver
 from ..connector_files import ConnectorRequest
 from ..embedded_broker import BrokerUnavailableError, EmbeddedBroker
@@ -39,24 +41,38 @@ class StandaloneRuntime(WorkerRuntime):
         config.set_bootstrap_servers(self.broker.bootstrap_servers)
         # the embedded broker completes a first group join in about half the session timeout
         config.originals.setdefault("consumer.session.timeout.ms", "6000")
-        log.info("No bootstrap.servers configured: using the embedded Kafka-protocol broker on %s "
-                 "(in-memory storage; for demos and tests, not for data that must be kept)",
-                 self.broker.bootstrap_servers)
+        log.info(
+            "No bootstrap.servers configured: using the embedded Kafka-protocol broker on %s "
+            "(in-memory storage; for demos and tests, not for data that must be kept)",
+            self.broker.bootstrap_servers,
+        )
 
-    def _build_herder(self, plugins: Plugins, resolver: ConfigResolver, worker_id: str,
-                      cluster_id: str | None) -> StandaloneHerder:
+    def _build_herder(
+        self, plugins: Plugins, resolver: ConfigResolver, worker_id: str, cluster_id: str | None
+    ) -> StandaloneHerder:
         config = self.config
         offsets_file = config.offsets_file()
         configs_file = config.configs_file()
         offset_store = FileOffsetStore(offsets_file) if offsets_file else MemoryOffsetStore()
         config_store = FileConfigStore(configs_file) if configs_file else MemoryConfigStore()
         if configs_file is None:
-            log.warning("Neither config.storage.file.filename nor offset.storage.file.filename is set: connectors "
-                        "and offsets stay in memory and will not survive a restart")
+            log.warning(
+                "Neither config.storage.file.filename nor offset.storage.file.filename is set: connectors "
+                "and offsets stay in memory and will not survive a restart"
+            )
         statuses = StatusStore()
         worker = Worker(config, plugins, offset_store, statuses, worker_id, resolver=resolver)
-        return StandaloneHerder(config, plugins, worker, config_store, statuses, OffsetsManager(config, offset_store),
-                                worker_id, cluster_id, broker_monitor=self.broker_monitor)
+        return StandaloneHerder(
+            config,
+            plugins,
+            worker,
+            config_store,
+            statuses,
+            OffsetsManager(config, offset_store),
+            worker_id,
+            cluster_id,
+            broker_monitor=self.broker_monitor,
+        )
 
     def _start_herder(self, herder: Herder) -> None:
         try:
@@ -74,11 +90,14 @@ class StandaloneRuntime(WorkerRuntime):
         existing = set(self.herder.connector_names())
         for request in requests:
             try:
-                self.herder.put_connector_config(request.name, dict(request.config), request.name in existing,
-                                                 request.initial_state)
+                self.herder.put_connector_config(
+                    request.name, dict(request.config), request.name in existing, request.initial_state
+                )
             except Exception as exc:  # noqa: BLE001
                 message = getattr(exc, "message", None) or str(exc)
-                raise StartupError(f"Stopping after connector error: failed to apply '{request.path}': {message}", 3) from None
+                raise StartupError(
+                    f"Stopping after connector error: failed to apply '{request.path}': {message}", 3
+                ) from None
             log.info("Applied connector %s from %s", request.name, request.path)
 
     def stop(self) -> None:

@@ -1,5 +1,6 @@
 """Start-up steps both worker modes take: reading the worker file, logging, reaching Kafka, binding the REST
 listeners, and tuning the process. Every failure is a StartupError with the CLI's exit code."""
+
 from __future__ import annotations
 
 import gc
@@ -63,7 +64,9 @@ def kafka_cluster_id(config: WorkerConfig, admin: Any = None) -> str | None:
     try:
         return admin.list_topics(timeout=timeout_s).cluster_id
     except Exception as exc:  # noqa: BLE001
-        raise StartupError(f"Could not reach Kafka at {config.bootstrap_servers} within {timeout_s:g}s: {exc}", 2) from None
+        raise StartupError(
+            f"Could not reach Kafka at {config.bootstrap_servers} within {timeout_s:g}s: {exc}", 2
+        ) from None
 
 
 def bind_rest_sockets(config: WorkerConfig) -> RestSockets:
@@ -78,11 +81,16 @@ def bind_rest_sockets(config: WorkerConfig) -> RestSockets:
     except ConfigError as exc:
         raise StartupError(str(exc), 2) from None
     if any(scheme == "https" for scheme, _, _ in admin or []) and main[0][0] != "https":
-        raise StartupError("Invalid value for admin.listeners: https admin listeners need https REST listeners "
-                           "(listeners.https.* settings) in this runtime", 2)
+        raise StartupError(
+            "Invalid value for admin.listeners: https admin listeners need https REST listeners "
+            "(listeners.https.* settings) in this runtime",
+            2,
+        )
     if len({scheme for scheme, _, _ in main}) > 1:
-        raise StartupError("Invalid value for listeners: every REST listener must use the same scheme "
-                           "(http or https) in this runtime", 2)
+        raise StartupError(
+            "Invalid value for listeners: every REST listener must use the same scheme (http or https) in this runtime",
+            2,
+        )
     bound: list[socket.socket] = []
 
     def bind_each(addresses: list[tuple[str, str, int]]) -> list[socket.socket]:
@@ -100,8 +108,9 @@ def bind_rest_sockets(config: WorkerConfig) -> RestSockets:
         for sock in bound:
             sock.close()
         raise
-    return RestSockets(main_socks, admin_socks, admin_https=any(s == "https" for s, _, _ in admin or []),
-                       metrics=metrics_socks)
+    return RestSockets(
+        main_socks, admin_socks, admin_https=any(s == "https" for s, _, _ in admin or []), metrics=metrics_socks
+    )
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

@@ -2,6 +2,7 @@
 providers, Kafka's cluster id, the broker monitor, the REST listeners, plugins, then the mode's stores, worker
 and herder, then the REST server. A mode supplies only its checks, its stores and herder, and how its
 herder's start failures read (standalone.py, distributed.py)."""
+
 from __future__ import annotations
 
 import logging
@@ -14,7 +15,10 @@ from ..config_providers import ConfigResolver
 from ..herder.interface import Herder
 from ..plugins import Plugins
 from ..rest.security import (
-    Credentials, SecurityConfigError, basic_auth_from_worker_config, forwarding_client_kwargs,
+    Credentials,
+    SecurityConfigError,
+    basic_auth_from_worker_config,
+    forwarding_client_kwargs,
     ssl_context_from_worker_config,
 )
 from ..rest.server import RestServers, RestSockets, start_rest_server
@@ -46,8 +50,9 @@ class WorkerRuntime:
     def _check_settings(self) -> None:
         """Mode-specific checks and preparations before anything is built (StartupError when wrong)."""
 
-    def _build_herder(self, plugins: Plugins, resolver: ConfigResolver, worker_id: str,
-                      cluster_id: str | None) -> Herder:
+    def _build_herder(
+        self, plugins: Plugins, resolver: ConfigResolver, worker_id: str, cluster_id: str | None
+    ) -> Herder:
         """The mode's stores, worker and herder, wired together (not started)."""
         raise NotImplementedError
 
@@ -74,15 +79,17 @@ class WorkerRuntime:
             raise StartupError(f"Invalid config.providers settings: {exc}", 2) from None
         admin = worker_admin_client(config)
         cluster_id = kafka_cluster_id(config, admin)
-        self.broker_monitor = BrokerMonitor(lambda timeout: admin.list_topics(timeout=timeout),
-                                            config.bootstrap_servers or "").start()
+        self.broker_monitor = BrokerMonitor(
+            lambda timeout: admin.list_topics(timeout=timeout), config.bootstrap_servers or ""
+        ).start()
         self.sockets = bind_rest_sockets(config)
         worker_id = config.worker_id(self.sockets.main[0].getsockname()[1])
         plugins = Plugins(config.get_list("plugin.path"))
         self.herder = self._build_herder(plugins, resolver, worker_id, cluster_id)
         self._start_herder(self.herder)
-        self.server, self._server_thread = start_rest_server(config, self.herder, self.sockets, self.credentials,
-                                                             self.forward_kwargs, self.ssl_context)
+        self.server, self._server_thread = start_rest_server(
+            config, self.herder, self.sockets, self.credentials, self.forward_kwargs, self.ssl_context
+        )
         log.info("Kafka Connect %s worker %s started (Kafka cluster %s)", self.mode, worker_id, cluster_id)
 
     def stop(self) -> None:

@@ -12,6 +12,7 @@ Same configs, offsets and behaviour as Kafka's FileStreamSourceConnector / FileS
   flushes on `flush()`.
 Both `alter_offsets` hooks answer True (the 3.9 behaviour), the source after validating the offsets.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,19 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from ..api import (
-    AbstractConfig, ConfigDef, ConnectError, Importance, NonEmptyString, SinkConnector, SinkRecord,
-    SinkTask, SourceConnector, SourceRecord, SourceTask, Task, Type,
+    AbstractConfig,
+    ConfigDef,
+    ConnectError,
+    Importance,
+    NonEmptyString,
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+    Task,
+    Type,
 )
 from ..api.data import STRING_SCHEMA
 from ..api.records import SinkRecordBatch, TopicPartition
@@ -56,16 +68,37 @@ _GROWTH = GrowthWatcher(lambda: IDLE_WAIT_S)
 
 SOURCE_CONFIG_DEF = (
     ConfigDef()
-    .define(FILE_CONFIG, Type.STRING, None, None, Importance.HIGH,
-            "Source filename. If not specified, the standard input will be used")
-    .define(TOPIC_CONFIG, Type.STRING, validator=NonEmptyString(), importance=Importance.HIGH,
-            documentation="The topic to publish data to")
-    .define(TASK_BATCH_SIZE_CONFIG, Type.INT, DEFAULT_TASK_BATCH_SIZE, None, Importance.LOW,
-            "The maximum number of records the source task can read from the file each time it is polled")
+    .define(
+        FILE_CONFIG,
+        Type.STRING,
+        None,
+        None,
+        Importance.HIGH,
+        "Source filename. If not specified, the standard input will be used",
+    )
+    .define(
+        TOPIC_CONFIG,
+        Type.STRING,
+        validator=NonEmptyString(),
+        importance=Importance.HIGH,
+        documentation="The topic to publish data to",
+    )
+    .define(
+        TASK_BATCH_SIZE_CONFIG,
+        Type.INT,
+        DEFAULT_TASK_BATCH_SIZE,
+        None,
+        Importance.LOW,
+        "The maximum number of records the source task can read from the file each time it is polled",
+    )
 )
 
 SINK_CONFIG_DEF = ConfigDef().define(
-    FILE_CONFIG, Type.STRING, None, None, Importance.HIGH,
+    FILE_CONFIG,
+    Type.STRING,
+    None,
+    None,
+    Importance.HIGH,
     "Destination filename. If not specified, the standard output will be used",
 )
 
@@ -78,8 +111,16 @@ class FastSourceRecord(SourceRecord):
 
     __slots__ = ()
 
-    def __init__(self, source_partition: dict[str, Any] | None, source_offset: dict[str, Any] | None, topic: str,
-                 key: Any, value: Any, key_schema: Any, value_schema: Any) -> None:
+    def __init__(
+        self,
+        source_partition: dict[str, Any] | None,
+        source_offset: dict[str, Any] | None,
+        topic: str,
+        key: Any,
+        value: Any,
+        key_schema: Any,
+        value_schema: Any,
+    ) -> None:
         self.source_partition = source_partition
         self.source_offset = source_offset
         self.topic = topic
@@ -101,12 +142,30 @@ def _slots(cls: type) -> set[str]:
 
 
 # Should the API's record grow a field, fall back to its own constructor rather than leave it unset.
-if _slots(SourceRecord) == {"topic", "kafka_partition", "key", "value", "key_schema", "value_schema", "timestamp",
-                            "headers", "source_partition", "source_offset"}:
+if _slots(SourceRecord) == {
+    "topic",
+    "kafka_partition",
+    "key",
+    "value",
+    "key_schema",
+    "value_schema",
+    "timestamp",
+    "headers",
+    "source_partition",
+    "source_offset",
+}:
     make_record = FastSourceRecord
 else:  # pragma: no cover - only after an API change
-    def make_record(source_partition: dict[str, Any] | None, source_offset: dict[str, Any] | None, topic: str,
-                    key: Any, value: Any, key_schema: Any, value_schema: Any) -> SourceRecord:
+
+    def make_record(
+        source_partition: dict[str, Any] | None,
+        source_offset: dict[str, Any] | None,
+        topic: str,
+        key: Any,
+        value: Any,
+        key_schema: Any,
+        value_schema: Any,
+    ) -> SourceRecord:
         return SourceRecord(source_partition, source_offset, topic, None, key, value, key_schema, value_schema)
 
 
@@ -143,13 +202,15 @@ class FileStreamSourceConnector(SourceConnector):
         filename = AbstractConfig(SOURCE_CONFIG_DEF, connector_config).get_str(FILE_CONFIG)
         return "SUPPORTED" if filename else "UNSUPPORTED"
 
-    def alter_offsets(self, connector_config: dict[str, str],
-                      offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> bool:
+    def alter_offsets(
+        self, connector_config: dict[str, str], offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]
+    ) -> bool:
         filename = AbstractConfig(SOURCE_CONFIG_DEF, connector_config).get_str(FILE_CONFIG)
         if not filename:
             raise ConnectError(
                 f"Offsets cannot be modified if the '{FILE_CONFIG}' configuration is unspecified. "
-                "This is because stdin is used for input and offsets are not tracked.")
+                "This is because stdin is used for input and offsets are not tracked."
+            )
         # Checks in Kafka's order; tombstones are always allowed so that garbage can be cleaned up.
         for partition, offset in offsets:
             if offset is None:
@@ -158,9 +219,13 @@ class FileStreamSourceConnector(SourceConnector):
                 raise ConnectError(f"Offset objects should either be null or contain the key '{POSITION_FIELD}'")
             position = offset[POSITION_FIELD]
             if not _is_long(position):
-                raise ConnectError(f"The value for the '{POSITION_FIELD}' key in the offset is expected to be a Long value")
+                raise ConnectError(
+                    f"The value for the '{POSITION_FIELD}' key in the offset is expected to be a Long value"
+                )
             if position < 0:
-                raise ConnectError(f"The value for the '{POSITION_FIELD}' key in the offset should be a non-negative value")
+                raise ConnectError(
+                    f"The value for the '{POSITION_FIELD}' key in the offset should be a non-negative value"
+                )
             if partition is None:
                 raise ConnectError("Partition objects cannot be null")
             if FILENAME_FIELD not in partition:
@@ -215,12 +280,12 @@ class LineSplitter:
         # A final '\r' may be the first half of '\r\n': hold it back until the next byte is known.
         work = buf[:-1] if buf.endswith(b"\r") else buf
         parts = _TERMINATOR.split(work)
-        self._pending = parts[-1] + buf[len(work):]
+        self._pending = parts[-1] + buf[len(work) :]
         raw_lines = parts[0:-1:2]
         lines = [raw.decode("utf-8", "replace") for raw in raw_lines]
         if self.position is None:
             return lines, None
-        sizes = [len(raw) + len(sep) for raw, sep in zip(raw_lines, parts[1::2])]
+        sizes = [len(raw) + len(sep) for raw, sep in zip(raw_lines, parts[1::2], strict=False)]
         return lines, self._advance(sizes)
 
     def _advance(self, sizes: list[int]) -> list[int]:
@@ -273,8 +338,9 @@ class FileStreamSourceTask(SourceTask):
         try:
             fd = os.open(self.filename, os.O_RDONLY)
         except FileNotFoundError:
-            log.warning("Couldn't find file %s for FileStreamSourceTask, sleeping to wait for it to be created",
-                        self.filename)
+            log.warning(
+                "Couldn't find file %s for FileStreamSourceTask, sleeping to wait for it to be created", self.filename
+            )
             self._idle(1.0)
             return False
         except OSError as exc:
@@ -348,7 +414,7 @@ class FileStreamSourceTask(SourceTask):
             return [make(partition, offset, topic, None, line, None, STRING_SCHEMA) for line in lines]
         return [
             make(partition, {POSITION_FIELD: end}, topic, None, line, None, STRING_SCHEMA)
-            for line, end in zip(lines, self._ends[start:stop])
+            for line, end in zip(lines, self._ends[start:stop], strict=False)
         ]
 
     def _await_data(self) -> None:
@@ -439,9 +505,9 @@ def format_value(value: Any) -> str:
 
 
 class FileStreamSinkTask(SinkTask):
-
     def version(self) -> str:
         return KAFKA_COMPAT_VERSION  # a port of Apache Kafka 3.9's connect-file, shown as that version
+
     def __init__(self) -> None:
         self._out: TextIO | None = None
         self._owns_out = False

@@ -10,12 +10,13 @@ Hand-written: watchdog's and watchfiles' observers watch fixed directory trees a
 which misses writes made on network file systems), where this needs the size of a changing set of open
 files against positions only the tasks know.
 """
+
 from __future__ import annotations
 
 import itertools
 import os
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 
 class GrowthWatcher:

@@ -39,6 +39,7 @@ Fault knobs (both connectors; all errors are ConnectErrors naming the knob):
     alter.offsets=V               alter_offsets: true -> True, false -> False (default),
                                   unsupported -> UnsupportedOperationError, error -> ConnectError.
 """
+
 from __future__ import annotations
 
 import base64
@@ -52,8 +53,22 @@ from typing import Any
 import orjson
 
 from ..api import (
-    AbstractConfig, ConfigDef, ConfigValue, ConnectError, Importance, NonEmptyString, Range, SinkConnector, SinkRecord,
-    SinkTask, SourceConnector, SourceRecordBatch, SourceTask, Task, Type, UnsupportedOperationError,
+    AbstractConfig,
+    ConfigDef,
+    ConfigValue,
+    ConnectError,
+    Importance,
+    NonEmptyString,
+    Range,
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    SourceConnector,
+    SourceRecordBatch,
+    SourceTask,
+    Task,
+    Type,
+    UnsupportedOperationError,
     ValidString,
 )
 from ..api.data import INT32_SCHEMA, INT64_SCHEMA, STRING_SCHEMA, SchemaBuilder
@@ -90,8 +105,11 @@ TASK_ID_FIELD = "task.id"
 SAVED_FIELD = "saved"
 
 SEQUENCE_VALUE_SCHEMA = (
-    SchemaBuilder.struct().name("runtime.testing.Sequence")
-    .field("task", INT32_SCHEMA).field("seqno", INT64_SCHEMA).build()
+    SchemaBuilder.struct()
+    .name("runtime.testing.Sequence")
+    .field("task", INT32_SCHEMA)
+    .field("seqno", INT64_SCHEMA)
+    .build()
 )
 
 # Throttling and idle waits sleep in slices this long, so stop() is honoured promptly.
@@ -112,68 +130,219 @@ _FAULTS_GROUP = "Fault injection"
 def _define_faults(definition: ConfigDef) -> ConfigDef:
     g = _FAULTS_GROUP
     return (
-        definition
-        .define(CONNECTOR_START_FAIL, Type.BOOLEAN, False, None, Importance.LOW,
-                "If true, the connector's start() raises an error.", g, 1)
-        .define(CONNECTOR_STOP_FAIL, Type.BOOLEAN, False, None, Importance.LOW,
-                "If true, the connector's stop() raises an error.", g, 2)
-        .define(CONNECTOR_START_BLOCK_MS, Type.LONG, 0, Range.at_least(0), Importance.LOW,
-                "Milliseconds the connector's start() sleeps before returning.", g, 3)
-        .define(CONNECTOR_STOP_BLOCK_MS, Type.LONG, 0, Range.at_least(0), Importance.LOW,
-                "Milliseconds the connector's stop() sleeps before returning.", g, 3)
-        .define(CONNECTOR_VALIDATE_BLOCK_MS, Type.LONG, 0, Range.at_least(0), Importance.LOW,
-                "Milliseconds the connector's validate() sleeps before validating.", g, 3)
-        .define(CONNECTOR_START_BLOCK_FILE, Type.STRING, "", None, Importance.LOW,
-                "A file the connector's start() waits for before it goes on (empty: no wait).", g, 3)
-        .define(CONNECTOR_STOP_BLOCK_FILE, Type.STRING, "", None, Importance.LOW,
-                "A file the connector's stop() waits for before it goes on (empty: no wait).", g, 3)
-        .define(TASK_START_FAIL, Type.LIST, "", None, Importance.LOW,
-                "Tasks whose start() raises an error: task indexes (e.g. '0,2'), full task ids "
-                "('<connector>-<index>'), or 'all'.", g, 4)
-        .define(TASK_FAIL_AFTER_RECORDS, Type.LONG, -1, Range.at_least(-1), Importance.LOW,
-                "Each task instance handles exactly this many records, then raises an error when asked for "
-                "more (-1 = never).", g, 5)
-        .define(TASK_FAIL_TIMES, Type.LONG, -1, Range.at_least(-1), Importance.LOW,
-                "How many instances of each task fail by task.fail.after.records; later instances (after a "
-                "restart) run on without failing (-1 = every instance). Counted per worker process.", g, 5)
-        .define(TASK_STOP_BLOCK_MS, Type.LONG, 0, Range.at_least(0), Importance.LOW,
-                "Milliseconds a task's stop() blocks before returning.", g, 6)
-        .define(TASK_START_BLOCK_MS, Type.LONG, 0, Range.at_least(0), Importance.LOW,
-                "Milliseconds a task's start() blocks before returning (the task is not RUNNING until then).",
-                g, 6)
-        .define(ALTER_OFFSETS, Type.STRING, "false",
-                ValidString.of("true", "false", "unsupported", "error", case_insensitive=True), Importance.LOW,
-                "What the alter_offsets hook does: 'true' (the connector applied the change itself), "
-                "'false' (the runtime manages the offsets), 'unsupported' (offsets may not be modified) or "
-                "'error' (the hook fails).", g, 7)
+        definition.define(
+            CONNECTOR_START_FAIL,
+            Type.BOOLEAN,
+            False,
+            None,
+            Importance.LOW,
+            "If true, the connector's start() raises an error.",
+            g,
+            1,
+        )
+        .define(
+            CONNECTOR_STOP_FAIL,
+            Type.BOOLEAN,
+            False,
+            None,
+            Importance.LOW,
+            "If true, the connector's stop() raises an error.",
+            g,
+            2,
+        )
+        .define(
+            CONNECTOR_START_BLOCK_MS,
+            Type.LONG,
+            0,
+            Range.at_least(0),
+            Importance.LOW,
+            "Milliseconds the connector's start() sleeps before returning.",
+            g,
+            3,
+        )
+        .define(
+            CONNECTOR_STOP_BLOCK_MS,
+            Type.LONG,
+            0,
+            Range.at_least(0),
+            Importance.LOW,
+            "Milliseconds the connector's stop() sleeps before returning.",
+            g,
+            3,
+        )
+        .define(
+            CONNECTOR_VALIDATE_BLOCK_MS,
+            Type.LONG,
+            0,
+            Range.at_least(0),
+            Importance.LOW,
+            "Milliseconds the connector's validate() sleeps before validating.",
+            g,
+            3,
+        )
+        .define(
+            CONNECTOR_START_BLOCK_FILE,
+            Type.STRING,
+            "",
+            None,
+            Importance.LOW,
+            "A file the connector's start() waits for before it goes on (empty: no wait).",
+            g,
+            3,
+        )
+        .define(
+            CONNECTOR_STOP_BLOCK_FILE,
+            Type.STRING,
+            "",
+            None,
+            Importance.LOW,
+            "A file the connector's stop() waits for before it goes on (empty: no wait).",
+            g,
+            3,
+        )
+        .define(
+            TASK_START_FAIL,
+            Type.LIST,
+            "",
+            None,
+            Importance.LOW,
+            "Tasks whose start() raises an error: task indexes (e.g. '0,2'), full task ids "
+            "('<connector>-<index>'), or 'all'.",
+            g,
+            4,
+        )
+        .define(
+            TASK_FAIL_AFTER_RECORDS,
+            Type.LONG,
+            -1,
+            Range.at_least(-1),
+            Importance.LOW,
+            "Each task instance handles exactly this many records, then raises an error when asked for "
+            "more (-1 = never).",
+            g,
+            5,
+        )
+        .define(
+            TASK_FAIL_TIMES,
+            Type.LONG,
+            -1,
+            Range.at_least(-1),
+            Importance.LOW,
+            "How many instances of each task fail by task.fail.after.records; later instances (after a "
+            "restart) run on without failing (-1 = every instance). Counted per worker process.",
+            g,
+            5,
+        )
+        .define(
+            TASK_STOP_BLOCK_MS,
+            Type.LONG,
+            0,
+            Range.at_least(0),
+            Importance.LOW,
+            "Milliseconds a task's stop() blocks before returning.",
+            g,
+            6,
+        )
+        .define(
+            TASK_START_BLOCK_MS,
+            Type.LONG,
+            0,
+            Range.at_least(0),
+            Importance.LOW,
+            "Milliseconds a task's start() blocks before returning (the task is not RUNNING until then).",
+            g,
+            6,
+        )
+        .define(
+            ALTER_OFFSETS,
+            Type.STRING,
+            "false",
+            ValidString.of("true", "false", "unsupported", "error", case_insensitive=True),
+            Importance.LOW,
+            "What the alter_offsets hook does: 'true' (the connector applied the change itself), "
+            "'false' (the runtime manages the offsets), 'unsupported' (offsets may not be modified) or "
+            "'error' (the hook fails).",
+            g,
+            7,
+        )
     )
 
 
 SEQUENCE_CONFIG_DEF = _define_faults(
     ConfigDef()
-    .define(TOPIC_CONFIG, Type.STRING, validator=NonEmptyString(), importance=Importance.HIGH,
-            documentation="The topic the sequence records are written to.", group="Sequence", order_in_group=1)
-    .define(MESSAGES_PER_TASK_CONFIG, Type.LONG, -1, Range.at_least(-1), Importance.MEDIUM,
-            "Each task stops producing once its sequence number reaches this count (-1 = unlimited).",
-            "Sequence", 2)
-    .define(THROUGHPUT_CONFIG, Type.LONG, -1, Range.at_least(-1), Importance.MEDIUM,
-            "Maximum records per second per task (-1 = unthrottled).", "Sequence", 3)
-    .define(BATCH_SIZE_CONFIG, Type.INT, 1000, Range.at_least(1), Importance.LOW,
-            "Maximum number of records returned by one poll.", "Sequence", 4)
-    .define(OWN_PARTITION_CONFIG, Type.BOOLEAN, False, None, Importance.LOW,
-            "Write task i's records to Kafka partition i (the topic needs tasks.max partitions) instead of "
-            "partitioning by key, so that each partition has a single producer.", "Sequence", 5)
+    .define(
+        TOPIC_CONFIG,
+        Type.STRING,
+        validator=NonEmptyString(),
+        importance=Importance.HIGH,
+        documentation="The topic the sequence records are written to.",
+        group="Sequence",
+        order_in_group=1,
+    )
+    .define(
+        MESSAGES_PER_TASK_CONFIG,
+        Type.LONG,
+        -1,
+        Range.at_least(-1),
+        Importance.MEDIUM,
+        "Each task stops producing once its sequence number reaches this count (-1 = unlimited).",
+        "Sequence",
+        2,
+    )
+    .define(
+        THROUGHPUT_CONFIG,
+        Type.LONG,
+        -1,
+        Range.at_least(-1),
+        Importance.MEDIUM,
+        "Maximum records per second per task (-1 = unthrottled).",
+        "Sequence",
+        3,
+    )
+    .define(
+        BATCH_SIZE_CONFIG,
+        Type.INT,
+        1000,
+        Range.at_least(1),
+        Importance.LOW,
+        "Maximum number of records returned by one poll.",
+        "Sequence",
+        4,
+    )
+    .define(
+        OWN_PARTITION_CONFIG,
+        Type.BOOLEAN,
+        False,
+        None,
+        Importance.LOW,
+        "Write task i's records to Kafka partition i (the topic needs tasks.max partitions) instead of "
+        "partitioning by key, so that each partition has a single producer.",
+        "Sequence",
+        5,
+    )
 )
 
 RECORDING_CONFIG_DEF = _define_faults(
     ConfigDef()
-    .define(OUTPUT_FILE_CONFIG, Type.STRING, validator=NonEmptyString(), importance=Importance.HIGH,
-            documentation="File every record is appended to, one JSON line "
-                          '{"topic", "partition", "offset", "key", "value"} per record; bytes are base64.',
-            group="Recording", order_in_group=1)
-    .define(RECORD_SCHEMAS_CONFIG, Type.BOOLEAN, False, importance=Importance.LOW,
-            documentation='Also write each value\'s schema ("value_schema", as JsonConverter writes schemas).',
-            group="Recording", order_in_group=2)
+    .define(
+        OUTPUT_FILE_CONFIG,
+        Type.STRING,
+        validator=NonEmptyString(),
+        importance=Importance.HIGH,
+        documentation="File every record is appended to, one JSON line "
+        '{"topic", "partition", "offset", "key", "value"} per record; bytes are base64.',
+        group="Recording",
+        order_in_group=1,
+    )
+    .define(
+        RECORD_SCHEMAS_CONFIG,
+        Type.BOOLEAN,
+        False,
+        importance=Importance.LOW,
+        documentation='Also write each value\'s schema ("value_schema", as JsonConverter writes schemas).',
+        group="Recording",
+        order_in_group=2,
+    )
 )
 
 
@@ -214,8 +383,10 @@ class Faults:
         task_id = f"{connector}-{index}"
         chosen = {entry.strip() for entry in self.task_start_fail}
         if "all" in chosen or str(index) in chosen or task_id in chosen:
-            raise ConnectError(f"Injected failure: {TASK_START_FAIL}={','.join(self.task_start_fail)} "
-                               f"made task {task_id} fail to start")
+            raise ConnectError(
+                f"Injected failure: {TASK_START_FAIL}={','.join(self.task_start_fail)} "
+                f"made task {task_id} fail to start"
+            )
 
     def records_allowed(self, handled: int, wanted: int, task_id: str) -> int:
         """How many of `wanted` more records a task that has handled `handled` may take; raises at the limit."""
@@ -224,8 +395,9 @@ class Faults:
             return wanted
         if handled >= limit and wanted > 0:
             _injected_failures(task_id, add=1)
-            raise ConnectError(f"Injected failure: {TASK_FAIL_AFTER_RECORDS}={limit} made task {task_id} "
-                               f"fail after {handled} records")
+            raise ConnectError(
+                f"Injected failure: {TASK_FAIL_AFTER_RECORDS}={limit} made task {task_id} fail after {handled} records"
+            )
         return min(wanted, limit - handled)
 
     def on_task_stop(self) -> None:
@@ -287,6 +459,7 @@ def _task_identity(props: dict[str, str], default_name: str) -> tuple[str, int]:
 
 # ---- the connectors' shared lifecycle, with the fault knobs -----------------------------------------
 
+
 class _FaultyConnector:
     """start/stop/task_configs/validate/config of both testing connectors (fault knobs included)."""
 
@@ -316,6 +489,7 @@ class _FaultyConnector:
 
 # ---- SequenceSource -----------------------------------------------------------------------------
 
+
 class SequenceSourceConnector(_FaultyConnector, SourceConnector):
     """Each task produces its own numbered sequence, resumable from the committed offset."""
 
@@ -328,15 +502,16 @@ class SequenceSourceConnector(_FaultyConnector, SourceConnector):
         # The sequence is a pure function of the committed offset, so replays are exact.
         return "SUPPORTED"
 
-    def alter_offsets(self, connector_config: dict[str, str],
-                      offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> bool:
+    def alter_offsets(
+        self, connector_config: dict[str, str], offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]
+    ) -> bool:
         return _alter_offsets_answer(connector_config, SEQUENCE_CONFIG_DEF, type(self).__name__)
 
 
 class _SequenceOffsets(Sequence[dict[str, int]]):
     """The source offsets of `count` records from seqno `first` ({"saved": seqno + 1}), built when read."""
 
-    __slots__ = ("first", "count")
+    __slots__ = ("count", "first")
 
     def __init__(self, first: int, count: int) -> None:
         self.first, self.count = first, count
@@ -425,9 +600,16 @@ class SequenceSourceTask(SourceTask):
         self._uncommitted = True
         index = self.index
         # columns rather than records: the runtime sends them without a SourceRecord per message
-        return SourceRecordBatch(self._partition, _SequenceOffsets(first, count), self.topic,
-                                 [{"task": index, "seqno": n} for n in range(first, first + count)],
-                                 self.task_id, STRING_SCHEMA, SEQUENCE_VALUE_SCHEMA, self.kafka_partition)
+        return SourceRecordBatch(
+            self._partition,
+            _SequenceOffsets(first, count),
+            self.topic,
+            [{"task": index, "seqno": n} for n in range(first, first + count)],
+            self.task_id,
+            STRING_SCHEMA,
+            SEQUENCE_VALUE_SCHEMA,
+            self.kafka_partition,
+        )
 
     def commit(self) -> None:
         """The runtime committed the offsets of every record polled before this call."""
@@ -447,6 +629,7 @@ class SequenceSourceTask(SourceTask):
 
 # ---- RecordingSink ------------------------------------------------------------------------------
 
+
 def _jsonable(value: Any) -> Any:
     """orjson's fallback for values it cannot encode natively."""
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -459,8 +642,13 @@ _JSON_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
 
 def record_line(record: SinkRecord, schemas: JsonConverter | None = None) -> bytes:
     """The JSON line RecordingSink writes for one record (with its value schema when given `schemas`)."""
-    line = {"topic": record.topic, "partition": record.kafka_partition, "offset": record.kafka_offset,
-            "key": record.key, "value": record.value}
+    line = {
+        "topic": record.topic,
+        "partition": record.kafka_partition,
+        "offset": record.kafka_offset,
+        "key": record.key,
+        "value": record.value,
+    }
     if schemas is not None:
         line["value_schema"] = schemas.as_json_schema(record.value_schema)
     return orjson.dumps(line, default=_jsonable, option=_JSON_OPTIONS)
@@ -469,10 +657,16 @@ def record_line(record: SinkRecord, schemas: JsonConverter | None = None) -> byt
 def batch_lines(batch: SinkRecordBatch) -> bytes:
     """record_line for every record of a batch without transforms, read from its columns (no SinkRecords)."""
     dumps = orjson.dumps
-    return b"".join([dumps({"topic": t, "partition": p, "offset": o, "key": k, "value": v},
-                           default=_jsonable, option=_JSON_OPTIONS)
-                     for t, p, o, k, v in zip(batch.topics(), batch.partitions(), batch.offsets(), batch.keys,
-                                              batch.values)])
+    return b"".join(
+        [
+            dumps(
+                {"topic": t, "partition": p, "offset": o, "key": k, "value": v}, default=_jsonable, option=_JSON_OPTIONS
+            )
+            for t, p, o, k, v in zip(
+                batch.topics(), batch.partitions(), batch.offsets(), batch.keys, batch.values, strict=True
+            )
+        ]
+    )
 
 
 class RecordingSinkConnector(_FaultyConnector, SinkConnector):

@@ -1,5 +1,6 @@
 """Errors the herder, the group member and the worker raise, each carrying the HTTP status the REST layer
 answers with."""
+
 from __future__ import annotations
 
 
@@ -47,7 +48,9 @@ class NotLeader(HerderError):
     def __init__(self, leader_url: str | None) -> None:
         super().__init__(
             "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
-            if leader_url is None else f"This worker is not the leader; the leader is {leader_url}")
+            if leader_url is None
+            else f"This worker is not the leader; the leader is {leader_url}"
+        )
         self.leader_url = leader_url
 
 
@@ -55,5 +58,7 @@ class RebalanceNeeded(HerderError):
     status = 409
 
     def __init__(self) -> None:
-        super().__init__("Cannot complete request momentarily due to stale configuration (typically caused by a "
-                         "concurrent config change)")
+        super().__init__(
+            "Cannot complete request momentarily due to stale configuration (typically caused by a "
+            "concurrent config change)"
+        )

@@ -6,6 +6,7 @@ Worker). Where this project differs (contract section 0): source-offset format v
 (`The partition for a source connector offset cannot be null or missing`); Kafka has no such check and
 would write a useless `["<c>",null]` key that every reader then ignores.
 """
+
 from __future__ import annotations
 
 import re
@@ -40,7 +41,9 @@ SINK_PARTITION_KEYS_MESSAGE = (
 )
 SINK_TOPIC_NULL_MESSAGE = "Kafka topic names must be valid strings and may not be null"
 SINK_PARTITION_NULL_MESSAGE = "Kafka partitions must be valid numbers and may not be null"
-SINK_OFFSET_KEY_MESSAGE = f"The offset for a sink connector should either be null or contain the key '{KAFKA_OFFSET_KEY}'"
+SINK_OFFSET_KEY_MESSAGE = (
+    f"The offset for a sink connector should either be null or contain the key '{KAFKA_OFFSET_KEY}'"
+)
 SOURCE_PARTITION_MISSING_MESSAGE = "The partition for a source connector offset cannot be null or missing"
 
 _INT32 = (-(2**31), 2**31 - 1)

@@ -1,4 +1,5 @@
 """KIP-745 restart plans: which instances a restart request restarts."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,6 +36,6 @@ class RestartPlan:
     tasks: tuple[int, ...]
 
     @classmethod
-    def build(cls, request: RestartRequest, connector_state: State, task_states: dict[int, State]) -> "RestartPlan":
+    def build(cls, request: RestartRequest, connector_state: State, task_states: dict[int, State]) -> RestartPlan:
         tasks = tuple(i for i, s in sorted(task_states.items()) if request.restart_task(s))
         return cls(request, request.restart_connector(connector_state), tasks)

@@ -1,16 +1,17 @@
 """What the herder thread is doing now, for timeout and health messages (the reference's TemporaryStage)."""
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Iterator
+from datetime import UTC, datetime
 
 
 def iso_instant(ts: float) -> str:
     """Java's Instant.toString(): 2024-10-25T12:34:56.789Z."""
-    dt = datetime.fromtimestamp(ts, tz=timezone.utc)
+    dt = datetime.fromtimestamp(ts, tz=UTC)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
@@ -23,8 +24,10 @@ class Stage:
     def summary(self) -> str:
         if self.completed is None:
             return f"The worker is currently {self.description}, which began at {iso_instant(self.started)}."
-        return (f"The last operation the worker completed was {self.description}, which began at "
-                f"{iso_instant(self.started)} and completed at {iso_instant(self.completed)}.")
+        return (
+            f"The last operation the worker completed was {self.description}, which began at "
+            f"{iso_instant(self.started)} and completed at {iso_instant(self.completed)}."
+        )
 
 
 class StageTracker:

@@ -6,9 +6,10 @@ target its tasks run in, what may change while it is STOPPED, and which statuses
 How a change is stored and applied (a local file and the herder thread; the config topic and every
 worker's tick thread) is each herder's business.
 """
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..storage.base import ConnectorState, InstanceStatus
 from ..storage.states import INITIAL_STATES, State, TargetState
@@ -28,7 +29,9 @@ def initial_target(initial_state: str | None) -> TargetState | None:
         return None
     target = INITIAL_STATES.get(initial_state.upper())
     if target is None:
-        raise BadRequest(f"Invalid value {initial_state} for field initial_state: must be one of RUNNING, PAUSED, STOPPED (any case)")
+        raise BadRequest(
+            f"Invalid value {initial_state} for field initial_state: must be one of RUNNING, PAUSED, STOPPED (any case)"
+        )
     return target
 
 
@@ -83,8 +86,13 @@ def require_task_configs_allowed(name: str, state: ConnectorState, configs: list
         raise BadRequest(f"Cannot submit non-empty set of task configs for stopped connector {name}")
 
 
-def target_reached(target: TargetState, connector: InstanceStatus | None, tasks: Iterable[InstanceStatus],
-                   task_count: int, any_task_status: bool) -> bool:
+def target_reached(
+    target: TargetState,
+    connector: InstanceStatus | None,
+    tasks: Iterable[InstanceStatus],
+    task_count: int,
+    any_task_status: bool,
+) -> bool:
     """Whether the statuses show `target` reached: STOPPED once the connector reports STOPPED and no task
     reports anything; PAUSED or STARTED once the connector and each of its `task_count` current tasks report
     the matching state (or FAILED)."""

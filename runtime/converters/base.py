@@ -1,4 +1,5 @@
 """Converters turn Connect data (schema + Python value) into bytes for Kafka and back."""
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -33,12 +34,10 @@ class HeaderConverter(ABC):
         pass
 
     @abstractmethod
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:
-        ...
+    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None: ...
 
     @abstractmethod
-    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> tuple[Schema | None, Any]:
-        ...
+    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> tuple[Schema | None, Any]: ...
 
     def config(self) -> ConfigDef:
         return ConfigDef()

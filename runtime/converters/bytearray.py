@@ -1,4 +1,5 @@
 """Kafka's ByteArrayConverter: raw bytes through unchanged."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -12,6 +12,7 @@
 `ConverterHeaderConverter` adapts any key/value Converter (JSON, String, ByteArray) to the header
 interface, the way Kafka's JsonConverter and StringConverter implement both roles.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -21,10 +22,10 @@ from typing import Any
 
 from ..api.data import BYTES_SCHEMA, Schema
 from ..api.errors import DataError
-from .base import Converter, HeaderConverter
-from .bytearray import ByteArrayConverter
 from ..data.java_numbers import Float32, java_double_str, java_float_str
 from ..data.values_parser import parse_string
+from .base import Converter, HeaderConverter
+from .bytearray import ByteArrayConverter
 from .json import JsonConverter, _b64, dumps_schemaless
 from .string import StringConverter
 
@@ -40,7 +41,7 @@ def header_value_to_string(schema: Schema | None, value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        single = isinstance(value, Float32) or schema is not None and schema.type == "float32"
+        single = isinstance(value, Float32) or (schema is not None and schema.type == "float32")
         return java_float_str(value) if single else java_double_str(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return _b64(value)
@@ -67,8 +68,9 @@ class SimpleHeaderConverter(HeaderConverter):
         try:
             text = bytes(value).decode("utf-8")
         except UnicodeDecodeError:
-            log.warning("Failed to deserialize value for header '%s' on topic '%s', so using byte array",
-                        header_key, topic)
+            log.warning(
+                "Failed to deserialize value for header '%s' on topic '%s', so using byte array", header_key, topic
+            )
             return BYTES_SCHEMA, bytes(value)
         return parse_string(text)
 

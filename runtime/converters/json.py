@@ -23,6 +23,7 @@ the serialized schema JSON once (cached by schema object identity, bounded by `s
 lets orjson do the byte work. Schemaless values go straight to orjson; a cheap scan of its output spots
 the rare float notations that differ from Java's and redoes only those values the exact way.
 """
+
 from __future__ import annotations
 
 import base64
@@ -33,7 +34,8 @@ import json as _stdjson
 import math
 import re
 from collections import OrderedDict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 
@@ -41,8 +43,13 @@ from ..api.config import ConfigDef, Importance, Type, ValidString, Width
 from ..api.data import Field, Schema
 from ..api.errors import DataError
 from ..data.java_numbers import Float32, java_double_str, java_float_str
-from ..data.logical_schemas import (DATE_LOGICAL_NAME, DECIMAL_LOGICAL_NAME, DECIMAL_SCALE_PARAMETER, TIME_LOGICAL_NAME,
-                                   TIMESTAMP_LOGICAL_NAME)
+from ..data.logical_schemas import (
+    DATE_LOGICAL_NAME,
+    DECIMAL_LOGICAL_NAME,
+    DECIMAL_SCALE_PARAMETER,
+    TIME_LOGICAL_NAME,
+    TIMESTAMP_LOGICAL_NAME,
+)
 from .base import Converter
 
 SCHEMAS_ENABLE_CONFIG = "schemas.enable"
@@ -61,48 +68,94 @@ _TO_CONNECT_FAILED = "Converting byte[] to Kafka Connect data failed due to seri
 
 # Connect type -> JSON schema type name (float32/float64 are "float"/"double" on the wire).
 _JSON_TYPE_NAMES = {
-    "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "float32": "float",
-    "float64": "double", "boolean": "boolean", "string": "string", "bytes": "bytes",
-    "array": "array", "map": "map", "struct": "struct",
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "float32": "float",
+    "float64": "double",
+    "boolean": "boolean",
+    "string": "string",
+    "bytes": "bytes",
+    "array": "array",
+    "map": "map",
+    "struct": "struct",
 }
 _CONNECT_TYPES = {v: k for k, v in _JSON_TYPE_NAMES.items()}
 _INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
 _EPOCH_DATE = _dt.date(1970, 1, 1)
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _MILLIS_PER_DAY = 86_400_000
 
 
 def converter_config_def() -> ConfigDef:
     """Kafka's ConverterConfig keys shared by every converter (`converter.type`)."""
     return ConfigDef().define(
-        CONVERTER_TYPE_CONFIG, Type.STRING, validator=ValidString.of("key", "value", "header"),
-        importance=Importance.LOW, documentation="How this converter will be used.",
+        CONVERTER_TYPE_CONFIG,
+        Type.STRING,
+        validator=ValidString.of("key", "value", "header"),
+        importance=Importance.LOW,
+        documentation="How this converter will be used.",
     )
 
 
 def json_converter_config_def() -> ConfigDef:
     config = converter_config_def()
-    config.define(SCHEMAS_ENABLE_CONFIG, Type.BOOLEAN, True, importance=Importance.HIGH,
-                  documentation="Include schemas within each of the serialized values and keys.",
-                  group="Schemas", order_in_group=0, width=Width.MEDIUM, display_name="Enable Schemas")
-    config.define(SCHEMAS_CACHE_SIZE_CONFIG, Type.INT, 1000, importance=Importance.HIGH,
-                  documentation="The maximum number of schemas that can be cached in this converter instance.",
-                  group="Schemas", order_in_group=1, width=Width.MEDIUM, display_name="Schema Cache Size")
-    config.define(DECIMAL_FORMAT_CONFIG, Type.STRING, "BASE64",
-                  validator=ValidString.of("BASE64", "NUMERIC", case_insensitive=True), importance=Importance.LOW,
-                  documentation="Controls which format this converter will serialize decimals in. This value is "
-                                "case insensitive and can be either 'BASE64' (default) or 'NUMERIC'",
-                  group="Serialization", order_in_group=0, width=Width.MEDIUM, display_name="Decimal Format")
-    config.define(REPLACE_NULL_WITH_DEFAULT_CONFIG, Type.BOOLEAN, True, importance=Importance.LOW,
-                  documentation="Whether to replace fields that have a default value and that are null to the "
-                                "default value. When set to true, the default value is used, otherwise null is used.",
-                  group="Serialization", order_in_group=1, width=Width.MEDIUM,
-                  display_name="Replace null with default")
+    config.define(
+        SCHEMAS_ENABLE_CONFIG,
+        Type.BOOLEAN,
+        True,
+        importance=Importance.HIGH,
+        documentation="Include schemas within each of the serialized values and keys.",
+        group="Schemas",
+        order_in_group=0,
+        width=Width.MEDIUM,
+        display_name="Enable Schemas",
+    )
+    config.define(
+        SCHEMAS_CACHE_SIZE_CONFIG,
+        Type.INT,
+        1000,
+        importance=Importance.HIGH,
+        documentation="The maximum number of schemas that can be cached in this converter instance.",
+        group="Schemas",
+        order_in_group=1,
+        width=Width.MEDIUM,
+        display_name="Schema Cache Size",
+    )
+    config.define(
+        DECIMAL_FORMAT_CONFIG,
+        Type.STRING,
+        "BASE64",
+        validator=ValidString.of("BASE64", "NUMERIC", case_insensitive=True),
+        importance=Importance.LOW,
+        documentation="Controls which format this converter will serialize decimals in. This value is "
+        "case insensitive and can be either 'BASE64' (default) or 'NUMERIC'",
+        group="Serialization",
+        order_in_group=0,
+        width=Width.MEDIUM,
+        display_name="Decimal Format",
+    )
+    config.define(
+        REPLACE_NULL_WITH_DEFAULT_CONFIG,
+        Type.BOOLEAN,
+        True,
+        importance=Importance.LOW,
+        documentation="Whether to replace fields that have a default value and that are null to the "
+        "default value. When set to true, the default value is used, otherwise null is used.",
+        group="Serialization",
+        order_in_group=1,
+        width=Width.MEDIUM,
+        display_name="Replace null with default",
+    )
     return config
 
 
-_NON_FINITE = {"NaN": orjson.Fragment(b'"NaN"'), "Infinity": orjson.Fragment(b'"Infinity"'),
-               "-Infinity": orjson.Fragment(b'"-Infinity"')}
+_NON_FINITE = {
+    "NaN": orjson.Fragment(b'"NaN"'),
+    "Infinity": orjson.Fragment(b'"Infinity"'),
+    "-Infinity": orjson.Fragment(b'"-Infinity"'),
+}
 
 
 def _double_json(x: float) -> Any:
@@ -125,6 +178,7 @@ _SUSPICIOUS_FLOAT = re.compile(rb"[0-9](?:e[+-]|[0-9]{7}\.)|0\.000")
 
 
 # ---- schemaless values ------------------------------------------------------------------------
+
 
 def _b64(value: bytes | bytearray | memoryview) -> str:
     return base64.b64encode(value).decode("ascii")
@@ -190,6 +244,7 @@ def dumps_schemaless(value: Any) -> bytes:
 
 # ---- JSON node type names used in Kafka's error messages ----------------------------------------
 
+
 def _node_type(value: Any) -> str:
     if value is None:
         return "NULL"
@@ -210,6 +265,7 @@ def _schema_type_name(schema: Schema) -> str:
 
 # ---- logical types -----------------------------------------------------------------------------
 
+
 def _decimal_scale(schema: Schema) -> int:
     params = dict(schema.parameters or ())
     try:
@@ -223,8 +279,10 @@ def decimal_to_bytes(value: decimal.Decimal, scale: int) -> bytes:
     sign, digits, exponent = value.as_tuple()
     if not isinstance(exponent, int) or -exponent != scale:
         # Kafka's Decimal.fromLogical, word for word
-        raise DataError(f"Decimal value has mismatching scale for given Decimal schema. Schema has scale {scale}, "
-                        f"value has scale {-exponent if isinstance(exponent, int) else exponent}.")
+        raise DataError(
+            f"Decimal value has mismatching scale for given Decimal schema. Schema has scale {scale}, "
+            f"value has scale {-exponent if isinstance(exponent, int) else exponent}."
+        )
     unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
     length = unscaled.bit_length() // 8 + 1
     return unscaled.to_bytes(length, "big", signed=True)
@@ -251,7 +309,7 @@ def _encode_decimal(schema: Schema, numeric: bool) -> Callable[[Any], Any]:
 
 def _encode_date(value: Any) -> Any:
     if isinstance(value, _dt.datetime):
-        utc = value if value.tzinfo is None else value.astimezone(_dt.timezone.utc)
+        utc = value if value.tzinfo is None else value.astimezone(_dt.UTC)
         if utc.time() != _dt.time(0):
             raise DataError("Kafka Connect Date type should not have any time fields set to non-zero values.")
         return (utc.date() - _EPOCH_DATE).days
@@ -274,7 +332,7 @@ def _encode_time(value: Any) -> Any:
 
 def _encode_timestamp(value: Any) -> Any:
     if isinstance(value, _dt.datetime):
-        aware = value if value.tzinfo is not None else value.replace(tzinfo=_dt.timezone.utc)
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=_dt.UTC)
         return (aware - _EPOCH) // _dt.timedelta(milliseconds=1)
     if isinstance(value, int) and not isinstance(value, bool):
         return value
@@ -294,8 +352,10 @@ def _decode_decimal(schema: Schema) -> Callable[[Any], Any]:
                 return decimal_from_bytes(base64.b64decode(value, validate=True), scale)
             except (binascii.Error, ValueError):
                 raise DataError("Invalid bytes for Decimal field") from None
-        raise DataError("Invalid type for Decimal, underlying representation should be numeric or bytes but was "
-                        + _node_type(value))
+        raise DataError(
+            "Invalid type for Decimal, underlying representation should be numeric or bytes but was "
+            + _node_type(value)
+        )
 
     return decode
 
@@ -306,13 +366,17 @@ def _is_int32(value: Any) -> bool:
 
 def _decode_date(value: Any) -> Any:
     if not _is_int32(value):
-        raise DataError("Invalid type for Date, underlying representation should be integer but was " + _node_type(value))
+        raise DataError(
+            "Invalid type for Date, underlying representation should be integer but was " + _node_type(value)
+        )
     return _EPOCH_DATE + _dt.timedelta(days=value)
 
 
 def _decode_time(value: Any) -> Any:
     if not _is_int32(value):
-        raise DataError("Invalid type for Time, underlying representation should be integer but was " + _node_type(value))
+        raise DataError(
+            "Invalid type for Time, underlying representation should be integer but was " + _node_type(value)
+        )
     if not 0 <= value < _MILLIS_PER_DAY:
         raise DataError("Time values must use number of milliseconds greater than 0 and less than 86400000")
     seconds, millis = divmod(value, 1000)
@@ -323,12 +387,14 @@ def _decode_time(value: Any) -> Any:
 
 def _decode_timestamp(value: Any) -> Any:
     if type(value) is not int:
-        raise DataError("Invalid type for Timestamp, underlying representation should be integral but was "
-                        + _node_type(value))
+        raise DataError(
+            "Invalid type for Timestamp, underlying representation should be integral but was " + _node_type(value)
+        )
     return _EPOCH + _dt.timedelta(milliseconds=value)
 
 
 # ---- primitive decoders mirroring Jackson's xxxValue() ------------------------------------------
+
 
 def _wrap(value: int, bits: int) -> int:
     mask = (1 << bits) - 1
@@ -375,9 +441,15 @@ def _bytes_decode(value: Any) -> Any:
 
 
 _PRIMITIVE_DECODERS: dict[str, Callable[[Any], Any]] = {
-    "int8": _int_decoder(8), "int16": _int_decoder(16), "int32": _int_decoder(32), "int64": _int_decoder(64),
-    "float32": _float_decode, "float64": _float_decode, "boolean": _bool_decode,
-    "string": _string_decode, "bytes": _bytes_decode,
+    "int8": _int_decoder(8),
+    "int16": _int_decoder(16),
+    "int32": _int_decoder(32),
+    "int64": _int_decoder(64),
+    "float32": _float_decode,
+    "float64": _float_decode,
+    "boolean": _bool_decode,
+    "string": _string_decode,
+    "bytes": _bytes_decode,
 }
 
 
@@ -426,7 +498,11 @@ def _generate_fast_path(schema: Schema, replace_null_with_default: bool, check_o
             return None
         names = tuple(f.name for f in schema.fields)
         scope["_NAMES"] = names
-        lines = ["def fast(value):", f"    if type(value) is not dict or len(value) != {len(names)}:", f"        return {fail}"]
+        lines = [
+            "def fast(value):",
+            f"    if type(value) is not dict or len(value) != {len(names)}:",
+            f"        return {fail}",
+        ]
         conditions = []
         for i, f in enumerate(schema.fields):
             condition = check(f"v{i}", f.schema)
@@ -442,7 +518,7 @@ def _generate_fast_path(schema: Schema, replace_null_with_default: bool, check_o
         if condition is None or schema.optional:
             return None
         lines = ["def fast(value):", f"    return {ok} if {condition} else {fail}"]
-    exec("\n".join(lines), scope)  # noqa: S102 - generated from field names via repr() only
+    exec("\n".join(lines), scope)
     return scope["fast"]
 
 
@@ -452,7 +528,7 @@ _INT_BOUNDS = {"int8": 2**7, "int16": 2**15, "int32": 2**31, "int64": 2**63}
 class _BoundedCache:
     """Insertion-ordered cache that forgets its oldest entry beyond `size` (Kafka uses an LRU)."""
 
-    __slots__ = ("size", "data")
+    __slots__ = ("data", "size")
 
     def __init__(self, size: int) -> None:
         self.size = max(size, 1)
@@ -535,13 +611,18 @@ class JsonConverter(Converter):
         if entry is None:
             encoder = self._compile_encoder(schema)
             schema_json = orjson.dumps(self._schema_json(schema))
-            entry = (schema, encoder, b'{"schema":' + schema_json + b',"payload":', schema_json,
-                     _fast_encoder(schema, self.replace_null_with_default))
+            entry = (
+                schema,
+                encoder,
+                b'{"schema":' + schema_json + b',"payload":',
+                schema_json,
+                _fast_encoder(schema, self.replace_null_with_default),
+            )
             try:
                 self._encoders_by_value.put(schema, entry)
             except TypeError:
                 pass
-        self._encoders_by_id.put(id(schema), (schema,) + entry[1:])
+        self._encoders_by_id.put(id(schema), (schema, *entry[1:]))
         return entry
 
     def _schema_json(self, schema: Schema) -> dict[str, Any]:
@@ -622,40 +703,51 @@ class JsonConverter(Converter):
                 if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
                     return int(value)
                 raise invalid(value)
+
             return encode_int
         if type_ == "float64":
+
             def encode_double(value: Any) -> Any:
                 if type(value) is float:
                     return value if 1e-3 <= abs(value) < 1e7 or value == 0 else _double_json(value)
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     return _double_json(float(value))
                 raise invalid(value)
+
             return encode_double
         if type_ == "float32":
+
             def encode_float(value: Any) -> Any:
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     return _float32_json(float(value))
                 raise invalid(value)
+
             return encode_float
         if type_ == "boolean":
+
             def encode_bool(value: Any) -> Any:
                 if value is True or value is False:
                     return value
                 raise invalid(value)
+
             return encode_bool
         if type_ == "string":
+
             def encode_string(value: Any) -> Any:
                 if type(value) is str:
                     return value
                 if isinstance(value, str):
                     return str(value)
                 raise invalid(value)
+
             return encode_string
         if type_ == "bytes":
+
             def encode_bytes(value: Any) -> Any:
                 if isinstance(value, (bytes, bytearray, memoryview)):
                     return _b64(value)
                 raise DataError(f"Invalid type for bytes type: {type(value)}")
+
             return encode_bytes
         if type_ == "array":
             item = self._child_encoder(schema.value_schema)
@@ -664,27 +756,32 @@ class JsonConverter(Converter):
                 if not isinstance(value, (list, tuple)):
                     raise invalid(value)
                 return [item(v) for v in value]
+
             return encode_array
         if type_ == "map":
             if schema.key_schema is None:
                 # Kafka cannot write these either (a NullPointerException on the missing key schema)
                 def encode_keyless(value: Any) -> Any:
                     raise DataError("Cannot write a map whose schema has no key schema")
+
                 return encode_keyless
             key_schema = schema.key_schema
             key_enc = self._compile_encoder(key_schema)
             val_enc = self._child_encoder(schema.value_schema)
             if key_schema.type == "string":
+
                 def encode_object(value: Any) -> Any:
                     if not isinstance(value, dict):
                         raise invalid(value)
                     return {_as_text(key_enc(k)): val_enc(v) for k, v in value.items()}
+
                 return encode_object
 
             def encode_pairs(value: Any) -> Any:
                 if not isinstance(value, dict):
                     raise invalid(value)
                 return [[key_enc(k), val_enc(v)] for k, v in value.items()]
+
             return encode_pairs
         # struct
         fields = [(f.name, self._compile_encoder(f.schema)) for f in schema.fields]
@@ -694,6 +791,7 @@ class JsonConverter(Converter):
                 raise DataError("Mismatching schema.")
             get = value.get
             return {fname: enc(get(fname)) for fname, enc in fields}
+
         return encode_struct
 
     # ---- deserialization -----------------------------------------------------------------------
@@ -706,7 +804,7 @@ class JsonConverter(Converter):
             # Same compact schema as the previous record (the usual case on a topic): parse only the
             # payload. Anything else after it (an extra field, spacing) fails here and takes the full path.
             try:
-                payload = orjson.loads(value[len(envelope[0]):-1])
+                payload = orjson.loads(value[len(envelope[0]) : -1])
             except orjson.JSONDecodeError:
                 payload = _MISSING
             if payload is not _MISSING:
@@ -853,23 +951,29 @@ class JsonConverter(Converter):
                 if type(value) is dict:  # Jackson's valueStream() over an object
                     return [item(v) for v in value.values()]
                 return []
+
             return decode_array
         if type_ == "map":
             key_schema = _require(schema.key_schema, schema)
             key_dec = self._compile_decoder(key_schema)
             val_dec = self._compile_decoder(_require(schema.value_schema, schema))
             if key_schema.type == "string":
+
                 def decode_object(value: Any) -> Any:
                     if type(value) is not dict:
-                        raise DataError("Maps with string fields should be encoded as JSON objects, but found "
-                                        + _node_type(value))
+                        raise DataError(
+                            "Maps with string fields should be encoded as JSON objects, but found " + _node_type(value)
+                        )
                     return {k: val_dec(v) for k, v in value.items()}
+
                 return decode_object
 
             def decode_pairs(value: Any) -> Any:
                 if type(value) is not list:
-                    raise DataError("Maps with non-string fields should be encoded as JSON array of tuples, but found "
-                                    + _node_type(value))
+                    raise DataError(
+                        "Maps with non-string fields should be encoded as JSON array of tuples, but found "
+                        + _node_type(value)
+                    )
                 result = {}
                 for pair in value:
                     if type(pair) is not list:
@@ -878,6 +982,7 @@ class JsonConverter(Converter):
                         raise DataError(f"Found invalid map entry, expected length 2 but found :{len(pair)}")
                     result[_hashable(key_dec(pair[0]))] = val_dec(pair[1])
                 return result
+
             return decode_pairs
         # struct
         fields = []
@@ -897,6 +1002,7 @@ class JsonConverter(Converter):
                     raise DataError(f'Invalid value: null used for required field: "{fname}", schema type: {label}')
                 result[fname] = v
             return result
+
         return decode_struct
 
 

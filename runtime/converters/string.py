@@ -4,14 +4,14 @@ Reading always yields an optional string schema. Serializing a non-str value use
 Like Java's `new String(bytes, charset)` and `String.getBytes(charset)`, undecodable input and
 unencodable characters are replaced rather than rejected.
 """
+
 from __future__ import annotations
 
 import codecs
 from typing import Any
 
-from ..api.config import ConfigDef, Importance, Width
+from ..api.config import ConfigDef, Importance, Type, Width
 from ..api.data import OPTIONAL_STRING_SCHEMA, Schema
-from ..api.config import Type
 from ..api.errors import ConfigError
 from .base import Converter
 from .json import CONVERTER_TYPE_CONFIG, converter_config_def
@@ -22,9 +22,13 @@ ENCODING_DEFAULT = "UTF-8"
 
 def string_converter_config_def() -> ConfigDef:
     return converter_config_def().define(
-        ENCODING_CONFIG, Type.STRING, ENCODING_DEFAULT, importance=Importance.HIGH,
+        ENCODING_CONFIG,
+        Type.STRING,
+        ENCODING_DEFAULT,
+        importance=Importance.HIGH,
         documentation="The name of the Java character set to use for encoding strings as byte arrays.",
-        width=Width.MEDIUM, display_name="Encoding",
+        width=Width.MEDIUM,
+        display_name="Encoding",
     )
 
 

@@ -6,12 +6,30 @@ Julian before 15 October 1582, Gregorian from then on. Weeks start on Sunday and
 recently set of the competing date fields wins, and out-of-range values roll over (hour 25 is 01:00 the next
 day, month 13 is January of the next year).
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
 
-(ERA, YEAR, MONTH, WEEK_OF_YEAR, WEEK_OF_MONTH, DAY_OF_MONTH, DAY_OF_YEAR, DAY_OF_WEEK, DAY_OF_WEEK_IN_MONTH,
- AM_PM, HOUR, HOUR_OF_DAY, MINUTE, SECOND, MILLISECOND, ZONE_OFFSET, DST_OFFSET) = range(17)
+(
+    ERA,
+    YEAR,
+    MONTH,
+    WEEK_OF_YEAR,
+    WEEK_OF_MONTH,
+    DAY_OF_MONTH,
+    DAY_OF_YEAR,
+    DAY_OF_WEEK,
+    DAY_OF_WEEK_IN_MONTH,
+    AM_PM,
+    HOUR,
+    HOUR_OF_DAY,
+    MINUTE,
+    SECOND,
+    MILLISECOND,
+    ZONE_OFFSET,
+    DST_OFFSET,
+) = range(17)
 SUNDAY = 1
 FIRST_DAY_OF_WEEK = SUNDAY
 MINIMAL_DAYS_IN_FIRST_WEEK = 1
@@ -23,6 +41,7 @@ _BCE = 0
 
 
 # ---- fixed dates ------------------------------------------------------------------------------------------
+
 
 def _is_leap(year: int, gregorian: bool) -> bool:
     if not gregorian:
@@ -82,6 +101,7 @@ def _week_number(day1: int, fixed: int) -> int:
 
 # ---- instant -> fields (computeFields) ------------------------------------------------------------------
 
+
 class Fields(NamedTuple):
     era_ad: bool
     year: int  # of the era (1 BC = 1)
@@ -113,12 +133,25 @@ def fields(millis: int) -> Fields:
             week, week_year = 1, year + 1
     seconds, ms = divmod(time_of_day, 1000)
     era_ad = year > 0
-    return Fields(era_ad, year if era_ad else 1 - year, month, day, fixed - jan1 + 1, day_of_week(fixed),
-                  week_year, week, _week_number(fixed - day + 1, fixed),
-                  seconds // 3600, seconds // 60 % 60, seconds % 60, ms)
+    return Fields(
+        era_ad,
+        year if era_ad else 1 - year,
+        month,
+        day,
+        fixed - jan1 + 1,
+        day_of_week(fixed),
+        week_year,
+        week,
+        _week_number(fixed - day + 1, fixed),
+        seconds // 3600,
+        seconds // 60 % 60,
+        seconds % 60,
+        ms,
+    )
 
 
 # ---- fields -> instant (lenient computeTime) ------------------------------------------------------------
+
 
 class FieldSet:
     """Calendar fields with the order in which they were set (Calendar's stamps)."""
@@ -165,8 +198,11 @@ def _select_fields(f: FieldSet) -> set[int]:
         best = max(wom, dowim, woy)
         if best == 0:
             best = dom = month_stamp
-    if best == dom or (best == wom and f.stamp(WEEK_OF_MONTH) >= f.stamp(WEEK_OF_YEAR)) or (
-            best == dowim and f.stamp(DAY_OF_WEEK_IN_MONTH) >= f.stamp(WEEK_OF_YEAR)):
+    if (
+        best == dom
+        or (best == wom and f.stamp(WEEK_OF_MONTH) >= f.stamp(WEEK_OF_YEAR))
+        or (best == dowim and f.stamp(DAY_OF_WEEK_IN_MONTH) >= f.stamp(WEEK_OF_YEAR))
+    ):
         mask.add(MONTH)
         if best == dom:
             mask.add(DAY_OF_MONTH)
@@ -174,8 +210,9 @@ def _select_fields(f: FieldSet) -> set[int]:
             if dow:
                 mask.add(DAY_OF_WEEK)
             if wom == dowim:
-                mask.add(WEEK_OF_MONTH if f.stamp(WEEK_OF_MONTH) >= f.stamp(DAY_OF_WEEK_IN_MONTH)
-                         else DAY_OF_WEEK_IN_MONTH)
+                mask.add(
+                    WEEK_OF_MONTH if f.stamp(WEEK_OF_MONTH) >= f.stamp(DAY_OF_WEEK_IN_MONTH) else DAY_OF_WEEK_IN_MONTH
+                )
             elif best == wom:
                 mask.add(WEEK_OF_MONTH)
             elif f.stamp(DAY_OF_WEEK_IN_MONTH):
@@ -269,8 +306,9 @@ def resolve(f: FieldSet) -> int:
         if DAY_OF_YEAR in mask or WEEK_OF_YEAR in mask:
             return _millis(jfd, time_of_day, f)
     # the cutover gap: Java keeps the Gregorian date when both are past it, else the Julian one
-    return _millis(gfd if gfd >= _CUTOVER_FIXED and jfd >= _CUTOVER_FIXED or gfd >= _CUTOVER_FIXED else jfd,
-                   time_of_day, f)
+    return _millis(
+        gfd if (gfd >= _CUTOVER_FIXED and jfd >= _CUTOVER_FIXED) or gfd >= _CUTOVER_FIXED else jfd, time_of_day, f
+    )
 
 
 def _millis(fixed: int, time_of_day: int, f: FieldSet) -> int:

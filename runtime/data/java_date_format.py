@@ -13,6 +13,7 @@ and 20 after now. The fields are then resolved as a lenient Calendar does: the l
 wins (`YYYY`/`ww`/`u` give a week date), and values past their range roll over into the next unit.
 Named time zones other than UTC/GMT are read as UTC.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -22,9 +23,21 @@ from typing import NamedTuple
 
 from . import java_calendar as cal
 
-_UTC = _dt.timezone.utc
-_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December"]
+_UTC = _dt.UTC
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 _DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 _LETTERS = set("GyYMLdDEuaHkKhmsSzZXwWF")
 _NUMERIC = set("yYMLdDuHkKhmsSwWF")
@@ -74,7 +87,6 @@ def compile_pattern(pattern: str) -> list[_Token]:
             tokens.append(_Token("", 0, c))
             i += 1
     return tokens
-
 
 
 def _pad(number: int, count: int) -> str:
@@ -166,10 +178,28 @@ class ParseError(ValueError):
 # ---- parsing ----------------------------------------------------------------------------------------------
 
 _WEEK_YEAR = 17  # CalendarBuilder's extra field
-_FIELD_OF = {"G": cal.ERA, "y": cal.YEAR, "Y": _WEEK_YEAR, "M": cal.MONTH, "L": cal.MONTH, "d": cal.DAY_OF_MONTH,
-             "k": cal.HOUR_OF_DAY, "H": cal.HOUR_OF_DAY, "m": cal.MINUTE, "s": cal.SECOND, "S": cal.MILLISECOND,
-             "E": cal.DAY_OF_WEEK, "u": cal.DAY_OF_WEEK, "D": cal.DAY_OF_YEAR, "F": cal.DAY_OF_WEEK_IN_MONTH,
-             "w": cal.WEEK_OF_YEAR, "W": cal.WEEK_OF_MONTH, "a": cal.AM_PM, "h": cal.HOUR, "K": cal.HOUR}
+_FIELD_OF = {
+    "G": cal.ERA,
+    "y": cal.YEAR,
+    "Y": _WEEK_YEAR,
+    "M": cal.MONTH,
+    "L": cal.MONTH,
+    "d": cal.DAY_OF_MONTH,
+    "k": cal.HOUR_OF_DAY,
+    "H": cal.HOUR_OF_DAY,
+    "m": cal.MINUTE,
+    "s": cal.SECOND,
+    "S": cal.MILLISECOND,
+    "E": cal.DAY_OF_WEEK,
+    "u": cal.DAY_OF_WEEK,
+    "D": cal.DAY_OF_YEAR,
+    "F": cal.DAY_OF_WEEK_IN_MONTH,
+    "w": cal.WEEK_OF_YEAR,
+    "W": cal.WEEK_OF_MONTH,
+    "a": cal.AM_PM,
+    "h": cal.HOUR,
+    "K": cal.HOUR,
+}
 # letters whose field, when it comes right after another numeric field, limits that one to its width
 _ABUTTING = set("yYdkHmsSDFwWhKu")
 _INTEGER = re.compile(r"-?\d+")
@@ -181,7 +211,7 @@ _TEXT_FIELDS = {"G": {"bc": 0, "ad": 1}, "E": _DAY_NAMES, "a": {"am": 0, "pm": 1
 
 def _char_equals(a: str, b: str) -> bool:
     """Lenient SimpleDateFormat: a literal space matches any space separator (Unicode Zs)."""
-    return a == b or unicodedata.category(a) == "Zs" and unicodedata.category(b) == "Zs"
+    return a == b or (unicodedata.category(a) == "Zs" and unicodedata.category(b) == "Zs")
 
 
 def _abuts(token: _Token | None) -> bool:
@@ -196,7 +226,7 @@ def _match_name(text: str, start: int, names: dict[str, int]) -> tuple[int, int]
     """The longest name matching at `start`, ignoring case: (its value, the index after it)."""
     best = None
     for name, value in names.items():
-        if text[start:start + len(name)].lower() == name and (best is None or len(name) > best[1]):
+        if text[start : start + len(name)].lower() == name and (best is None or len(name) > best[1]):
             best = (value, len(name))
     return None if best is None else (best[0], start + best[1])
 
@@ -215,7 +245,8 @@ def _int_value(digits: str) -> int:
 def _numeric_zone(text: str, index: int, sign: int, count: int, colon: bool) -> tuple[int, int] | None:
     """SimpleDateFormat.subParseNumericZone: (offset in ms, index after) for [h]h[[:]mm] at `index`."""
     m = re.compile(r"([0-9])([0-9])?" + ("" if count == 1 else ("(:)" if colon else "()") + "([0-9]{2})")).match(
-        text, index)
+        text, index
+    )
     if m is None or (m.group(2) is None and (count > 0 or not colon)):
         return None
     hours = int(m.group(1) + (m.group(2) or ""))
@@ -226,7 +257,7 @@ def _numeric_zone(text: str, index: int, sign: int, count: int, colon: bool) -> 
 
 
 def _zone(letter: str, count: int, text: str, start: int, index: int) -> tuple[int, int] | None:
-    c = text[index:index + 1]
+    c = text[index : index + 1]
     if letter == "X":
         if c == "Z":
             return 0, index + 1
@@ -235,9 +266,9 @@ def _zone(letter: str, count: int, text: str, start: int, index: int) -> tuple[i
         return _numeric_zone(text, index + 1, 1 if c == "+" else -1, count, count == 3)
     if c in ("+", "-"):
         return _numeric_zone(text, index + 1, 1 if c == "+" else -1, 0, False)
-    if text[start:start + 3].upper() == "GMT":
+    if text[start : start + 3].upper() == "GMT":
         after = start + 3
-        c = text[after:after + 1]
+        c = text[after : after + 1]
         if c not in ("+", "-"):
             return 0, after
         return _numeric_zone(text, after + 1, 1 if c == "+" else -1, 0, True)

@@ -10,6 +10,7 @@ on it (the JSON converter's output, Cast to string, header values, offsets in me
   `8.9999995E9`. The reference runs on Java 17, so its algorithm is reproduced here, step for step.
 - `java_double_str`: `Double.toString`, from Python's shortest round-trip digits laid out in Java's notation.
 """
+
 from __future__ import annotations
 
 import decimal
@@ -79,9 +80,72 @@ _MAX_SMALL_BIN_EXP, _MIN_SMALL_BIN_EXP = 62, -(63 // 3)
 # ceil(log2(5**i)) as FloatingDecimal tabulates it
 _N_5_BITS = (0, 3, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28, 31, 33, 35, 38, 40, 42, 45, 47, 49, 52, 54, 56, 59, 61)
 _LONG_5_POW_COUNT = 27  # 5**0 .. 5**26 fit in a long
-_INSIGNIFICANT_FOR_POW2 = (0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 8, 8,
-                           8, 9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15,
-                           15, 15, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19)
+_INSIGNIFICANT_FOR_POW2 = (
+    0,
+    0,
+    0,
+    0,
+    1,
+    1,
+    1,
+    2,
+    2,
+    2,
+    3,
+    3,
+    3,
+    3,
+    4,
+    4,
+    4,
+    5,
+    5,
+    5,
+    6,
+    6,
+    6,
+    6,
+    7,
+    7,
+    7,
+    8,
+    8,
+    8,
+    9,
+    9,
+    9,
+    9,
+    10,
+    10,
+    10,
+    11,
+    11,
+    11,
+    12,
+    12,
+    12,
+    12,
+    13,
+    13,
+    13,
+    14,
+    14,
+    14,
+    15,
+    15,
+    15,
+    15,
+    16,
+    16,
+    16,
+    17,
+    17,
+    17,
+    18,
+    18,
+    18,
+    19,
+)
 
 
 def _wrap32(v: int) -> int:
@@ -102,7 +166,7 @@ def _long_digits(lvalue: int, insignificant: int) -> tuple[str, int]:
     """developLongDigits: an integer value, rounded to drop `insignificant` low digits."""
     dec_exponent = 0
     if insignificant:
-        pow10 = 10 ** insignificant
+        pow10 = 10**insignificant
         lvalue, residue = divmod(lvalue, pow10)
         dec_exponent += insignificant
         if residue >= pow10 >> 1:
@@ -116,8 +180,12 @@ def _dtoa(bin_exp: int, fract_bits: int, n_significant_bits: int) -> tuple[str, 
     tail_zeros = (fract_bits & -fract_bits).bit_length() - 1
     n_fract_bits = _EXP_SHIFT + 1 - tail_zeros
     n_tiny_bits = max(0, n_fract_bits - bin_exp - 1)
-    if _MIN_SMALL_BIN_EXP <= bin_exp <= _MAX_SMALL_BIN_EXP and n_tiny_bits < _LONG_5_POW_COUNT \
-            and n_fract_bits + _N_5_BITS[n_tiny_bits] < 64 and n_tiny_bits == 0:
+    if (
+        _MIN_SMALL_BIN_EXP <= bin_exp <= _MAX_SMALL_BIN_EXP
+        and n_tiny_bits < _LONG_5_POW_COUNT
+        and n_fract_bits + _N_5_BITS[n_tiny_bits] < 64
+        and n_tiny_bits == 0
+    ):
         # an integer that fits a long: its digits, less those below the float's precision
         insignificant = 0
         if bin_exp > n_significant_bits:
@@ -152,9 +220,9 @@ def _dtoa(bin_exp: int, fract_bits: int, n_significant_bits: int) -> tuple[str, 
     if b_bits < 64 and ten_s_bits < 64:
         # int or long arithmetic, with their wrap-around, and a strict `b + m > tens`
         wrap = _wrap32 if b_bits < 32 and ten_s_bits < 32 else _wrap64
-        b = wrap(wrap(fract_bits * 5 ** b5) << b2)
-        s = wrap(5 ** s5 << s2)
-        m = wrap(5 ** m5 << m2)
+        b = wrap(wrap(fract_bits * 5**b5) << b2)
+        s = wrap(5**s5 << s2)
+        m = wrap(5**m5 << m2)
         tens = wrap(s * 10)
         q, b = b // s, wrap(10 * (b % s))
         m = wrap(m * 10)
@@ -176,8 +244,8 @@ def _dtoa(bin_exp: int, fract_bits: int, n_significant_bits: int) -> tuple[str, 
         low_digit_difference = (b << 1) - tens
     else:
         # FDBigInteger arithmetic: exact, with `b + m >= tens`
-        b = fract_bits * 5 ** b5 << b2
-        s = 5 ** s5 << s2
+        b = fract_bits * 5**b5 << b2
+        s = 5**s5 << s2
         m = 5 ** (m5 + 1) << (m2 + 1)
         tens = 5 ** (s5 + 1) << (s2 + 1)
         q, b = b // s, 10 * (b % s)
@@ -252,6 +320,7 @@ def java_float_str(x: float) -> str:
 
 
 # ---- Double.toString ----------------------------------------------------------------------------
+
 
 def _shortest_digits(text: str) -> tuple[str, int]:
     """Significant digits and scientific exponent of a shortest-repr decimal string."""

@@ -1,5 +1,6 @@
 """The names and schemas of Connect's logical types: Kafka's `Decimal`, `Date`, `Time` and `Timestamp`
 (org.apache.kafka.connect.data), which converters encode and transforms and `Values` produce."""
+
 from __future__ import annotations
 
 from ..api.data import Schema
@@ -13,8 +14,13 @@ DECIMAL_SCALE_PARAMETER = "scale"
 
 def decimal_schema(scale: int, optional: bool = False) -> Schema:
     """Kafka's `Decimal.schema(scale)` (values are decimal.Decimal with exactly `scale` fraction digits)."""
-    return Schema("bytes", optional=optional, name=DECIMAL_LOGICAL_NAME, version=1,
-                  parameters=((DECIMAL_SCALE_PARAMETER, str(scale)),))
+    return Schema(
+        "bytes",
+        optional=optional,
+        name=DECIMAL_LOGICAL_NAME,
+        version=1,
+        parameters=((DECIMAL_SCALE_PARAMETER, str(scale)),),
+    )
 
 
 DATE_SCHEMA = Schema("int32", name=DATE_LOGICAL_NAME, version=1)

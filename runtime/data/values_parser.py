@@ -24,6 +24,7 @@ Not reproduced: Java's boxed number types. `[[1],[1000]]` is array<array<int16>>
 leaves the first inner element a Byte, which its JsonConverter then rejects (a ClassCastException turned
 DataException); ours writes it.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -31,26 +32,46 @@ import decimal
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
-from ..api.data import (BOOLEAN_SCHEMA, FLOAT32_SCHEMA, FLOAT64_SCHEMA, INT8_SCHEMA, INT16_SCHEMA, INT32_SCHEMA,
-                        INT64_SCHEMA, STRING_SCHEMA, Schema)
+from ..api.data import (
+    BOOLEAN_SCHEMA,
+    FLOAT32_SCHEMA,
+    FLOAT64_SCHEMA,
+    INT8_SCHEMA,
+    INT16_SCHEMA,
+    INT32_SCHEMA,
+    INT64_SCHEMA,
+    STRING_SCHEMA,
+    Schema,
+)
 from ..api.errors import DataError
 from .java_date_format import DateFormat
 from .java_numbers import Float32, decimal_to_float32, to_float32, wrap_int
-from .logical_schemas import (DATE_LOGICAL_NAME, DATE_SCHEMA, DECIMAL_LOGICAL_NAME, TIME_LOGICAL_NAME, TIME_SCHEMA,
-                              TIMESTAMP_LOGICAL_NAME, TIMESTAMP_SCHEMA, decimal_schema)
+from .logical_schemas import (
+    DATE_LOGICAL_NAME,
+    DATE_SCHEMA,
+    DECIMAL_LOGICAL_NAME,
+    TIME_LOGICAL_NAME,
+    TIME_SCHEMA,
+    TIMESTAMP_LOGICAL_NAME,
+    TIMESTAMP_SCHEMA,
+    decimal_schema,
+)
 
 # A parse result: (schema, value); (None, None) is Java's null SchemaAndValue.
-Parsed = tuple[Optional[Schema], Any]
+Parsed = tuple[Schema | None, Any]
 NULL: Parsed = (None, None)
 
 _DATE_PATTERN = "yyyy-MM-dd"
 _TIME_PATTERN = "HH:mm:ss.SSS'Z'"
 _TIMESTAMP_PATTERN = _DATE_PATTERN + "'T'" + _TIME_PATTERN
 # token length -> (schema, pattern): lengths of the patterns without their quotes
-_TEMPORALS = {13: (TIME_SCHEMA, _TIME_PATTERN), 24: (TIMESTAMP_SCHEMA, _TIMESTAMP_PATTERN),
-              10: (DATE_SCHEMA, _DATE_PATTERN)}
+_TEMPORALS = {
+    13: (TIME_SCHEMA, _TIME_PATTERN),
+    24: (TIMESTAMP_SCHEMA, _TIMESTAMP_PATTERN),
+    10: (DATE_SCHEMA, _DATE_PATTERN),
+}
 _DELIMITERS = frozenset(':,{}[]"')
 _JAVA_WHITESPACE = "".join(chr(c) for c in range(33))  # String.trim() strips every char <= ' '
 _MILLIS_PER_DAY = 86_400_000
@@ -64,6 +85,7 @@ _NUMERIC_ORDER = ("int8", "int16", "int32", "int64", "float32", "float64")
 @dataclass(frozen=True)
 class _Instant:
     """A java.util.Date while parsing: the logical value it becomes depends on the final (merged) schema."""
+
     millis: int
 
 
@@ -112,7 +134,7 @@ class _Tokens:
                 self.rewind_to(start)
                 return None
             self.next()
-        return self.original[start:self.index]
+        return self.original[start : self.index]
 
     def _consume(self) -> str:
         text, start, escaped = self.original, self.index, False
@@ -122,13 +144,13 @@ class _Tokens:
                 escaped = not escaped
             elif c in _DELIMITERS and not escaped:
                 if start < self.index:
-                    return text[start:self.index]
+                    return text[start : self.index]
                 self.index += 1
-                return text[start:self.index]
+                return text[start : self.index]
             else:
                 escaped = False
             self.index += 1
-        return text[start:self.index]
+        return text[start : self.index]
 
     def can_consume(self, expected: str) -> bool:
         if self.next_token is None:
@@ -175,6 +197,7 @@ def _merge_schemas(previous: Schema, new: Schema) -> Schema | None:
 
 # ---- converting an element to the common schema (Values.convertTo with no source schema) ---------------
 
+
 def _as_long(value: Any) -> int:
     """Values.asLong with no source schema: Number.longValue(), else a DataException."""
     if isinstance(value, bool) or not isinstance(value, (int, float, decimal.Decimal)):
@@ -220,9 +243,9 @@ def _convert_to(schema: Schema, value: Any) -> Any:
         return value if isinstance(value, Float32) else Float32(to_float32(_as_double(value)))
     if kind == "float64":
         return value if type(value) is float else _as_double(value)
-    if kind == "array" and isinstance(value, list) or kind == "map" and isinstance(value, dict):
+    if (kind == "array" and isinstance(value, list)) or (kind == "map" and isinstance(value, dict)):
         return value
-    if kind == "string" and isinstance(value, str) or kind == "boolean" and isinstance(value, bool):
+    if (kind == "string" and isinstance(value, str)) or (kind == "boolean" and isinstance(value, bool)):
         return value
     if schema.name == DECIMAL_LOGICAL_NAME and isinstance(value, decimal.Decimal):
         return value
@@ -230,6 +253,7 @@ def _convert_to(schema: Schema, value: Any) -> Any:
 
 
 # ---- the parser -------------------------------------------------------------------------------------------
+
 
 class _ValueParser:
     def __init__(self, text: str) -> None:
@@ -318,11 +342,14 @@ class _ValueParser:
             if tokens.can_consume("}"):
                 if keys.common is not None and values.common is not None:
                     schema = Schema("map", key_schema=keys.common, value_schema=values.common)
-                    return schema, {_convert_to(keys.common, k): _convert_to(values.common, v)
-                                    for k, v in result.items()}
+                    return schema, {
+                        _convert_to(keys.common, k): _convert_to(values.common, v) for k, v in result.items()
+                    }
                 if keys.common is not None:
-                    return (Schema("map", key_schema=keys.common),
-                            {_convert_to(keys.common, k): v for k, v in result.items()})
+                    return (
+                        Schema("map", key_schema=keys.common),
+                        {_convert_to(keys.common, k): v for k, v in result.items()},
+                    )
                 return Schema("map"), result
             if tokens.can_consume(","):
                 raise DataError("Unable to parse a map entry with no key or value: " + tokens.original)
@@ -382,14 +409,14 @@ def _int_sized(text: str) -> bool:
 def _parse_number(token: str) -> Parsed | None:
     """BigDecimal(token), then the narrowest type that holds it; None where BigDecimal rejects the text."""
     match = _BIG_DECIMAL.fullmatch(token)
-    if match is None or match.group(1) is not None and not _int_sized(match.group(1)):
+    if match is None or (match.group(1) is not None and not _int_sized(match.group(1))):
         return None  # BigDecimal: not a number, or its exponent overflows an int
     number = decimal.Decimal(token)
     _, digits, exponent = number.as_tuple()
     scale = -exponent  # type: ignore[operator]  (finite by the grammar)
     if not -(2**31) <= scale < 2**31:
         return None  # BigDecimal: the scale overflows an int
-    integral = exponent >= 0 or all(d == 0 for d in digits[len(digits) + exponent:])  # type: ignore[operator]
+    integral = exponent >= 0 or all(d == 0 for d in digits[len(digits) + exponent :])  # type: ignore[operator]
     if integral:
         exact = _exact_integer(number, digits, exponent)  # type: ignore[arg-type]
         if exact is not None:
@@ -419,7 +446,7 @@ def _exact_integer(number: decimal.Decimal, digits: tuple[int, ...], exponent: i
 
 # ---- from parse results to this runtime's values ---------------------------------------------------------
 
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _EPOCH_DATE = _dt.date(1970, 1, 1)
 
 

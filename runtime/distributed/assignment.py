@@ -18,10 +18,12 @@ The assignor is a pure function. It never moves a unit directly from one live wo
 to move is first left out (revoked) and only handed out by the next rebalance, which starts once its
 owner has stopped it (see the package docs). Between rebalances it only places new units (`moves=False`).
 """
+
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Iterable, Mapping, TypeVar
+from typing import Any, TypeVar
 
 ASSIGNMENT_PREFIX = "assignment-"
 PART_SEPARATOR = ".part-"
@@ -51,27 +53,41 @@ class Assignment:
     def owners(self) -> set[str]:
         return set(self.connectors.values()) | set(self.tasks.values())
 
-    def same_units(self, other: "Assignment") -> bool:
+    def same_units(self, other: Assignment) -> bool:
         return self.connectors == other.connectors and self.tasks == other.tasks
 
     def encode(self) -> dict[str, Any]:
         """The single-record form earlier versions wrote (still read; see records() for what is written)."""
-        return {"generation": self.generation, "leader": self.leader, "leader_url": self.leader_url,
-                "connectors": dict(sorted(self.connectors.items())),
-                "tasks": [[c, i, w] for (c, i), w in sorted(self.tasks.items())]}
+        return {
+            "generation": self.generation,
+            "leader": self.leader,
+            "leader_url": self.leader_url,
+            "connectors": dict(sorted(self.connectors.items())),
+            "tasks": [[c, i, w] for (c, i), w in sorted(self.tasks.items())],
+        }
 
     def records(self, group_id: str) -> list[tuple[str, dict[str, Any]]]:
         """The records to write, in order: the parts, then the record that completes them."""
         units: list[list[Any]] = [["c", c, w] for c, w in sorted(self.connectors.items())]
         units += [["t", c, i, w] for (c, i), w in sorted(self.tasks.items())]
-        parts = [units[start:start + PART_UNITS] for start in range(0, len(units), PART_UNITS)]
+        parts = [units[start : start + PART_UNITS] for start in range(0, len(units), PART_UNITS)]
         records: list[tuple[str, dict[str, Any]]] = [
             (part_key(group_id, k), {"generation": self.generation, "part": k, "units": part})
-            for k, part in enumerate(parts)]
-        records.append((assignment_key(group_id), {"generation": self.generation, "leader": self.leader,
-                                                   "leader_url": self.leader_url, "parts": len(parts),
-                                                   "group_generation": self.group_generation,
-                                                   "urls": dict(sorted(self.urls.items()))}))
+            for k, part in enumerate(parts)
+        ]
+        records.append(
+            (
+                assignment_key(group_id),
+                {
+                    "generation": self.generation,
+                    "leader": self.leader,
+                    "leader_url": self.leader_url,
+                    "parts": len(parts),
+                    "group_generation": self.group_generation,
+                    "urls": dict(sorted(self.urls.items())),
+                },
+            )
+        )
         return records
 
 
@@ -100,9 +116,13 @@ class AssignmentReader:
         record), OTHER (another group's key that shares the prefix) or INVALID (malformed, or parts
         missing: the caller logs it)."""
         if key.startswith(self._part_prefix):
-            index = key[len(self._part_prefix):]
-            if not index.isdigit() or not isinstance(value, dict) or not _is_int(value.get("generation")) \
-                    or not isinstance(value.get("units"), list):
+            index = key[len(self._part_prefix) :]
+            if (
+                not index.isdigit()
+                or not isinstance(value, dict)
+                or not _is_int(value.get("generation"))
+                or not isinstance(value.get("units"), list)
+            ):
                 return INVALID
             self._parts[int(index)] = (value["generation"], value["units"])
             return PART
@@ -123,11 +143,22 @@ class AssignmentReader:
             if part is None or part[0] != generation:
                 return None
             for unit in part[1]:
-                if isinstance(unit, list) and len(unit) == 3 and unit[0] == "c" \
-                        and isinstance(unit[1], str) and isinstance(unit[2], str):
+                if (
+                    isinstance(unit, list)
+                    and len(unit) == 3
+                    and unit[0] == "c"
+                    and isinstance(unit[1], str)
+                    and isinstance(unit[2], str)
+                ):
                     connectors[unit[1]] = unit[2]
-                elif isinstance(unit, list) and len(unit) == 4 and unit[0] == "t" and isinstance(unit[1], str) \
-                        and _is_int(unit[2]) and isinstance(unit[3], str):
+                elif (
+                    isinstance(unit, list)
+                    and len(unit) == 4
+                    and unit[0] == "t"
+                    and isinstance(unit[1], str)
+                    and _is_int(unit[2])
+                    and isinstance(unit[3], str)
+                ):
                     tasks[(unit[1], unit[2])] = unit[3]
                 else:
                     return None
@@ -135,8 +166,15 @@ class AssignmentReader:
         urls = value.get("urls")
         if not isinstance(urls, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in urls.items()):
             urls = {}
-        return Assignment(generation, str(value.get("leader") or ""), str(value.get("leader_url") or ""),
-                          connectors, tasks, group_generation if _is_int(group_generation) else -1, dict(urls))
+        return Assignment(
+            generation,
+            str(value.get("leader") or ""),
+            str(value.get("leader_url") or ""),
+            connectors,
+            tasks,
+            group_generation if _is_int(group_generation) else -1,
+            dict(urls),
+        )
 
 
 def decode_assignment(value: Any) -> Assignment | None:
@@ -146,23 +184,35 @@ def decode_assignment(value: Any) -> Assignment | None:
     generation = value.get("generation")
     connectors = value.get("connectors")
     tasks = value.get("tasks")
-    if not isinstance(generation, int) or isinstance(generation, bool) or not isinstance(connectors, dict) \
-            or not isinstance(tasks, list):
+    if (
+        not isinstance(generation, int)
+        or isinstance(generation, bool)
+        or not isinstance(connectors, dict)
+        or not isinstance(tasks, list)
+    ):
         return None
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in connectors.items()):
         return None
     parsed: dict[TaskId, str] = {}
     for entry in tasks:
-        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)
-                and isinstance(entry[1], int) and not isinstance(entry[1], bool) and isinstance(entry[2], str)):
+        if not (
+            isinstance(entry, list)
+            and len(entry) == 3
+            and isinstance(entry[0], str)
+            and isinstance(entry[1], int)
+            and not isinstance(entry[1], bool)
+            and isinstance(entry[2], str)
+        ):
             return None
         parsed[(entry[0], entry[1])] = entry[2]
-    return Assignment(generation, str(value.get("leader") or ""), str(value.get("leader_url") or ""),
-                      dict(connectors), parsed)
+    return Assignment(
+        generation, str(value.get("leader") or ""), str(value.get("leader_url") or ""), dict(connectors), parsed
+    )
 
 
-def _assign_units(current: dict[U, str], units: Iterable[U], members: list[str], held: set[str],
-                  moves: bool = True) -> dict[U, str]:
+def _assign_units(
+    current: dict[U, str], units: Iterable[U], members: list[str], held: set[str], moves: bool = True
+) -> dict[U, str]:
     """One kind of unit (connectors, or tasks): keep live and held owners, revoke what makes a live
     worker exceed its fair share (only when `moves`: a rebalance), give unowned units to the least
     loaded workers."""
@@ -213,8 +263,9 @@ def _assign_units(current: dict[U, str], units: Iterable[U], members: list[str],
     return assigned
 
 
-def claimed_placement(claims: Mapping[str, tuple[Iterable[str], Iterable[TaskId]]]
-                      ) -> tuple[dict[str, str], dict[TaskId, str], set[str], set[TaskId]]:
+def claimed_placement(
+    claims: Mapping[str, tuple[Iterable[str], Iterable[TaskId]]],
+) -> tuple[dict[str, str], dict[TaskId, str], set[str], set[TaskId]]:
     """The placement the members' claims (worker id -> what it reports holding when it joins) describe,
     and the units more than one member claims. Such a unit runs, or may run, on two workers (one back
     from a freeze, say): keeping it on either while revoking it from the other would move it within one
@@ -239,13 +290,20 @@ def claimed_placement(claims: Mapping[str, tuple[Iterable[str], Iterable[TaskId]
     return connectors, tasks, duplicated_connectors, duplicated_tasks
 
 
-def compute_assignment(current: Assignment, members: list[str], connectors: Iterable[str],
-                       tasks: Iterable[TaskId], held: set[str] | None = None,
-                       moves: bool = True) -> tuple[dict[str, str], dict[TaskId, str]]:
+def compute_assignment(
+    current: Assignment,
+    members: list[str],
+    connectors: Iterable[str],
+    tasks: Iterable[TaskId],
+    held: set[str] | None = None,
+    moves: bool = True,
+) -> tuple[dict[str, str], dict[TaskId, str]]:
     """The next connector and task placement. `members` are the live workers; `held` are departed
     workers whose units are kept for them for a while (scheduled.rebalance.max.delay.ms). Without
     `moves` (between rebalances) nothing is revoked: only new units are placed and deleted ones dropped."""
     members = sorted(set(members))
     held = (held or set()) - set(members)
-    return (_assign_units(current.connectors, connectors, members, held, moves),
-            _assign_units(current.tasks, tasks, members, held, moves))
+    return (
+        _assign_units(current.connectors, connectors, members, held, moves),
+        _assign_units(current.tasks, tasks, members, held, moves),
+    )

@@ -16,6 +16,7 @@ broker protocol uses:
 Task id -1 stands for the connector itself. Versions 1+ tolerate missing trailing fields (the
 reference reads them with defaults), and so does this reader.
 """
+
 from __future__ import annotations
 
 import io
@@ -34,8 +35,9 @@ TaskId = tuple[str, int]
 _HEADER = Schema(("version", Int16))
 _CONFIG_STATE = Schema(("url", String("utf-8")), ("config_offset", Int64))
 _UNITS = Array(("connector", String("utf-8")), ("tasks", Array(Int32)))
-_ASSIGNMENT_HEAD = Schema(("error", Int16), ("leader", String("utf-8")), ("leader_url", String("utf-8")),
-                          ("config_offset", Int64))
+_ASSIGNMENT_HEAD = Schema(
+    ("error", Int16), ("leader", String("utf-8")), ("leader_url", String("utf-8")), ("config_offset", Int64)
+)
 
 
 class ProtocolError(ValueError):
@@ -87,7 +89,8 @@ def _decode_units(data: io.BytesIO) -> tuple[frozenset[str], frozenset[TaskId]]:
 
 def encode_assignment(assignment: ConnectAssignment) -> bytes:
     body = _HEADER.encode([assignment.version]) + _ASSIGNMENT_HEAD.encode(
-        [assignment.error, assignment.leader, assignment.leader_url, assignment.config_offset])
+        [assignment.error, assignment.leader, assignment.leader_url, assignment.config_offset]
+    )
     body += _encode_units(assignment.connectors, assignment.tasks)
     if assignment.version >= 1:
         body += _encode_units(assignment.revoked_connectors, assignment.revoked_tasks)
@@ -115,8 +118,18 @@ def decode_assignment(raw: bytes | None) -> ConnectAssignment | None:
         raise
     except Exception as exc:  # noqa: BLE001 - struct.error, a short buffer, bad UTF-8
         raise ProtocolError(f"Malformed Connect assignment: {exc}") from None
-    return ConnectAssignment(leader or "", leader_url or "", config_offset, connectors, tasks,
-                             revoked_connectors, revoked_tasks, delay, error, version)
+    return ConnectAssignment(
+        leader or "",
+        leader_url or "",
+        config_offset,
+        connectors,
+        tasks,
+        revoked_connectors,
+        revoked_tasks,
+        delay,
+        error,
+        version,
+    )
 
 
 def encode_metadata(state: WorkerState, version: int) -> bytes:
@@ -124,8 +137,9 @@ def encode_metadata(state: WorkerState, version: int) -> bytes:
     if version >= 1:
         allocation = None
         if state.connectors or state.tasks:
-            allocation = encode_assignment(ConnectAssignment("", "", state.config_offset, state.connectors,
-                                                             state.tasks, version=version))
+            allocation = encode_assignment(
+                ConnectAssignment("", "", state.config_offset, state.connectors, state.tasks, version=version)
+            )
         body += Bytes.encode(allocation)
     return body
 

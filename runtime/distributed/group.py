@@ -11,12 +11,14 @@ reference's herder-thread stall rule).
 What the worker decides (which units go where, what to do with an assignment) stays with the caller
 through `GroupListener`; this module only speaks the protocol.
 """
+
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from typing import Any, Mapping, Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from kafka import errors as kafka_errors
 from kafka.coordinator.base import BaseCoordinator
@@ -49,8 +51,9 @@ class GroupListener(Protocol):
 
     def worker_state(self) -> WorkerState: ...
 
-    def perform_assignment(self, generation: int, leader_id: str,
-                           members: dict[str, WorkerState]) -> dict[str, ConnectAssignment]: ...
+    def perform_assignment(
+        self, generation: int, leader_id: str, members: dict[str, WorkerState]
+    ) -> dict[str, ConnectAssignment]: ...
 
     def on_joined(self, generation: int, member_id: str, assignment: ConnectAssignment | None) -> None: ...
 
@@ -58,12 +61,19 @@ class GroupListener(Protocol):
 def kafka_python_settings(client_config: Mapping[str, str]) -> dict[str, Any]:
     """kafka-python's names for the worker's Kafka client settings (librdkafka's names, from
     KafkaStoreSettings): the group client reaches the same brokers with the same credentials."""
-    settings: dict[str, Any] = {"bootstrap_servers": client_config["bootstrap.servers"].split(","),
-                                "client_id": f"{client_config.get('group.id', 'connect')}-group"}
-    names = {"security.protocol": "security_protocol", "sasl.username": "sasl_plain_username",
-             "sasl.password": "sasl_plain_password", "ssl.ca.location": "ssl_cafile",
-             "ssl.certificate.location": "ssl_certfile", "ssl.key.location": "ssl_keyfile",
-             "ssl.key.password": "ssl_password"}
+    settings: dict[str, Any] = {
+        "bootstrap_servers": client_config["bootstrap.servers"].split(","),
+        "client_id": f"{client_config.get('group.id', 'connect')}-group",
+    }
+    names = {
+        "security.protocol": "security_protocol",
+        "sasl.username": "sasl_plain_username",
+        "sasl.password": "sasl_plain_password",
+        "ssl.ca.location": "ssl_cafile",
+        "ssl.certificate.location": "ssl_certfile",
+        "ssl.key.location": "ssl_keyfile",
+        "ssl.key.password": "ssl_password",
+    }
     for ours, theirs in names.items():
         if client_config.get(ours):
             settings[theirs] = client_config[ours]
@@ -124,12 +134,14 @@ class WorkerCoordinator(BaseCoordinator):
                 log.error("Ignoring group member %s: %s", member.member_id, exc)
         assignments = self.listener.perform_assignment(self._generation.generation_id, leader_id, states)
         version = PROTOCOL_VERSIONS.get(protocol, 1)
-        return {member.member_id: encode_assignment(_with_version(assignments.get(member.member_id), version,
-                                                                  leader_id))
-                for member in members}
+        return {
+            member.member_id: encode_assignment(_with_version(assignments.get(member.member_id), version, leader_id))
+            for member in members
+        }
 
-    async def _on_join_complete_async(self, generation: int, member_id: str, protocol: str,
-                                      member_assignment_bytes: bytes) -> None:
+    async def _on_join_complete_async(
+        self, generation: int, member_id: str, protocol: str, member_assignment_bytes: bytes
+    ) -> None:
         try:
             assignment = decode_assignment(member_assignment_bytes)
         except ProtocolError as exc:
@@ -145,21 +157,40 @@ def _with_version(assignment: ConnectAssignment | None, version: int, leader_id:
         return ConnectAssignment(leader_id, "", -1, version=version)
     if assignment.version == version:
         return assignment
-    return ConnectAssignment(assignment.leader, assignment.leader_url, assignment.config_offset,
-                             assignment.connectors, assignment.tasks, assignment.revoked_connectors,
-                             assignment.revoked_tasks, assignment.delay_ms, assignment.error, version)
+    return ConnectAssignment(
+        assignment.leader,
+        assignment.leader_url,
+        assignment.config_offset,
+        assignment.connectors,
+        assignment.tasks,
+        assignment.revoked_connectors,
+        assignment.revoked_tasks,
+        assignment.delay_ms,
+        assignment.error,
+        version,
+    )
 
 
 class WorkerGroup:
     """This worker's membership: join, stay, rejoin when asked, leave."""
 
-    def __init__(self, client_config: Mapping[str, str], group_id: str, listener: GroupListener,
-                 session_timeout_ms: int, heartbeat_interval_ms: int, rebalance_timeout_ms: int) -> None:
+    def __init__(
+        self,
+        client_config: Mapping[str, str],
+        group_id: str,
+        listener: GroupListener,
+        session_timeout_ms: int,
+        heartbeat_interval_ms: int,
+        rebalance_timeout_ms: int,
+    ) -> None:
         self._settings = kafka_python_settings(client_config)
         self.group_id = group_id
         self._listener = listener
-        self._timeouts = {"session_timeout_ms": session_timeout_ms, "heartbeat_interval_ms": heartbeat_interval_ms,
-                          "max_poll_interval_ms": rebalance_timeout_ms}
+        self._timeouts = {
+            "session_timeout_ms": session_timeout_ms,
+            "heartbeat_interval_ms": heartbeat_interval_ms,
+            "max_poll_interval_ms": rebalance_timeout_ms,
+        }
         self._client: KafkaNetClient | None = None
         self.coordinator: WorkerCoordinator | None = None
         self._join_thread: threading.Thread | None = None
@@ -176,8 +207,9 @@ class WorkerGroup:
             raise
         api_version = client._manager.broker_version
         self._client = client
-        self.coordinator = WorkerCoordinator(client, self._listener, group_id=self.group_id, api_version=api_version,
-                                             **self._timeouts)
+        self.coordinator = WorkerCoordinator(
+            client, self._listener, group_id=self.group_id, api_version=api_version, **self._timeouts
+        )
         self._join_thread = threading.Thread(target=self._join_loop, name="herder-group-join", daemon=True)
         self._join_thread.start()
 
@@ -242,8 +274,12 @@ class WorkerGroup:
         """Out of the group: no generation, or rejoining after losing it (until that join completes), or,
         while stable, no heartbeat answered for a session timeout."""
         coordinator = self.coordinator
-        return coordinator is None or coordinator.lost or coordinator.group_metadata().generation_id < 0 \
+        return (
+            coordinator is None
+            or coordinator.lost
+            or coordinator.group_metadata().generation_id < 0
             or self.session_expired()
+        )
 
     def request_rejoin(self) -> None:
         if self.coordinator is not None:
@@ -264,8 +300,11 @@ class WorkerGroup:
         settled = True
         if coordinator is not None:
             deadline = time.monotonic() + (timeout_s if settle_s is None else settle_s)
-            while (not coordinator.stable() or coordinator.need_rejoin()) and time.monotonic() < deadline \
-                    and coordinator.group_metadata().generation_id >= 0:
+            while (
+                (not coordinator.stable() or coordinator.need_rejoin())
+                and time.monotonic() < deadline
+                and coordinator.group_metadata().generation_id >= 0
+            ):
                 time.sleep(0.05)
             settled = coordinator.stable() and not coordinator.need_rejoin()
         self._closed.set()
@@ -274,8 +313,11 @@ class WorkerGroup:
                 if settled:
                     coordinator.close(timeout_ms=int(timeout_s * 1000))
                 else:
-                    log.info("Leaving group %s without a LeaveGroup: a rebalance is still under way; the "
-                             "coordinator removes this worker when its session times out", self.group_id)
+                    log.info(
+                        "Leaving group %s without a LeaveGroup: a rebalance is still under way; the "
+                        "coordinator removes this worker when its session times out",
+                        self.group_id,
+                    )
                     coordinator._close_heartbeat()  # kafka-python's close() minus the LeaveGroup
             except Exception as exc:  # noqa: BLE001 - leaving is best effort: the session timeout removes us
                 log.warning("Could not leave group %s: %s", self.group_id, exc)

@@ -8,6 +8,7 @@ units between rebalances, then reconciles: it stops what this worker should no l
 what it should run. The distributed herder (runtime/herder/distributed.py) holds one and asks it who
 leads, who owns what, and to run restarts on the tick thread.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -15,9 +16,14 @@ import logging
 import queue
 import threading
 import time
-from typing import Any, Callable, Mapping, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from ..control.errors import RequestTimeout, ServerError
+from ..control.restart import RestartPlan, RestartRequest
+from ..control.stages import StageTracker
+from ..control.target_states import generates_tasks, task_target, tasks_run
 from ..log_levels import LOG_LEVELS, level_number
 from ..plugins import Plugins
 from ..storage.base import ConnectorState, InstanceStatus
@@ -29,10 +35,6 @@ from ..worker.counters import RebalanceCounters
 from ..worker.offsets import OffsetsManager
 from ..worker.worker import Worker, succeeded
 from ..worker_config import WorkerConfig
-from ..control.errors import RequestTimeout, ServerError
-from ..control.restart import RestartPlan, RestartRequest
-from ..control.stages import StageTracker
-from ..control.target_states import generates_tasks, task_target, tasks_run
 from .assignment import INVALID, Assignment, AssignmentReader, TaskId, claimed_placement, compute_assignment
 from .connect_protocol import CONFIG_MISMATCH, NO_ERROR, ConnectAssignment, WorkerState
 from .group import WorkerGroup
@@ -52,20 +54,29 @@ LEGACY_HEARTBEAT_PREFIX = "worker-heartbeat-"
 
 
 class Timing:
-    def __init__(self, heartbeat_interval_s: float, session_timeout_s: float, rebalance_delay_s: float,
-                 rebalance_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        heartbeat_interval_s: float,
+        session_timeout_s: float,
+        rebalance_delay_s: float,
+        rebalance_timeout_s: float = 60.0,
+    ) -> None:
         self.heartbeat_interval_s = heartbeat_interval_s
         self.session_timeout_s = session_timeout_s
         self.rebalance_delay_s = rebalance_delay_s
         self.rebalance_timeout_s = rebalance_timeout_s
 
     @classmethod
-    def from_worker(cls, config: WorkerConfig) -> "Timing":
+    def from_worker(cls, config: WorkerConfig) -> Timing:
         def seconds(name: str) -> float:
             return config.get_int(name) / 1000
 
-        return cls(seconds("heartbeat.interval.ms"), seconds("session.timeout.ms"),
-                   seconds("scheduled.rebalance.max.delay.ms"), seconds("rebalance.timeout.ms"))
+        return cls(
+            seconds("heartbeat.interval.ms"),
+            seconds("session.timeout.ms"),
+            seconds("scheduled.rebalance.max.delay.ms"),
+            seconds("rebalance.timeout.ms"),
+        )
 
 
 def worker_id_of(url: str) -> str:
@@ -74,9 +85,19 @@ def worker_id_of(url: str) -> str:
 
 
 class GroupMember(ConfigUpdateListener):
-    def __init__(self, config: WorkerConfig, plugins: Plugins, config_store: KafkaConfigStore,
-                 status_store: KafkaStatusStore, offsets: OffsetsManager, worker_id: str, url: str,
-                 group_id: str, timing: Timing, client_config: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        config: WorkerConfig,
+        plugins: Plugins,
+        config_store: KafkaConfigStore,
+        status_store: KafkaStatusStore,
+        offsets: OffsetsManager,
+        worker_id: str,
+        url: str,
+        group_id: str,
+        timing: Timing,
+        client_config: Mapping[str, str] | None = None,
+    ) -> None:
         self.config = config
         self.plugins = plugins
         self.config_store = config_store
@@ -87,10 +108,14 @@ class GroupMember(ConfigUpdateListener):
         self.group_id = group_id
         self.timing = timing
         self.stages = StageTracker()
-        self.group = WorkerGroup(client_config or {"bootstrap.servers": str(config.bootstrap_servers or ""),
-                                                   "group.id": group_id},
-                                 group_id, self, int(timing.session_timeout_s * 1000),
-                                 int(timing.heartbeat_interval_s * 1000), int(timing.rebalance_timeout_s * 1000))
+        self.group = WorkerGroup(
+            client_config or {"bootstrap.servers": str(config.bootstrap_servers or ""), "group.id": group_id},
+            group_id,
+            self,
+            int(timing.session_timeout_s * 1000),
+            int(timing.heartbeat_interval_s * 1000),
+            int(timing.rebalance_timeout_s * 1000),
+        )
         self._lock = threading.RLock()
         self._assign_lock = threading.Lock()  # one assignment computation at a time (rebalance or update)
         self._assignment = Assignment()  # the placement of the generation this worker holds
@@ -178,8 +203,10 @@ class GroupMember(ConfigUpdateListener):
         # leave only once everything is stopped: the others then rebalance at once, with no overlap
         # a rebalance in flight is let settle for up to three session timeouts (never past the rebalance
         # timeout) before leaving; see WorkerGroup.close
-        self.group.close(self.timing.session_timeout_s,
-                         settle_s=min(self.timing.rebalance_timeout_s, 3 * self.timing.session_timeout_s))
+        self.group.close(
+            self.timing.session_timeout_s,
+            settle_s=min(self.timing.rebalance_timeout_s, 3 * self.timing.session_timeout_s),
+        )
         for store in (self.config_store, self.offsets.offset_store, self.status_store):
             try:
                 store.stop()
@@ -205,8 +232,9 @@ class GroupMember(ConfigUpdateListener):
         tasks |= _keys(self._running_tasks)
         return WorkerState(self.url, self.config_store.snapshot().offset, frozenset(connectors), frozenset(tasks))
 
-    def perform_assignment(self, generation: int, leader_id: str,
-                           members: dict[str, WorkerState]) -> dict[str, ConnectAssignment]:
+    def perform_assignment(
+        self, generation: int, leader_id: str, members: dict[str, WorkerState]
+    ) -> dict[str, ConnectAssignment]:
         """The leader's rebalance: place every unit over the members, revoking (not moving) what must go
         elsewhere, write the placement to the config topic, and tell each member what it gains and loses."""
         with self._assign_lock:
@@ -220,12 +248,16 @@ class GroupMember(ConfigUpdateListener):
                 previous = self._latest_record
             urls = {worker_id_of(state.url): state.url for state in members.values()}
             held_by: dict[str, tuple[frozenset[str], frozenset[TaskId]]] = {
-                worker_id_of(state.url): (state.connectors, state.tasks) for state in members.values()}
+                worker_id_of(state.url): (state.connectors, state.tasks) for state in members.values()
+            }
             current_connectors, current_tasks, twice_c, twice_t = claimed_placement(held_by)
             if twice_c or twice_t:
-                log.warning("Units claimed by more than one member, revoked from all of them until they have "
-                            "stopped them: connectors %s, tasks %s", sorted(twice_c),
-                            sorted(f"{c}-{i}" for c, i in twice_t))
+                log.warning(
+                    "Units claimed by more than one member, revoked from all of them until they have "
+                    "stopped them: connectors %s, tasks %s",
+                    sorted(twice_c),
+                    sorted(f"{c}-{i}" for c, i in twice_t),
+                )
             self._duplicated = (twice_c, twice_t)
             now = time.monotonic()
             departed = previous.owners() - set(urls)
@@ -242,29 +274,58 @@ class GroupMember(ConfigUpdateListener):
                 if w in held:
                     current_tasks.setdefault(t, w)
             self._rejoin_at = min((self._departed[w] + self.timing.rebalance_delay_s for w in held), default=None)
-            tasks = [(c, i) for c, state in snapshot.connectors.items() if c not in snapshot.inconsistent
-                     for i in range(len(state.task_configs)) if (c, i) not in twice_t]
-            connectors, placed = compute_assignment(Assignment(0, "", "", current_connectors, current_tasks),
-                                                    sorted(urls), [c for c in snapshot.connectors if c not in twice_c],
-                                                    tasks, held)
-            record = Assignment(previous.generation + 1, self.worker_id, self.url, connectors, placed,
-                                generation, {**{w: previous.urls[w] for w in held if w in previous.urls}, **urls})
+            tasks = [
+                (c, i)
+                for c, state in snapshot.connectors.items()
+                if c not in snapshot.inconsistent
+                for i in range(len(state.task_configs))
+                if (c, i) not in twice_t
+            ]
+            connectors, placed = compute_assignment(
+                Assignment(0, "", "", current_connectors, current_tasks),
+                sorted(urls),
+                [c for c in snapshot.connectors if c not in twice_c],
+                tasks,
+                held,
+            )
+            record = Assignment(
+                previous.generation + 1,
+                self.worker_id,
+                self.url,
+                connectors,
+                placed,
+                generation,
+                {**{w: previous.urls[w] for w in held if w in previous.urls}, **urls},
+            )
             self.config_store.write_raw(record.records(self.group_id))
             config_offset = self.config_store.snapshot().offset
-            self._revoked = ({c: w for c, w in current_connectors.items() if c not in connectors},
-                             {t: w for t, w in current_tasks.items() if t not in placed})
+            self._revoked = (
+                {c: w for c, w in current_connectors.items() if c not in connectors},
+                {t: w for t, w in current_tasks.items() if t not in placed},
+            )
             delay_ms = int(max(0.0, (self._rejoin_at or now) - now) * 1000)
-            log.info("Leader %s assigns generation %d to members %s (held for departed workers: %s); they hold %s",
-                     self.worker_id, generation, sorted(urls), sorted(held),
-                     {w: len(c) + len(t) for w, (c, t) in sorted(held_by.items())})
+            log.info(
+                "Leader %s assigns generation %d to members %s (held for departed workers: %s); they hold %s",
+                self.worker_id,
+                generation,
+                sorted(urls),
+                sorted(held),
+                {w: len(c) + len(t) for w, (c, t) in sorted(held_by.items())},
+            )
             result = {}
             for member_id, state in members.items():
                 worker = worker_id_of(state.url)
                 mine_c, mine_t = record.connectors_of(worker), record.tasks_of(worker)
                 result[member_id] = ConnectAssignment(
-                    leader_id, self.url, config_offset, frozenset(mine_c - state.connectors),
-                    frozenset(mine_t - state.tasks), frozenset(state.connectors - mine_c),
-                    frozenset(state.tasks - mine_t), delay_ms)
+                    leader_id,
+                    self.url,
+                    config_offset,
+                    frozenset(mine_c - state.connectors),
+                    frozenset(mine_t - state.tasks),
+                    frozenset(state.connectors - mine_c),
+                    frozenset(state.tasks - mine_t),
+                    delay_ms,
+                )
             return result
 
     def on_joined(self, generation: int, member_id: str, assignment: ConnectAssignment | None) -> None:
@@ -286,9 +347,14 @@ class GroupMember(ConfigUpdateListener):
             if applies:
                 self._assignment = assignment
         if applies:
-            log.info("Assignment %d of generation %d from leader %s: connectors %s, tasks %s", assignment.generation,
-                     assignment.group_generation, assignment.leader, sorted(assignment.connectors_of(self.worker_id)),
-                     sorted(f"{c}-{i}" for c, i in assignment.tasks_of(self.worker_id)))
+            log.info(
+                "Assignment %d of generation %d from leader %s: connectors %s, tasks %s",
+                assignment.generation,
+                assignment.group_generation,
+                assignment.leader,
+                sorted(assignment.connectors_of(self.worker_id)),
+                sorted(f"{c}-{i}" for c, i in assignment.tasks_of(self.worker_id)),
+            )
         self._wake.set()
 
     def on_connector_config_update(self, connector: str) -> None:
@@ -336,7 +402,7 @@ class GroupMember(ConfigUpdateListener):
                 break
             try:
                 self._tick()
-            except Exception:  # noqa: BLE001 - keep ticking; the next tick retries
+            except Exception:
                 log.exception("Herder tick failed")
 
     def _tick(self) -> None:
@@ -392,8 +458,11 @@ class GroupMember(ConfigUpdateListener):
             return
         generation, member_id, connect = joined
         if connect is None or connect.error != NO_ERROR:
-            log.warning("Generation %d brought no usable assignment (error %s); rejoining", generation,
-                        None if connect is None else connect.error)
+            log.warning(
+                "Generation %d brought no usable assignment (error %s); rejoining",
+                generation,
+                None if connect is None else connect.error,
+            )
             self.group.request_rejoin()
             return
         if self.config_store.snapshot().offset < connect.config_offset:
@@ -411,17 +480,30 @@ class GroupMember(ConfigUpdateListener):
                 self._assignment = latest
             else:  # e.g. the leader is a worker that does not write placements: hold only what it says
                 mine = {c: self.worker_id for c in connect.connectors}
-                self._assignment = Assignment(latest.generation, "", connect.leader_url, mine,
-                                              {t: self.worker_id for t in connect.tasks}, generation, {})
+                self._assignment = Assignment(
+                    latest.generation,
+                    "",
+                    connect.leader_url,
+                    mine,
+                    {t: self.worker_id for t in connect.tasks},
+                    generation,
+                    {},
+                )
             self._rejoin_after_reconcile = bool(connect.revoked_connectors or connect.revoked_tasks)
         with self._lock:
             assignment = self._assignment
-        log.info("Joined generation %d of group %s as %s; leader %s; assigned connectors %s, tasks %s; revoked "
-                 "connectors %s, tasks %s", generation, self.group_id,
-                 "leader" if connect.leader == member_id else "follower", connect.leader_url,
-                 sorted(assignment.connectors_of(self.worker_id)),
-                 sorted(f"{c}-{i}" for c, i in assignment.tasks_of(self.worker_id)),
-                 sorted(connect.revoked_connectors), sorted(f"{c}-{i}" for c, i in connect.revoked_tasks))
+        log.info(
+            "Joined generation %d of group %s as %s; leader %s; assigned connectors %s, tasks %s; revoked "
+            "connectors %s, tasks %s",
+            generation,
+            self.group_id,
+            "leader" if connect.leader == member_id else "follower",
+            connect.leader_url,
+            sorted(assignment.connectors_of(self.worker_id)),
+            sorted(f"{c}-{i}" for c, i in assignment.tasks_of(self.worker_id)),
+            sorted(connect.revoked_connectors),
+            sorted(f"{c}-{i}" for c, i in connect.revoked_tasks),
+        )
         rebalance = self.worker.rebalance if self.worker is not None else None
         if rebalance is not None:
             rebalance.completed_rebalances += 1
@@ -515,21 +597,43 @@ class GroupMember(ConfigUpdateListener):
             revoked_connectors, revoked_tasks = self._still_revoked()
             inputs = (snapshot, current)
             last = self._update_inputs
-            if last is not None and last[0] is snapshot and last[1] is current and not (revoked_connectors or revoked_tasks):
+            if (
+                last is not None
+                and last[0] is snapshot
+                and last[1] is current
+                and not (revoked_connectors or revoked_tasks)
+            ):
                 return
             revoked_connectors |= self._duplicated[0]  # these wait for the next rebalance
             revoked_tasks |= self._duplicated[1]
-            tasks = [(c, i) for c, state in snapshot.connectors.items() if c not in snapshot.inconsistent
-                     for i in range(len(state.task_configs)) if (c, i) not in revoked_tasks]
+            tasks = [
+                (c, i)
+                for c, state in snapshot.connectors.items()
+                if c not in snapshot.inconsistent
+                for i in range(len(state.task_configs))
+                if (c, i) not in revoked_tasks
+            ]
             members = sorted(w for w in current.urls if w not in self._departed)
-            connectors, placed = compute_assignment(current, members,
-                                                    [c for c in snapshot.connectors if c not in revoked_connectors],
-                                                    tasks, set(self._departed), moves=False)
+            connectors, placed = compute_assignment(
+                current,
+                members,
+                [c for c in snapshot.connectors if c not in revoked_connectors],
+                tasks,
+                set(self._departed),
+                moves=False,
+            )
             self._update_inputs = inputs
             if connectors == current.connectors and placed == current.tasks:
                 return
-            record = Assignment(max(current.generation, self._latest_record.generation) + 1, self.worker_id,
-                                self.url, connectors, placed, self._generation, current.urls)
+            record = Assignment(
+                max(current.generation, self._latest_record.generation) + 1,
+                self.worker_id,
+                self.url,
+                connectors,
+                placed,
+                self._generation,
+                current.urls,
+            )
             self.config_store.write_raw(record.records(self.group_id))
 
     def _still_revoked(self) -> tuple[set[str], set[TaskId]]:
@@ -539,8 +643,9 @@ class GroupMember(ConfigUpdateListener):
         generation = self._generation
 
         def stopped(status: InstanceStatus | None, owner: str) -> bool:
-            return status is None or (status.worker_id == owner and status.state is State.UNASSIGNED
-                                      and status.generation >= generation)
+            return status is None or (
+                status.worker_id == owner and status.state is State.UNASSIGNED and status.generation >= generation
+            )
 
         for name, owner in list(connectors.items()):
             if stopped(self.status_store.connector(name), owner):
@@ -581,8 +686,12 @@ class GroupMember(ConfigUpdateListener):
             reconfig_pending = bool(self._reconfig)
         inputs = (snapshot, assignment, fenced)
         last = self._reconciled
-        if last is not None and all(a is b for a, b in zip(inputs, last)) and not reconfig_pending \
-                and time.monotonic() - self._reconciled_at < FULL_RECONCILE_S:
+        if (
+            last is not None
+            and all(a is b for a, b in zip(inputs, last, strict=True))
+            and not reconfig_pending
+            and time.monotonic() - self._reconciled_at < FULL_RECONCILE_S
+        ):
             return  # the snapshot and the assignment are shared, immutable views: identity is equality
         self._reconcile_with(worker, assignment, snapshot, fenced)
         self._reconciled, self._reconciled_at = inputs, time.monotonic()
@@ -594,8 +703,12 @@ class GroupMember(ConfigUpdateListener):
         if not fenced:
             for c, i in assignment.tasks_of(self.worker_id):
                 state = connectors.get(c)
-                if state is not None and c not in snapshot.inconsistent and i < len(state.task_configs) \
-                        and tasks_run(state.target_state):
+                if (
+                    state is not None
+                    and c not in snapshot.inconsistent
+                    and i < len(state.task_configs)
+                    and tasks_run(state.target_state)
+                ):
                     mine_t[(c, i)] = state
 
         # 1. stop tasks this worker must no longer run, or must run with other configs
@@ -604,8 +717,11 @@ class GroupMember(ConfigUpdateListener):
         to_stop = []
         for key, (task_config, commit_offset) in self._running_tasks.items():
             state = mine_t.get(key)
-            if state is None or state.task_configs[key[1]] != task_config \
-                    or snapshot.commit_offsets.get(key[0], -1) != commit_offset:
+            if (
+                state is None
+                or state.task_configs[key[1]] != task_config
+                or snapshot.commit_offsets.get(key[0], -1) != commit_offset
+            ):
                 to_stop.append(key)
         if to_stop:
             with self.stages.stage("stopping tasks"):
@@ -632,8 +748,11 @@ class GroupMember(ConfigUpdateListener):
                     self._releasing[name] = (stopped, time.monotonic() + worker.graceful_timeout_s)
                     stopped.add_done_callback(lambda _: self._wake.set())
         for name in assignment.connectors_of(self.worker_id) - set(connectors):
-            if self.status_store.connector(name) is not None or self.status_store.tasks(name) \
-                    or self.status_store.topics(name):
+            if (
+                self.status_store.connector(name) is not None
+                or self.status_store.tasks(name)
+                or self.status_store.topics(name)
+            ):
                 self._forget_deleted(name)  # deleted while we owned it: tombstone what is left
         rebalance = worker.rebalance
         if rebalance is not None:
@@ -669,8 +788,9 @@ class GroupMember(ConfigUpdateListener):
         with self._lock:
             wanted, self._reconfig = self._reconfig & mine_c, set()
         for name in sorted(wanted):
-            self._reconfigure_tasks(name, connectors[name],
-                                    snapshot.config_offsets.get(name, -1) > snapshot.commit_offsets.get(name, -1))
+            self._reconfigure_tasks(
+                name, connectors[name], snapshot.config_offsets.get(name, -1) > snapshot.commit_offsets.get(name, -1)
+            )
 
     def _reconfigure_tasks(self, name: str, state: ConnectorState, config_changed: bool = False) -> None:
         """Generate task configs; publish them when they differ from the stored ones or when the
@@ -703,8 +823,9 @@ class GroupMember(ConfigUpdateListener):
             status = self.status_store.connector(name)
             if state is None or status is None:
                 continue
-            plan = RestartPlan.build(request, status.state,
-                                     {i: s.state for i, s in self.status_store.tasks(name).items()})
+            plan = RestartPlan.build(
+                request, status.state, {i: s.state for i, s in self.status_store.tasks(name).items()}
+            )
             if plan.connector and name in self._running_connectors:
                 self.restart_connector_here(name, state)
             for index in plan.tasks:
@@ -716,7 +837,8 @@ class GroupMember(ConfigUpdateListener):
         configs on the tick (a continuation: the tick thread never waits for a connector)."""
         if generates_tasks(target):
             started.add_done_callback(
-                lambda done: succeeded(done, f"Starting connector {name}") and self._request_reconfiguration(name))
+                lambda done: succeeded(done, f"Starting connector {name}") and self._request_reconfiguration(name)
+            )
 
     def _report_released(self) -> None:
         """Report each revoked connector released (UNASSIGNED, which the leader waits for before handing it

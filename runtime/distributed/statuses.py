@@ -1,10 +1,11 @@
 """The status store a distributed worker's connectors and tasks write through: every status carries the
 generation of the assignment under which it was written (contract 3.2), so readers can tell a stale
 report of a previous owner from the current one."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from ..storage.base import InstanceStatus, StatusStore
 from ..storage.kafka_status_store import KafkaStatusStore

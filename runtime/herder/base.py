@@ -7,10 +7,12 @@ how a request reaches the code that changes it. Everything here only needs a con
 (`_change_target`): the REST views, validation, pause/resume/stop, the offsets endpoints' steps after the
 STOPPED check, topic-tracking rules and the health answer.
 """
+
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..api.connector import SinkConnector, SourceConnector
 from ..control import offset_requests
@@ -73,7 +75,9 @@ class HerderBase:
         """Every connector and its stored state, sorted by name, read at once (for a listing)."""
         raise NotImplementedError
 
-    def _status_info(self, name: str, state: ConnectorState, overrides: RestartPlan | None = None) -> dict[str, Any] | None:
+    def _status_info(
+        self, name: str, state: ConnectorState, overrides: RestartPlan | None = None
+    ) -> dict[str, Any] | None:
         """ConnectorStateInfo of `name` from the statuses read so far, or None when it has none yet."""
         raise NotImplementedError
 
@@ -130,8 +134,9 @@ class HerderBase:
     _empty_tasks_config_is_missing = True
 
     def tasks_config(self, name: str) -> dict[str, dict[str, str]]:
-        return views.tasks_config(name, self._state(name, f"Connector {name} not found"),
-                                  self._empty_tasks_config_is_missing)
+        return views.tasks_config(
+            name, self._state(name, f"Connector {name} not found"), self._empty_tasks_config_is_missing
+        )
 
     # ---- validation and plugins -------------------------------------------------------------------
 
@@ -162,8 +167,9 @@ class HerderBase:
         desc = self.plugins.find(plugin)
         if desc is None:
             raise NotFound(f"Unknown plugin {plugin}.")
-        return self._staged(lambda: plugin_config_keys(desc.cls),
-                            "retrieving the configuration definition from the connector")
+        return self._staged(
+            lambda: plugin_config_keys(desc.cls), "retrieving the configuration definition from the connector"
+        )
 
     # ---- target states (KIP-52, KIP-875): decided in target_states, stored and applied by each herder ----
 
@@ -195,8 +201,10 @@ class HerderBase:
     def _is_sink(self, config: dict[str, str]) -> bool:
         try:
             return self._worker.is_sink(config)
-        except Exception as exc:  # noqa: BLE001 - a class that cannot be loaded is the server's problem
-            raise ServerError(f"Could not determine the type of connector class {config.get('connector.class')}: {exc}") from exc
+        except Exception as exc:
+            raise ServerError(
+                f"Could not determine the type of connector class {config.get('connector.class')}: {exc}"
+            ) from exc
 
     def _alter_stopped(self, name: str, state: ConnectorState, entries: list[dict[str, Any]]) -> str:
         """Alter the offsets of a connector already checked STOPPED, through its `alter_offsets` hook."""
@@ -234,7 +242,10 @@ class HerderBase:
         if not self.ready:
             self._wait_ready(HEALTH_TIMEOUT_S)
         if not self.ready:
-            return 503, {"status": "starting", "message": with_summary("Worker is still starting up.", self.stages.summary())}
+            return 503, {
+                "status": "starting",
+                "message": with_summary("Worker is still starting up.", self.stages.summary()),
+            }
         if not self._responsive(HEALTH_TIMEOUT_S):
             return 500, {"status": "unhealthy", "message": with_summary(UNHEALTHY, self.stages.summary())}
         kafka_problem = self.broker_monitor.problem() if self.broker_monitor is not None else None

@@ -5,13 +5,15 @@ Writes (REST requests) go straight to the config topic and return once read back
 thread (the group member it holds, runtime/distributed/member.py) then notices the change and reconciles
 its share of the work.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
 import logging
 import threading
 import time
-from typing import Any, Callable, Mapping, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from ..control import target_states
 from ..control.errors import BadRequest, HerderError, NotFound, NotLeader, RebalanceNeeded, RequestTimeout, ServerError
@@ -61,10 +63,20 @@ class DistributedHerder(HerderBase):
 
     _empty_tasks_config_is_missing = False
 
-    def __init__(self, config: WorkerConfig, plugins: Plugins, config_store: KafkaConfigStore,
-                 status_store: KafkaStatusStore, offsets: OffsetsManager, worker_id: str, url: str,
-                 kafka_cluster_id: str | None, group_id: str, timing: Timing,
-                 client_config: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        config: WorkerConfig,
+        plugins: Plugins,
+        config_store: KafkaConfigStore,
+        status_store: KafkaStatusStore,
+        offsets: OffsetsManager,
+        worker_id: str,
+        url: str,
+        kafka_cluster_id: str | None,
+        group_id: str,
+        timing: Timing,
+        client_config: Mapping[str, str] | None = None,
+    ) -> None:
         self.config = config
         self.plugins = plugins
         self.config_store = config_store
@@ -73,8 +85,9 @@ class DistributedHerder(HerderBase):
         self.worker_id = worker_id
         self.url = url
         self.kafka_cluster_id = kafka_cluster_id
-        self.member = GroupMember(config, plugins, config_store, status_store, offsets, worker_id, url, group_id,
-                                  timing, client_config)
+        self.member = GroupMember(
+            config, plugins, config_store, status_store, offsets, worker_id, url, group_id, timing, client_config
+        )
         self.stages = self.member.stages  # one tracker: a timeout names the tick thread's stage too
         self.statuses: GenerationStatuses = self.member.statuses
         self.worker: Worker | None = None
@@ -135,7 +148,9 @@ class DistributedHerder(HerderBase):
             self.config_store.refresh()
         return self._state(name, message)
 
-    def _await_status(self, name: str, settled: Callable[[InstanceStatus | None, list[InstanceStatus], ConnectorState | None], bool]) -> None:
+    def _await_status(
+        self, name: str, settled: Callable[[InstanceStatus | None, list[InstanceStatus], ConnectorState | None], bool]
+    ) -> None:
         """Wait (STATUS_WAIT_S at most) until the statuses of `name` satisfy `settled`(connector status,
         statuses of its current tasks, its stored state)."""
         deadline = time.monotonic() + STATUS_WAIT_S
@@ -148,11 +163,14 @@ class DistributedHerder(HerderBase):
             time.sleep(POLL_S)
 
     def _await_target(self, name: str, target: TargetState) -> None:
-        def settled(connector: InstanceStatus | None, tasks: list[InstanceStatus], state: ConnectorState | None) -> bool:
+        def settled(
+            connector: InstanceStatus | None, tasks: list[InstanceStatus], state: ConnectorState | None
+        ) -> bool:
             if state is None or connector is None:
                 return state is None
-            return target_states.target_reached(target, connector, tasks, len(state.task_configs),
-                                                bool(self.status_store.tasks(name)))
+            return target_states.target_reached(
+                target, connector, tasks, len(state.task_configs), bool(self.status_store.tasks(name))
+            )
 
         self._await_status(name, settled)
 
@@ -189,13 +207,20 @@ class DistributedHerder(HerderBase):
         snapshot = self.config_store.snapshot()
         return [(name, _visible(snapshot, name)) for name in sorted(snapshot.connectors)]
 
-    def _status_info(self, name: str, state: ConnectorState, overrides: RestartPlan | None = None) -> dict[str, Any] | None:
+    def _status_info(
+        self, name: str, state: ConnectorState, overrides: RestartPlan | None = None
+    ) -> dict[str, Any] | None:
         status = self.status_store.connector(name)
         if status is None:
             return None
-        return views.connector_state_info(name, status, self.status_store.tasks(name),
-                                          self._worker.connector_type(state.config), overrides,
-                                          task_count=len(state.task_configs))
+        return views.connector_state_info(
+            name,
+            status,
+            self.status_store.tasks(name),
+            self._worker.connector_type(state.config),
+            overrides,
+            task_count=len(state.task_configs),
+        )
 
     def task_status(self, name: str, index: int) -> dict[str, Any]:
         status = self.status_store.task(name, index)
@@ -229,8 +254,9 @@ class DistributedHerder(HerderBase):
 
     # ---- config changes (leader) ----------------------------------------------------------------
 
-    def put_connector_config(self, name: str, config: dict[str, Any], allow_replace: bool,
-                             initial_state: str | None = None) -> tuple[bool, dict[str, Any]]:
+    def put_connector_config(
+        self, name: str, config: dict[str, Any], allow_replace: bool, initial_state: str | None = None
+    ) -> tuple[bool, dict[str, Any]]:
         target = target_states.initial_target(initial_state)
         self._require_leader()
         with self.stages.stage("performing multi-property validation for the connector"):
@@ -248,7 +274,9 @@ class DistributedHerder(HerderBase):
                 else:
                     initial = target_states.created(clean, target).target_state
                     # a connector created STARTED needs no target-state record, as the reference writes it
-                    self.config_store.put_connector_config(name, clean, None if initial is TargetState.STARTED else initial)
+                    self.config_store.put_connector_config(
+                        name, clean, None if initial is TargetState.STARTED else initial
+                    )
             self.member.wake()
             info = self._info(name, self._state(name, f"Connector {name} not found"))
         if existing is None:
@@ -338,7 +366,8 @@ class DistributedHerder(HerderBase):
             body = self.connector_status(name, overrides=plan)
             with self.stages.stage(f"writing a restart request for connector {name} to the config topic"):
                 self.config_store.put_restart_request(
-                    StoredRestartRequest(name, request.only_failed, request.include_tasks))
+                    StoredRestartRequest(name, request.only_failed, request.include_tasks)
+                )
             return body
 
     def restart_task(self, name: str, index: int) -> None:
@@ -484,8 +513,12 @@ def _check_sink_group(infos: dict[str, Any], config: dict[str, Any], worker_grou
             entry["value"]["errors"].append(message)
             break
     else:
-        infos["configs"].append({"definition": None, "value": {
-            "name": key, "value": value, "recommended_values": [], "errors": [message], "visible": True}})
+        infos["configs"].append(
+            {
+                "definition": None,
+                "value": {"name": key, "value": value, "recommended_values": [], "errors": [message], "visible": True},
+            }
+        )
     infos["error_count"] += 1
 
 

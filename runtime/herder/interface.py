@@ -4,6 +4,7 @@ Both StandaloneHerder and DistributedHerder satisfy `Herder`; the REST routes ar
 route never probes a herder for a method it may not have. Every method may block (it waits for the herder
 thread, the tick thread or Kafka): the REST layer calls them off the event loop.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
@@ -59,8 +60,9 @@ class Herder(Protocol):
 
     # ---- changes: leader-only ones raise NotLeader (or NotAssigned) in distributed mode -----------
 
-    def put_connector_config(self, name: str, config: dict[str, Any], allow_replace: bool,
-                             initial_state: str | None = None) -> tuple[bool, dict[str, Any]]: ...
+    def put_connector_config(
+        self, name: str, config: dict[str, Any], allow_replace: bool, initial_state: str | None = None
+    ) -> tuple[bool, dict[str, Any]]: ...
 
     def patch_connector_config(self, name: str, patch: dict[str, Any]) -> dict[str, Any]: ...
 
@@ -94,6 +96,8 @@ class Herder(Protocol):
 
     # ---- internal endpoints (InternalClusterResource) -----------------------------------------------
 
-    def put_task_configs(self, name: str, configs: list[dict[str, Any]], signature: RequestSignature | None) -> None: ...
+    def put_task_configs(
+        self, name: str, configs: list[dict[str, Any]], signature: RequestSignature | None
+    ) -> None: ...
 
     def fence_zombies(self, name: str, signature: RequestSignature | None) -> None: ...

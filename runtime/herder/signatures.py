@@ -4,14 +4,16 @@ The reference parses the signature headers in the REST resource, before the herd
 algorithm or a bad base64 signature is a 400 in both modes. Whether a signature is required (and checked against
 the session key) is the distributed herder's call: only while the group runs the sessioned protocol.
 """
+
 from __future__ import annotations
 
 import base64
 import binascii
 import hashlib
 import hmac
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ..control.errors import BadRequest, Forbidden, HerderError
 
@@ -19,10 +21,20 @@ SIGNATURE_HEADER = "X-Connect-Authorization"
 SIGNATURE_ALGORITHM_HEADER = "X-Connect-Request-Signature-Algorithm"
 
 # JCA Mac names (looked up case-insensitively, as the JDK's providers do) -> hashlib digests
-_MACS = {"hmacmd5": "md5", "hmacsha1": "sha1", "hmacsha224": "sha224", "hmacsha256": "sha256",
-         "hmacsha384": "sha384", "hmacsha512": "sha512", "hmacsha512/224": "sha512_224",
-         "hmacsha512/256": "sha512_256", "hmacsha3-224": "sha3_224", "hmacsha3-256": "sha3_256",
-         "hmacsha3-384": "sha3_384", "hmacsha3-512": "sha3_512"}
+_MACS = {
+    "hmacmd5": "md5",
+    "hmacsha1": "sha1",
+    "hmacsha224": "sha224",
+    "hmacsha256": "sha256",
+    "hmacsha384": "sha384",
+    "hmacsha512": "sha512",
+    "hmacsha512/224": "sha512_224",
+    "hmacsha512/256": "sha512_256",
+    "hmacsha3-224": "sha3_224",
+    "hmacsha3-256": "sha3_256",
+    "hmacsha3-384": "sha3_384",
+    "hmacsha3-512": "sha3_512",
+}
 _BASE64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 
 
@@ -79,9 +91,12 @@ def check_signature(signature: RequestSignature | None, session_key: Any, allowe
             f"This worker does not support the '{signature.algorithm}' key signing algorithm used by other workers. "
             f"This worker is currently configured to use: [{', '.join(allowed)}]. "
             "Check that all workers' configuration files permit the same set of signature algorithms, "
-            "and correct any misconfigured worker and restart it.")
+            "and correct any misconfigured worker and restart it."
+        )
     if session_key is None:
-        raise HerderError("This worker is still starting up and has not been able to read a session key from the "
-                          "config topic yet", 503)
+        raise HerderError(
+            "This worker is still starting up and has not been able to read a session key from the config topic yet",
+            503,
+        )
     if not signature.is_valid(base64.b64decode(session_key.key)):
         raise Forbidden("Internal request contained invalid signature.")

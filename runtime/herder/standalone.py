@@ -7,12 +7,14 @@ are written before it is answered. Pauses, resumes, stops and restarts are hande
 thread (runtime/worker/worker.py), where a stop() or start() that blocks holds up neither the herder nor
 other connectors; the request then waits STATUS_WAIT_S at most for the change to show.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
 import logging
 import threading
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..control import target_states
 from ..control.errors import HerderError, NotFound, RequestTimeout, ServerError
@@ -35,9 +37,18 @@ T = TypeVar("T")
 
 
 class StandaloneHerder(HerderBase):
-    def __init__(self, config: WorkerConfig, plugins: Plugins, worker: Worker, config_store: ConfigStore,
-                 statuses: StatusStore, offsets: OffsetsManager, worker_id: str, kafka_cluster_id: str | None,
-                 broker_monitor: Any = None) -> None:
+    def __init__(
+        self,
+        config: WorkerConfig,
+        plugins: Plugins,
+        worker: Worker,
+        config_store: ConfigStore,
+        statuses: StatusStore,
+        offsets: OffsetsManager,
+        worker_id: str,
+        kafka_cluster_id: str | None,
+        broker_monitor: Any = None,
+    ) -> None:
         self.config = config
         self.plugins = plugins
         self.worker = worker
@@ -81,7 +92,7 @@ class StandaloneHerder(HerderBase):
         try:
             with self.stages.stage(f"starting connector {name}"):
                 self._start_connector_and_tasks(name, use_stored_tasks=True)
-        except Exception as exc:  # noqa: BLE001 - one broken connector must not stop the others
+        except Exception as exc:
             log.error("Could not restore connector %s: %s", name, exc, exc_info=exc)
 
     def wait_until_ready(self, timeout_s: float | None = None) -> bool:
@@ -90,6 +101,7 @@ class StandaloneHerder(HerderBase):
 
     def mark_ready(self) -> None:
         """Ready once everything queued so far (restored connectors, CLI connectors) has been applied."""
+
         def ready() -> None:
             self.ready = True
             self._ready_event.set()
@@ -163,8 +175,9 @@ class StandaloneHerder(HerderBase):
             try:
                 self.config_store.save(name, state)
             except OSError as exc:
-                raise ServerError(f"Could not save the configuration of connector {name}: "
-                                  f"{exc.strerror or exc}; nothing was changed") from None
+                raise ServerError(
+                    f"Could not save the configuration of connector {name}: {exc.strerror or exc}; nothing was changed"
+                ) from None
         with self._lock:
             if state is None:
                 self._connectors.pop(name, None)
@@ -261,12 +274,15 @@ class StandaloneHerder(HerderBase):
         with self._lock:
             return sorted(self._connectors.items())
 
-    def _status_info(self, name: str, state: ConnectorState, overrides: RestartPlan | None = None) -> dict[str, Any] | None:
+    def _status_info(
+        self, name: str, state: ConnectorState, overrides: RestartPlan | None = None
+    ) -> dict[str, Any] | None:
         status = self.statuses.connector(name)
         if status is None:
             return None
-        return views.connector_state_info(name, status, self.statuses.tasks(name),
-                                          self.worker.connector_type(state.config), overrides)
+        return views.connector_state_info(
+            name, status, self.statuses.tasks(name), self.worker.connector_type(state.config), overrides
+        )
 
     def task_status(self, name: str, index: int) -> dict[str, Any]:
         status = self.statuses.task(name, index)
@@ -293,8 +309,9 @@ class StandaloneHerder(HerderBase):
 
     # ---- config changes -------------------------------------------------------------------------
 
-    def put_connector_config(self, name: str, config: dict[str, Any], allow_replace: bool,
-                             initial_state: str | None = None) -> tuple[bool, dict[str, Any]]:
+    def put_connector_config(
+        self, name: str, config: dict[str, Any], allow_replace: bool, initial_state: str | None = None
+    ) -> tuple[bool, dict[str, Any]]:
         target = target_states.initial_target(initial_state)
 
         def apply() -> tuple[bool, dict[str, Any]]:
@@ -411,12 +428,15 @@ class StandaloneHerder(HerderBase):
         return state
 
     def alter_offsets(self, name: str, entries: list[dict[str, Any]]) -> str:
-        return self._submit(lambda: self._alter_stopped(name, self._check_stopped(name), entries),
-                            f"altering offsets of connector {name}")
+        return self._submit(
+            lambda: self._alter_stopped(name, self._check_stopped(name), entries),
+            f"altering offsets of connector {name}",
+        )
 
     def reset_offsets(self, name: str) -> str:
-        return self._submit(lambda: self._reset_stopped(name, self._check_stopped(name)),
-                            f"resetting offsets of connector {name}")
+        return self._submit(
+            lambda: self._reset_stopped(name, self._check_stopped(name)), f"resetting offsets of connector {name}"
+        )
 
     # ---- topics ---------------------------------------------------------------------------------
 

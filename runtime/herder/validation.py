@@ -3,6 +3,7 @@
 The same result serves `PUT /connector-plugins/{p}/config/validate` and the check before every
 create or update, whose 400 message lists the errors as the reference does.
 """
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from ..api.config import (
-    NO_DEFAULT, ConfigDef, ConfigKey, ConfigValue, Importance, NonEmptyString, Range, Type, ValidString, Width,
+    NO_DEFAULT,
+    ConfigDef,
+    ConfigKey,
+    ConfigValue,
+    Importance,
+    NonEmptyString,
+    Range,
+    Type,
+    ValidString,
+    Width,
     format_value,
 )
 from ..api.connector import Connector, SinkConnector
@@ -25,10 +35,14 @@ NULL_VALUE_MESSAGE = "Null value can not be supplied as the configuration value.
 # The reference's framework keys (names, types, defaults, documentation, groups, order) as its validate
 # endpoint shows them, so that clients see the same definitions; validators are ours.
 _FRAMEWORK = json.loads((Path(__file__).with_name("framework_keys.json")).read_text(encoding="utf-8"))
+
+
 def _unique_aliases(name: str, value: Any) -> None:
     aliases = list(value or [])
     if len(aliases) > len(set(aliases)):
-        raise ConfigError(f"Invalid value [{', '.join(map(str, aliases))}] for configuration {name}: Duplicate alias provided.")
+        raise ConfigError(
+            f"Invalid value [{', '.join(map(str, aliases))}] for configuration {name}: Duplicate alias provided."
+        )
 
 
 def _connector_name(name: str, value: Any) -> None:
@@ -57,9 +71,20 @@ def _definition(kind: str) -> ConfigDef:
     d = ConfigDef()
     for key in _FRAMEWORK[kind]["keys"]:
         default = NO_DEFAULT if key["required"] else key["default_value"]
-        d.define_key(ConfigKey(
-            key["name"], Type(key["type"]), default, _VALIDATORS.get(key["name"]), Importance(key["importance"]),
-            key["documentation"], key["group"], key["order"], Width(key["width"]), key["display_name"]))
+        d.define_key(
+            ConfigKey(
+                key["name"],
+                Type(key["type"]),
+                default,
+                _VALIDATORS.get(key["name"]),
+                Importance(key["importance"]),
+                key["documentation"],
+                key["group"],
+                key["order"],
+                Width(key["width"]),
+                key["display_name"],
+            )
+        )
     d.groups = list(_FRAMEWORK[kind]["groups"])
     return d
 
@@ -122,7 +147,7 @@ def _converter_configs(plugins: Plugins, config: dict[str, Any], prefix: str, he
     if definition is None:
         return []
     dot = prefix + "."
-    settings: dict[str, Any] = {k[len(dot):]: v for k, v in config.items() if k.startswith(dot) and v is not None}
+    settings: dict[str, Any] = {k[len(dot) :]: v for k, v in config.items() if k.startswith(dot) and v is not None}
     if not header:
         settings.setdefault("converter.type", "key" if prefix == "key.converter" else "value")
     result = []
@@ -157,10 +182,12 @@ def _sink_checks(values: dict[str, ConfigValue], config: dict[str, Any]) -> None
     dlq = str(config.get("errors.deadletterqueue.topic.name") or "").strip()
     if dlq and dlq in topics:
         values["errors.deadletterqueue.topic.name"].add_error(
-            f"The DLQ topic '{dlq}' may not be included in the list of topics ('topics={config.get('topics')}') consumed by the connector")
+            f"The DLQ topic '{dlq}' may not be included in the list of topics ('topics={config.get('topics')}') consumed by the connector"
+        )
     elif dlq and regex and _safe_match(regex, dlq):
         values["errors.deadletterqueue.topic.name"].add_error(
-            f"The DLQ topic '{dlq}' may not be included in the regex matching the topics ('topics.regex={regex}') consumed by the connector")
+            f"The DLQ topic '{dlq}' may not be included in the regex matching the topics ('topics.regex={regex}') consumed by the connector"
+        )
 
 
 def _safe_match(regex: str, text: str) -> bool:
@@ -225,8 +252,18 @@ def validate_connector_config(plugins: Plugins, config: dict[str, Any]) -> dict[
             configs.extend(_converter_configs(plugins, present, prefix, header))
     for name, raw in config.items():
         if raw is None:
-            configs.append({"definition": None, "value": {"name": name, "value": None, "recommended_values": [],
-                                                          "errors": [NULL_VALUE_MESSAGE], "visible": True}})
+            configs.append(
+                {
+                    "definition": None,
+                    "value": {
+                        "name": name,
+                        "value": None,
+                        "recommended_values": [],
+                        "errors": [NULL_VALUE_MESSAGE],
+                        "visible": True,
+                    },
+                }
+            )
     error_count = sum(len(c["value"]["errors"]) for c in configs if c["value"])
     return {"name": str(class_name), "error_count": error_count, "groups": groups, "configs": configs}
 
@@ -237,8 +274,11 @@ def error_messages(infos: dict[str, Any]) -> list[str]:
 
 def invalid_config_message(infos: dict[str, Any]) -> str:
     errors = error_messages(infos)
-    lines = [f"Connector configuration is invalid and contains the following {len(errors)} error(s):", *errors,
-             "You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`"]
+    lines = [
+        f"Connector configuration is invalid and contains the following {len(errors)} error(s):",
+        *errors,
+        "You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`",
+    ]
     return "\n".join(lines)
 
 

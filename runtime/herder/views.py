@@ -1,8 +1,10 @@
 """The REST bodies both herders build from their state: ConnectorInfo, TaskInfo, ConnectorStateInfo."""
+
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..control.errors import NotFound
 from ..control.restart import RestartPlan
@@ -28,8 +30,10 @@ def task_infos(name: str, state: ConnectorState) -> list[dict[str, Any]]:
 def tasks_config(name: str, state: ConnectorState, empty_is_missing: bool = True) -> dict[str, dict[str, str]]:
     """The deprecated `GET .../tasks-config` body. The standalone reference keys "not found" off an empty
     task map, so a connector without tasks is 404 there (`empty_is_missing`); distributed answers `{}`."""
-    log.warning("The 'GET /connectors/{connector}/tasks-config' endpoint is deprecated and will be removed in a "
-                "future release; use 'GET /connectors/{connector}/tasks' instead")
+    log.warning(
+        "The 'GET /connectors/{connector}/tasks-config' endpoint is deprecated and will be removed in a "
+        "future release; use 'GET /connectors/{connector}/tasks' instead"
+    )
     if empty_is_missing and not state.task_configs:
         raise NotFound(f"Connector {name} not found")
     return {f"{name}-{i}": dict(cfg) for i, cfg in enumerate(state.task_configs)}
@@ -42,9 +46,14 @@ def status_body(status: InstanceStatus) -> dict[str, Any]:
     return body
 
 
-def connector_state_info(name: str, connector: InstanceStatus, tasks: Mapping[int, InstanceStatus],
-                         connector_type: str, plan: RestartPlan | None = None,
-                         task_count: int | None = None) -> dict[str, Any]:
+def connector_state_info(
+    name: str,
+    connector: InstanceStatus,
+    tasks: Mapping[int, InstanceStatus],
+    connector_type: str,
+    plan: RestartPlan | None = None,
+    task_count: int | None = None,
+) -> dict[str, Any]:
     """ConnectorStateInfo; instances a restart plan will restart show as RESTARTING (KIP-745).
     Task statuses beyond `task_count` (left from a larger config, being removed) are not shown."""
     restarting = State.RESTARTING.value

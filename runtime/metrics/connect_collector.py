@@ -13,10 +13,12 @@ Task threads only bump plain counters (runtime/worker/counters.py); this collect
 reference's 30 s sample window), averages and percentages when Prometheus scrapes, so the data plane does
 no metrics work of its own.
 """
+
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from prometheus_client.core import CollectorRegistry, CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -93,22 +95,34 @@ class ConnectCollector(Collector):
 
     def _worker_metrics(self, worker: Worker, my_tasks: dict[tuple[str, int], InstanceStatus]) -> Iterable[Metric]:
         c = worker.counters
-        yield GaugeMetricFamily("kafka_connect_worker_connector_count", "The number of connectors run in this worker.",
-                                value=len(worker.connectors))
-        yield GaugeMetricFamily("kafka_connect_worker_task_count", "The number of tasks run in this worker.",
-                                value=len(worker.tasks))
+        yield GaugeMetricFamily(
+            "kafka_connect_worker_connector_count",
+            "The number of connectors run in this worker.",
+            value=len(worker.connectors),
+        )
+        yield GaugeMetricFamily(
+            "kafka_connect_worker_task_count", "The number of tasks run in this worker.", value=len(worker.tasks)
+        )
         for kind, attempts, successes, failures in (
-                ("connector", c.connector_startup_attempts, c.connector_startup_successes, c.connector_startup_failures),
-                ("task", c.task_startup_attempts, c.task_startup_successes, c.task_startup_failures)):
+            ("connector", c.connector_startup_attempts, c.connector_startup_successes, c.connector_startup_failures),
+            ("task", c.task_startup_attempts, c.task_startup_successes, c.task_startup_failures),
+        ):
             for what, value in (("attempts", attempts), ("success", successes), ("failure", failures)):
-                yield CounterMetricFamily(f"kafka_connect_worker_{kind}_startup_{what}_total",
-                                          f"The total number of {kind} startups of this worker ({what}).", value=value)
-            yield GaugeMetricFamily(f"kafka_connect_worker_{kind}_startup_success_percentage",
-                                    f"The average percentage of this worker's {kind} starts that succeeded.",
-                                    value=_percentage(successes, attempts))
-            yield GaugeMetricFamily(f"kafka_connect_worker_{kind}_startup_failure_percentage",
-                                    f"The average percentage of this worker's {kind} starts that failed.",
-                                    value=_percentage(failures, attempts))
+                yield CounterMetricFamily(
+                    f"kafka_connect_worker_{kind}_startup_{what}_total",
+                    f"The total number of {kind} startups of this worker ({what}).",
+                    value=value,
+                )
+            yield GaugeMetricFamily(
+                f"kafka_connect_worker_{kind}_startup_success_percentage",
+                f"The average percentage of this worker's {kind} starts that succeeded.",
+                value=_percentage(successes, attempts),
+            )
+            yield GaugeMetricFamily(
+                f"kafka_connect_worker_{kind}_startup_failure_percentage",
+                f"The average percentage of this worker's {kind} starts that failed.",
+                value=_percentage(failures, attempts),
+            )
         per_connector: dict[str, dict[str, int]] = {}
         for (name, _), status in my_tasks.items():
             counts = per_connector.setdefault(name, dict.fromkeys(TASK_STATES, 0))
@@ -118,48 +132,68 @@ class ConnectCollector(Collector):
         for name in worker.connectors:
             per_connector.setdefault(name, dict.fromkeys(TASK_STATES, 0))
         for state in TASK_STATES:
-            family = GaugeMetricFamily(f"kafka_connect_worker_connector_{state}_task_count",
-                                       f"The number of {state} tasks of the connector on the worker.",
-                                       labels=["connector"])
+            family = GaugeMetricFamily(
+                f"kafka_connect_worker_connector_{state}_task_count",
+                f"The number of {state} tasks of the connector on the worker.",
+                labels=["connector"],
+            )
             for name, counts in per_connector.items():
                 family.add_metric([name], counts[state])
             yield family
-        total = GaugeMetricFamily("kafka_connect_worker_connector_total_task_count",
-                                  "The number of tasks of the connector on the worker.", labels=["connector"])
+        total = GaugeMetricFamily(
+            "kafka_connect_worker_connector_total_task_count",
+            "The number of tasks of the connector on the worker.",
+            labels=["connector"],
+        )
         for name, counts in per_connector.items():
             total.add_metric([name], sum(counts.values()))
         yield total
 
     def _rebalance_metrics(self, r: RebalanceCounters, now: float) -> Iterable[Metric]:
         """connect-worker-rebalance-metrics (distributed mode)."""
-        yield CounterMetricFamily("kafka_connect_worker_rebalance_completed_rebalances_total",
-                                  "The total number of rebalances completed by this worker.",
-                                  value=r.completed_rebalances)
-        yield GaugeMetricFamily("kafka_connect_worker_rebalance_epoch", "The epoch or generation number of this worker.",
-                                value=r.epoch)
-        yield GaugeMetricFamily("kafka_connect_worker_rebalance_rebalancing",
-                                "Whether this worker is currently rebalancing.", value=int(r.rebalancing))
+        yield CounterMetricFamily(
+            "kafka_connect_worker_rebalance_completed_rebalances_total",
+            "The total number of rebalances completed by this worker.",
+            value=r.completed_rebalances,
+        )
+        yield GaugeMetricFamily(
+            "kafka_connect_worker_rebalance_epoch", "The epoch or generation number of this worker.", value=r.epoch
+        )
+        yield GaugeMetricFamily(
+            "kafka_connect_worker_rebalance_rebalancing",
+            "Whether this worker is currently rebalancing.",
+            value=int(r.rebalancing),
+        )
         since = -1.0 if r.last_rebalance_monotonic is None else (now - r.last_rebalance_monotonic) * 1000
-        yield GaugeMetricFamily("kafka_connect_worker_rebalance_time_since_last_rebalance_ms",
-                                "The time in milliseconds since this worker completed the most recent rebalance.",
-                                value=since)
-        leader = GaugeMetricFamily("kafka_connect_worker_rebalance_leader_name", "The name of the group leader.",
-                                   labels=["leader_name"])
+        yield GaugeMetricFamily(
+            "kafka_connect_worker_rebalance_time_since_last_rebalance_ms",
+            "The time in milliseconds since this worker completed the most recent rebalance.",
+            value=since,
+        )
+        leader = GaugeMetricFamily(
+            "kafka_connect_worker_rebalance_leader_name", "The name of the group leader.", labels=["leader_name"]
+        )
         leader.add_metric([r.leader_name], 1)
         yield leader
 
     # ---- connector-metrics ----------------------------------------------------------------------
 
-    def _connector_metrics(self, worker: Worker, names: set[str],
-                           statuses: dict[str, InstanceStatus]) -> Iterable[Metric]:
-        status_family = GaugeMetricFamily("kafka_connect_connector_status", "Kafka Connect JMX Connector status",
-                                          labels=["connector", "status"])
-        class_family = GaugeMetricFamily("kafka_connect_connector_connector_class",
-                                         "Kafka Connect connector-class JMX metric type connector",
-                                         labels=["connector", "connector_class"])
-        type_family = GaugeMetricFamily("kafka_connect_connector_connector_type",
-                                        "Kafka Connect connector-type JMX metric type connector",
-                                        labels=["connector", "connector_type"])
+    def _connector_metrics(
+        self, worker: Worker, names: set[str], statuses: dict[str, InstanceStatus]
+    ) -> Iterable[Metric]:
+        status_family = GaugeMetricFamily(
+            "kafka_connect_connector_status", "Kafka Connect JMX Connector status", labels=["connector", "status"]
+        )
+        class_family = GaugeMetricFamily(
+            "kafka_connect_connector_connector_class",
+            "Kafka Connect connector-class JMX metric type connector",
+            labels=["connector", "connector_class"],
+        )
+        type_family = GaugeMetricFamily(
+            "kafka_connect_connector_connector_type",
+            "Kafka Connect connector-type JMX metric type connector",
+            labels=["connector", "connector_type"],
+        )
         for name in sorted(names):
             status = statuses.get(name)
             if status is not None:
@@ -173,8 +207,11 @@ class ConnectCollector(Collector):
         yield type_family
 
     def _task_status(self, my_tasks: dict[tuple[str, int], InstanceStatus]) -> Iterable[Metric]:
-        family = GaugeMetricFamily("kafka_connect_connector_task_status", "Kafka Connect JMX Connector task status",
-                                   labels=["connector", "task", "status"])
+        family = GaugeMetricFamily(
+            "kafka_connect_connector_task_status",
+            "Kafka Connect JMX Connector task status",
+            labels=["connector", "task", "status"],
+        )
         for (name, index), status in sorted(my_tasks.items()):
             family.add_metric([name, str(index), status.state.value.lower()], 1)
         yield family
@@ -188,7 +225,9 @@ class ConnectCollector(Collector):
         def add(name: str, value: float, key: tuple[str, int], counter: bool = False) -> None:
             family = families.get(name)
             if family is None:
-                family = (CounterMetricFamily if counter else GaugeMetricFamily)(name, _HELP.get(name, name), labels=labels)
+                family = (CounterMetricFamily if counter else GaugeMetricFamily)(
+                    name, _HELP.get(name, name), labels=labels
+                )
                 families[name] = family
             family.add_metric([key[0], str(key[1])], value)
 
@@ -197,45 +236,99 @@ class ConnectCollector(Collector):
             c: TaskCounters = runner.counters
             since = runner.created_at
             commits = c.offset_commits + c.offset_commit_failures
-            add("kafka_connect_connector_task_offset_commit_avg_time_ms", _avg(c.offset_commit_time_ms_total, c.offset_commits), key)
-            add("kafka_connect_connector_task_offset_commit_failure_percentage", _percentage(c.offset_commit_failures, commits), key)
-            add("kafka_connect_connector_task_offset_commit_success_percentage", _percentage(c.offset_commits, commits), key)
+            add(
+                "kafka_connect_connector_task_offset_commit_avg_time_ms",
+                _avg(c.offset_commit_time_ms_total, c.offset_commits),
+                key,
+            )
+            add(
+                "kafka_connect_connector_task_offset_commit_failure_percentage",
+                _percentage(c.offset_commit_failures, commits),
+                key,
+            )
+            add(
+                "kafka_connect_connector_task_offset_commit_success_percentage",
+                _percentage(c.offset_commits, commits),
+                key,
+            )
             if runner.is_source:
                 add("kafka_connect_source_task_source_record_poll_total", c.source_records_polled, key, counter=True)
-                add("kafka_connect_source_task_source_record_poll_rate", rate((key, "poll"), c.source_records_polled, since, now), key)
+                add(
+                    "kafka_connect_source_task_source_record_poll_rate",
+                    rate((key, "poll"), c.source_records_polled, since, now),
+                    key,
+                )
                 add("kafka_connect_source_task_source_record_write_total", c.source_records_written, key, counter=True)
-                add("kafka_connect_source_task_source_record_write_rate", rate((key, "write"), c.source_records_written, since, now), key)
-                add("kafka_connect_source_task_poll_batch_avg_time_ms", _avg(c.poll_batch_time_ms_total, c.poll_batches), key)
+                add(
+                    "kafka_connect_source_task_source_record_write_rate",
+                    rate((key, "write"), c.source_records_written, since, now),
+                    key,
+                )
+                add(
+                    "kafka_connect_source_task_poll_batch_avg_time_ms",
+                    _avg(c.poll_batch_time_ms_total, c.poll_batches),
+                    key,
+                )
                 add("kafka_connect_source_task_source_record_active_count", runner.active_records(), key)
             else:
                 add("kafka_connect_sink_task_sink_record_read_total", c.sink_records_read, key, counter=True)
-                add("kafka_connect_sink_task_sink_record_read_rate", rate((key, "read"), c.sink_records_read, since, now), key)
+                add(
+                    "kafka_connect_sink_task_sink_record_read_rate",
+                    rate((key, "read"), c.sink_records_read, since, now),
+                    key,
+                )
                 add("kafka_connect_sink_task_sink_record_send_total", c.sink_records_sent, key, counter=True)
-                add("kafka_connect_sink_task_sink_record_send_rate", rate((key, "send"), c.sink_records_sent, since, now), key)
-                add("kafka_connect_sink_task_put_batch_avg_time_ms", _avg(c.put_batch_time_ms_total, c.put_batches), key)
+                add(
+                    "kafka_connect_sink_task_sink_record_send_rate",
+                    rate((key, "send"), c.sink_records_sent, since, now),
+                    key,
+                )
+                add(
+                    "kafka_connect_sink_task_put_batch_avg_time_ms", _avg(c.put_batch_time_ms_total, c.put_batches), key
+                )
                 add("kafka_connect_sink_task_offset_commit_completion_total", c.offset_commits, key, counter=True)
-                add("kafka_connect_sink_task_offset_commit_completion_rate", rate((key, "commit"), c.offset_commits, since, now), key)
+                add(
+                    "kafka_connect_sink_task_offset_commit_completion_rate",
+                    rate((key, "commit"), c.offset_commits, since, now),
+                    key,
+                )
             e = runner.error_counters
-            for attr in ("total_record_failures", "total_record_errors", "total_records_skipped", "total_retries",
-                         "total_errors_logged", "deadletterqueue_produce_requests", "deadletterqueue_produce_failures",
-                         "last_error_timestamp"):
+            for attr in (
+                "total_record_failures",
+                "total_record_errors",
+                "total_records_skipped",
+                "total_retries",
+                "total_errors_logged",
+                "deadletterqueue_produce_requests",
+                "deadletterqueue_produce_failures",
+                "last_error_timestamp",
+            ):
                 add(f"kafka_connect_task_error_{attr}", getattr(e, attr), key)
         yield from families.values()
-
 
     # ---- Kafka clients, from librdkafka's statistics ---------------------------------------------
 
     def _client_metrics(self, runners: dict[tuple[str, int], Any]) -> Iterable[Metric]:
         """As Strimzi renders the Java clients' producer-metrics / producer-topic-metrics / consumer-metrics /
         consumer-fetch-manager-metrics (librdkafka's totals: bytes to and from the brokers, lag per partition)."""
-        out_bytes = CounterMetricFamily("kafka_producer_outgoing_byte_total",
-                                        "The total number of bytes sent to all brokers.", labels=["clientId"])
-        topic_bytes = CounterMetricFamily("kafka_producer_topic_byte_total",
-                                          "The total number of bytes sent for a topic.", labels=["clientId", "topic"])
-        in_bytes = CounterMetricFamily("kafka_consumer_incoming_byte_total",
-                                       "The total number of bytes received from all brokers.", labels=["clientId"])
-        lag = GaugeMetricFamily("kafka_consumer_fetch_manager_records_lag",
-                                "The latest lag of the partition.", labels=["clientId", "topic", "partition"])
+        out_bytes = CounterMetricFamily(
+            "kafka_producer_outgoing_byte_total", "The total number of bytes sent to all brokers.", labels=["clientId"]
+        )
+        topic_bytes = CounterMetricFamily(
+            "kafka_producer_topic_byte_total",
+            "The total number of bytes sent for a topic.",
+            labels=["clientId", "topic"],
+        )
+        in_bytes = CounterMetricFamily(
+            "kafka_consumer_incoming_byte_total",
+            "The total number of bytes received from all brokers.",
+            labels=["clientId"],
+        )
+        lag = GaugeMetricFamily(
+            "kafka_consumer_fetch_manager_records_lag",
+            "The latest lag of the partition.",
+            labels=["clientId", "topic", "partition"],
+        )
         for key, runner in sorted(runners.items()):
             stats = runner.client_stats
             if not stats:
@@ -257,15 +350,15 @@ class ConnectCollector(Collector):
 
 _HELP = {
     "kafka_connect_source_task_source_record_poll_rate": "The average per-second number of records produced/polled "
-                                                         "(before transformation) by this task.",
+    "(before transformation) by this task.",
     "kafka_connect_source_task_source_record_write_rate": "The average per-second number of records written to "
-                                                          "Kafka for this task (after transformations).",
+    "Kafka for this task (after transformations).",
     "kafka_connect_source_task_source_record_active_count": "The number of records produced by this task but not "
-                                                            "yet completely written to Kafka.",
+    "yet completely written to Kafka.",
     "kafka_connect_sink_task_sink_record_read_rate": "The average per-second number of records read from Kafka for "
-                                                     "this task (before transformations).",
+    "this task (before transformations).",
     "kafka_connect_sink_task_sink_record_send_rate": "The average per-second number of records output from the "
-                                                     "transformations and sent/put to this task.",
+    "transformations and sent/put to this task.",
     "kafka_connect_task_error_total_record_failures": "The number of record processing failures in this task.",
     "kafka_connect_task_error_total_record_errors": "The number of record processing errors in this task.",
     "kafka_connect_task_error_total_records_skipped": "The number of records skipped due to errors.",

@@ -1,4 +1,5 @@
 """The Kafka Connect REST API: the routers of routes/ over a herder, errors as `{"error_code", "message"}`."""
+
 from __future__ import annotations
 
 import logging
@@ -17,7 +18,8 @@ from .forwarding import Forwarded, Forwarder, LeaderCalls
 from .loggers import LoggerAdmin
 from .request_bodies import COMPONENT_SCHEMAS
 from .responses import HTTP_REASONS, error
-from .routes import connectors, internal, loggers as logger_routes, offsets, plugins, root, tasks
+from .routes import connectors, internal, offsets, plugins, root, tasks
+from .routes import loggers as logger_routes
 from .security import BasicAuthMiddleware, Credentials
 
 log = logging.getLogger(__name__)
@@ -39,12 +41,22 @@ class _TrailingSlash:
         await self.app(scope, receive, send)
 
 
-def create_app(herder: Herder, loggers: LoggerAdmin | None = None, admin_enabled: bool = True,
-               credentials: Credentials | None = None, forward_client_kwargs: dict[str, Any] | None = None) -> FastAPI:
+def create_app(
+    herder: Herder,
+    loggers: LoggerAdmin | None = None,
+    admin_enabled: bool = True,
+    credentials: Credentials | None = None,
+    forward_client_kwargs: dict[str, Any] | None = None,
+) -> FastAPI:
     loggers = loggers or LoggerAdmin()
-    app = FastAPI(title="Kafka Connect REST API", version=KAFKA_COMPAT_VERSION,
-                  description=f"Kafka Connect worker runtime {__version__} (Python)", redirect_slashes=False,
-                  docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="Kafka Connect REST API",
+        version=KAFKA_COMPAT_VERSION,
+        description=f"Kafka Connect worker runtime {__version__} (Python)",
+        redirect_slashes=False,
+        docs_url=None,
+        redoc_url=None,
+    )
     app.add_middleware(_TrailingSlash)
     if credentials is not None:
         app.add_middleware(BasicAuthMiddleware, credentials=credentials)  # added last: outermost
@@ -69,7 +81,10 @@ def create_app(herder: Herder, loggers: LoggerAdmin | None = None, admin_enabled
         # id is no such resource, as in the reference
         if any(err.get("loc", ("",))[0] == "path" for err in exc.errors()):
             return error(404, "HTTP 404 Not Found")
-        return error(400, "; ".join(f"Invalid value at {'.'.join(map(str, e.get('loc', ())))}: {e.get('msg')}" for e in exc.errors()))
+        return error(
+            400,
+            "; ".join(f"Invalid value at {'.'.join(map(str, e.get('loc', ())))}: {e.get('msg')}" for e in exc.errors()),
+        )
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:

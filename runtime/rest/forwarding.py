@@ -1,8 +1,10 @@
 """Leader-only operations: run on this worker, or forwarded to the leader (or the owner) when the herder
 raises NotLeader, with the reference's `forward=true|false` hops."""
+
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from fastapi import Request
 from fastapi.concurrency import run_in_threadpool
@@ -44,8 +46,11 @@ class Forwarder:
         """`forward=true` on the first hop, `forward=false` on the second, and a 409 when a request that was
         already forwarded twice still is not at its target."""
         if leader_url is None:
-            return error(409, "Cannot complete request momentarily due to no known leader URL, likely because a "
-                              "rebalance was underway.")
+            return error(
+                409,
+                "Cannot complete request momentarily due to no known leader URL, likely because a "
+                "rebalance was underway.",
+            )
         hop = request.query_params.get("forward")
         if hop is not None and hop.strip().lower() == "false":
             return error(409, FORWARD_CONFLICT)
@@ -56,8 +61,9 @@ class Forwarder:
         headers = {k: v for k, v in request.headers.items() if k.lower() in ("content-type", "authorization", "accept")}
         url = leader_url.rstrip("/") + request.url.path
         try:
-            answer = await self._http().request(request.method, url, params=params, headers=headers,
-                                                content=await request.body())
+            answer = await self._http().request(
+                request.method, url, params=params, headers=headers, content=await request.body()
+            )
         except httpx.HTTPError as exc:
             return error(409, f"{FORWARD_CONFLICT}: could not reach the leader at {leader_url}: {exc}")
         passthrough = {k: v for k, v in answer.headers.items() if k.lower() in ("content-type", "location")}

@@ -1,4 +1,5 @@
 """The body of `POST /connectors/{c}/tasks`: read as raw bytes, as the reference does (no Content-Type check)."""
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,6 @@
 """`/admin/loggers`'s view of this process's log levels (runtime/log_levels.py), with the reference's
 errors."""
+
 from __future__ import annotations
 
 import logging
@@ -14,8 +15,10 @@ class LoggerAdmin:
         return {"level": level_name(logger.getEffectiveLevel()), "last_modified": LOG_LEVELS.last_modified(name)}
 
     def all(self) -> dict[str, dict[str, object]]:
-        entries = {name: self._entry(name, logging.getLogger() if name == "root" else logging.getLogger(name))
-                   for name, _ in LOG_LEVELS.explicit()}
+        entries = {
+            name: self._entry(name, logging.getLogger() if name == "root" else logging.getLogger(name))
+            for name, _ in LOG_LEVELS.explicit()
+        }
         return dict(sorted(entries.items()))
 
     def get(self, name: str) -> dict[str, object]:

@@ -1,11 +1,12 @@
 """Request bodies, validated with pydantic; every problem becomes a 400 naming the field."""
+
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
 
-ConfigScalar = Union[StrictStr, StrictBool, StrictInt, StrictFloat, None]
+ConfigScalar = StrictStr | StrictBool | StrictInt | StrictFloat | None
 
 
 class _Strict(BaseModel):
@@ -63,7 +64,7 @@ def describe(error: ValidationError) -> str:
         seen.add(location)
         kind = item.get("type", "")
         if kind == "extra_forbidden":
-            parts.append(f"Unrecognized field \"{location.split('.')[-1]}\" at {location}")
+            parts.append(f'Unrecognized field "{location.split(".")[-1]}" at {location}')
         elif union:
             parts.append(f"Invalid value at {location}: must be a string, number, boolean or null")
         elif kind in ("model_type", "dict_type", "list_type"):

@@ -1,5 +1,6 @@
 """Reading request bodies and query flags as the reference does: JSON documents read by hand (size limit,
 content type, readable 400s), config maps of scalars, and the bodies' schemas for the OpenAPI document."""
+
 from __future__ import annotations
 
 import json
@@ -61,7 +62,9 @@ async def read_config(request: Request) -> dict[str, str | None]:
         raise BadRequest("Cannot deserialize value: the request body must be a JSON object of config strings")
     bad = [k for k, v in data.items() if isinstance(v, (dict, list))]
     if bad:
-        raise BadRequest(f"Cannot deserialize value of config key {bad[0]!r}: config values must be strings, numbers or booleans")
+        raise BadRequest(
+            f"Cannot deserialize value of config key {bad[0]!r}: config values must be strings, numbers or booleans"
+        )
     return config_map(data)
 
 

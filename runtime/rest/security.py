@@ -23,6 +23,7 @@ Trust stores: PEM (file or inline `ssl.truststore.certificates`) and PKCS12. `ss
 (none|requested|required), `ssl.enabled.protocols`, `ssl.cipher.suites` and
 `ssl.endpoint.identification.algorithm` (client side) are honoured.
 """
+
 from __future__ import annotations
 
 import base64
@@ -34,9 +35,10 @@ import re
 import shlex
 import ssl
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -67,14 +69,15 @@ class Credentials:
     users: Mapping[str, str] = field(repr=False)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str]) -> "Credentials":
+    def from_file(cls, path: str | os.PathLike[str]) -> Credentials:
         from ..worker_config import parse_properties
 
         try:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
-            raise SecurityConfigError(f"Error loading the basic auth credentials file '{path}': "
-                                      f"{exc.strerror or exc}") from None
+            raise SecurityConfigError(
+                f"Error loading the basic auth credentials file '{path}': {exc.strerror or exc}"
+            ) from None
         users = parse_properties(text)
         if not users:
             log.warning("Basic auth credentials file '%s' is empty; all requests will be permitted", path)
@@ -107,7 +110,7 @@ def parse_basic_authorization(header: str | None) -> tuple[str | None, str | Non
     colon = decoded.find(":")
     if colon <= 0:
         return None, None
-    return decoded[:colon], decoded[colon + 1:]
+    return decoded[:colon], decoded[colon + 1 :]
 
 
 def credentials_file_from_jaas(jaas: str) -> str:
@@ -117,17 +120,22 @@ def credentials_file_from_jaas(jaas: str) -> str:
         try:
             text = Path(jaas).read_text(encoding="utf-8")
         except OSError as exc:
-            raise SecurityConfigError(f"Cannot read the JAAS configuration file '{jaas}': {exc.strerror or exc}") from None
+            raise SecurityConfigError(
+                f"Cannot read the JAAS configuration file '{jaas}': {exc.strerror or exc}"
+            ) from None
     text = re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S)
     entries = {m.group(1): m.group(2) for m in re.finditer(r"([\w.\-]+)\s*\{(.*?)\}\s*;", text, flags=re.S)}
     body = entries.get(JAAS_LOGIN_MODULE_ENTRY)
     if body is None:
-        raise SecurityConfigError(f"The JAAS configuration has no '{JAAS_LOGIN_MODULE_ENTRY}' entry "
-                                  f"(entries found: {', '.join(entries) or 'none'})")
+        raise SecurityConfigError(
+            f"The JAAS configuration has no '{JAAS_LOGIN_MODULE_ENTRY}' entry "
+            f"(entries found: {', '.join(entries) or 'none'})"
+        )
     match = re.search(r"""\bfile\s*=\s*(?:"((?:[^"\\]|\\.)*)"|(\S+?))\s*[;\s]""", body + " ")
     if match is None:
-        raise SecurityConfigError(f"The JAAS '{JAAS_LOGIN_MODULE_ENTRY}' entry has no file=\"...\" option naming "
-                                  "the credentials file")
+        raise SecurityConfigError(
+            f"The JAAS '{JAAS_LOGIN_MODULE_ENTRY}' entry has no file=\"...\" option naming the credentials file"
+        )
     value = match.group(1) if match.group(1) is not None else match.group(2)
     return re.sub(r"\\(.)", r"\1", value)
 
@@ -151,7 +159,9 @@ def basic_auth_from_worker_config(config: WorkerConfig, environ: Mapping[str, st
     extensions = [c for c in config.get_list("rest.extension.classes") if c]
     unknown = [c for c in extensions if c != BASIC_AUTH_EXTENSION]
     if unknown:
-        log.warning("Ignoring REST extension classes %s: only %s is supported", ", ".join(unknown), BASIC_AUTH_EXTENSION)
+        log.warning(
+            "Ignoring REST extension classes %s: only %s is supported", ", ".join(unknown), BASIC_AUTH_EXTENSION
+        )
     path = config.get_str(CREDENTIALS_FILE_CONFIG)
     if path:
         return Credentials.from_file(str(path))
@@ -165,7 +175,8 @@ def basic_auth_from_worker_config(config: WorkerConfig, environ: Mapping[str, st
         raise SecurityConfigError(
             f"{BASIC_AUTH_EXTENSION} is listed in rest.extension.classes but no credentials are configured: set "
             f"{CREDENTIALS_FILE_CONFIG} (a file of 'user: password' lines) or {JAAS_CONFIG} (a JAAS file whose "
-            f"{JAAS_LOGIN_MODULE_ENTRY} entry has file=\"...\"), or -Djava.security.auth.login.config in KAFKA_OPTS")
+            f'{JAAS_LOGIN_MODULE_ENTRY} entry has file="..."), or -Djava.security.auth.login.config in KAFKA_OPTS'
+        )
     return None
 
 
@@ -191,18 +202,24 @@ class BasicAuthMiddleware:
             return
         # debug only, and never the password: a mistyped password must not flood the log
         log.debug("Request %s %s failed authentication (user %r)", scope.get("method"), scope.get("path"), user)
-        body = ('{"error_code":401,"message":"%s"}' % UNAUTHORIZED_MESSAGE).encode()
-        await send({"type": "http.response.start", "status": 401, "headers": [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"www-authenticate", f'Basic realm="{REALM}", charset="UTF-8"'.encode()),
-        ]})
+        body = f'{{"error_code":401,"message":"{UNAUTHORIZED_MESSAGE}"}}'.encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"www-authenticate", f'Basic realm="{REALM}", charset="UTF-8"'.encode()),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
 
 def basic_authorization_header(user: str, password: str) -> str:
     """`Authorization` header value for a client (the Airflow hook, tests)."""
-    return "Basic " + base64.b64encode(f"{user}:{password}".encode("utf-8")).decode("ascii")
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
 # ---- TLS --------------------------------------------------------------------------------------------
@@ -245,8 +262,10 @@ def _pem_of_pkcs12(path: str, password: str | None, what: str) -> tuple[bytes | 
     try:
         from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, pkcs12
     except ImportError:
-        raise SecurityConfigError(f"{what} is a PKCS12 store, which needs the 'cryptography' package "
-                                  "(pip install cryptography), or convert it to PEM") from None
+        raise SecurityConfigError(
+            f"{what} is a PKCS12 store, which needs the 'cryptography' package "
+            "(pip install cryptography), or convert it to PEM"
+        ) from None
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -254,7 +273,9 @@ def _pem_of_pkcs12(path: str, password: str | None, what: str) -> tuple[bytes | 
     try:
         store = pkcs12.load_pkcs12(data, password.encode("utf-8") if password else None)
     except ValueError as exc:
-        raise SecurityConfigError(f"Cannot read {what} '{path}' as PKCS12 (wrong password or not PKCS12?): {exc}") from None
+        raise SecurityConfigError(
+            f"Cannot read {what} '{path}' as PKCS12 (wrong password or not PKCS12?): {exc}"
+        ) from None
     key = None
     if store.key is not None:
         key = store.key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
@@ -279,8 +300,10 @@ def _store_type(declared: str | None, path: str | None, what: str) -> str:
         return "PKCS12"
     if kind == "PEM":
         return "PEM"
-    raise SecurityConfigError(f"{what} type {kind} is not supported: use PEM or PKCS12 (convert a JKS store with "
-                              "'keytool -importkeystore -srckeystore X.jks -destkeystore X.p12 -deststoretype PKCS12')")
+    raise SecurityConfigError(
+        f"{what} type {kind} is not supported: use PEM or PKCS12 (convert a JKS store with "
+        "'keytool -importkeystore -srckeystore X.jks -destkeystore X.p12 -deststoretype PKCS12')"
+    )
 
 
 def _load_key_store(context: ssl.SSLContext, settings: _SslSettings, required: bool) -> bool:
@@ -292,8 +315,10 @@ def _load_key_store(context: ssl.SSLContext, settings: _SslSettings, required: b
     store_password = settings.get("ssl.keystore.password")
     if location is None and chain is None:
         if required:
-            raise SecurityConfigError("An https listener needs a key store: set listeners.https.ssl.keystore.location "
-                                      "(or ssl.keystore.location), or ssl.keystore.certificate.chain and ssl.keystore.key")
+            raise SecurityConfigError(
+                "An https listener needs a key store: set listeners.https.ssl.keystore.location "
+                "(or ssl.keystore.location), or ssl.keystore.certificate.chain and ssl.keystore.key"
+            )
         return False
     if location is None:
         if not inline_key:
@@ -310,8 +335,10 @@ def _load_key_store(context: ssl.SSLContext, settings: _SslSettings, required: b
     try:
         context.load_cert_chain(location, password=key_password or store_password)
     except (ssl.SSLError, OSError) as exc:
-        raise SecurityConfigError(f"Cannot load the PEM key store '{location}' (it must hold the private key and "
-                                  f"the certificate chain; ssl.key.password for an encrypted key): {exc}") from None
+        raise SecurityConfigError(
+            f"Cannot load the PEM key store '{location}' (it must hold the private key and "
+            f"the certificate chain; ssl.key.password for an encrypted key): {exc}"
+        ) from None
     return True
 
 

@@ -1,4 +1,5 @@
 """Serving the REST app on an already bound socket, in a thread of its own (both worker modes)."""
+
 from __future__ import annotations
 
 import socket
@@ -65,14 +66,21 @@ class _OnlyPaths:
         if scope["type"] == "http" and path != self.prefix and not path.startswith(self.prefix + "/"):
             from starlette.responses import JSONResponse
 
-            await JSONResponse({"error_code": 404, "message": "HTTP 404 Not Found"}, status_code=404)(scope, receive, send)
+            await JSONResponse({"error_code": 404, "message": "HTTP 404 Not Found"}, status_code=404)(
+                scope, receive, send
+            )
             return
         await self.app(scope, receive, send)
 
 
-def start_rest_server(config: WorkerConfig, herder: Herder, sockets: RestSockets, credentials: Any = None,
-                      forward_client_kwargs: dict[str, Any] | None = None,
-                      ssl_context: ssl.SSLContext | None = None) -> tuple[RestServers, RestServers]:
+def start_rest_server(
+    config: WorkerConfig,
+    herder: Herder,
+    sockets: RestSockets,
+    credentials: Any = None,
+    forward_client_kwargs: dict[str, Any] | None = None,
+    ssl_context: ssl.SSLContext | None = None,
+) -> tuple[RestServers, RestServers]:
     """Serve the REST API on every REST listener and /admin/* on the admin listeners; the returned object
     stops (`should_exit = True`) and joins them all (returned twice: the runtimes keep a server and a thread)."""
     import uvicorn
@@ -85,20 +93,33 @@ def start_rest_server(config: WorkerConfig, herder: Herder, sockets: RestSockets
     servers = RestServers()
 
     def serve(app: Any, socks: list[socket.socket], context: ssl.SSLContext | None, name: str) -> None:
-        server_config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                                       timeout_graceful_shutdown=5, **uvicorn_ssl_kwargs(context))
+        server_config = uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=5,
+            **uvicorn_ssl_kwargs(context),
+        )
         server = uvicorn.Server(server_config)
         server.install_signal_handlers = lambda: None  # the CLI owns signals
         servers.add(server, socks, name)
 
-    app = create_app(herder, loggers, admin_enabled=sockets.admin is None, credentials=credentials,
-                     forward_client_kwargs=forward_client_kwargs)
+    app = create_app(
+        herder,
+        loggers,
+        admin_enabled=sockets.admin is None,
+        credentials=credentials,
+        forward_client_kwargs=forward_client_kwargs,
+    )
     serve(app, sockets.main, ssl_context, "rest-server")
     if sockets.admin:
-        admin_app = create_app(herder, loggers, admin_enabled=True, credentials=credentials,
-                               forward_client_kwargs=forward_client_kwargs)
-        serve(_OnlyPaths(admin_app, "/admin"), sockets.admin, ssl_context if sockets.admin_https else None,
-              "admin-server")
+        admin_app = create_app(
+            herder, loggers, admin_enabled=True, credentials=credentials, forward_client_kwargs=forward_client_kwargs
+        )
+        serve(
+            _OnlyPaths(admin_app, "/admin"), sockets.admin, ssl_context if sockets.admin_https else None, "admin-server"
+        )
     if sockets.metrics:
         metrics_app = create_app(herder, loggers, admin_enabled=False)  # no credentials: a scrape port
         serve(_OnlyPaths(metrics_app, "/metrics"), sockets.metrics, None, "metrics-server")

@@ -3,12 +3,14 @@
 Standalone uses the memory and file implementations; distributed mode adds Kafka-backed ones
 behind the same interfaces.
 """
+
 from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from .config_codec import ConnectorState
 from .states import State, TargetState
@@ -24,8 +26,7 @@ class OffsetStore(ABC):
         pass
 
     @abstractmethod
-    def get(self, keys: list[bytes]) -> dict[bytes, bytes | None]:
-        ...
+    def get(self, keys: list[bytes]) -> dict[bytes, bytes | None]: ...
 
     @abstractmethod
     def set(self, entries: Mapping[bytes, bytes | None]) -> None:

@@ -6,11 +6,13 @@ The standalone config file and (later) the distributed config topic hold the sam
 they do not understand with a log line and carry on; writers stay downgrade-safe (STOPPED is
 written as `state: PAUSED` plus `state.v2: STOPPED`, so an older reader falls back to PAUSED).
 """
+
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any
 
 from .states import TargetState
 
@@ -46,6 +48,7 @@ class ConfigSnapshot:
 
 # ---- writing -------------------------------------------------------------------------------------
 
+
 def connector_record(name: str, config: dict[str, str] | None) -> tuple[str, dict[str, Any] | None]:
     return CONNECTOR_PREFIX + name, None if config is None else {"properties": dict(config)}
 
@@ -75,6 +78,7 @@ def connector_records(name: str, state: ConnectorState) -> list[tuple[str, dict[
 
 # ---- reading -------------------------------------------------------------------------------------
 
+
 def parse_target_state(value: Any) -> TargetState | None:
     """`state.v2` wins when it is a known state; otherwise `state`; unknown values give None."""
     if not isinstance(value, dict):
@@ -98,7 +102,7 @@ def _properties(key: str, value: Any) -> dict[str, str] | None:
 
 
 def _task_key(key: str) -> tuple[str, int] | None:
-    name, _, index = key[len(TASK_PREFIX):].rpartition("-")
+    name, _, index = key[len(TASK_PREFIX) :].rpartition("-")
     if not name or not index.isdigit():
         return None
     return name, int(index)
@@ -111,7 +115,7 @@ def apply_record(snapshot: ConfigSnapshot, key: str, value: Any) -> None:
     of `snapshot.connectors` taken earlier stays as it was (readers share such copies).
     """
     if key.startswith(TARGET_STATE_PREFIX):
-        name = key[len(TARGET_STATE_PREFIX):]
+        name = key[len(TARGET_STATE_PREFIX) :]
         if value is None:
             snapshot.pending_target_states.pop(name, None)
             if name in snapshot.connectors:
@@ -126,7 +130,7 @@ def apply_record(snapshot: ConfigSnapshot, key: str, value: Any) -> None:
         else:
             snapshot.pending_target_states[name] = state
     elif key.startswith(CONNECTOR_PREFIX):
-        name = key[len(CONNECTOR_PREFIX):]
+        name = key[len(CONNECTOR_PREFIX) :]
         if value is None:
             snapshot.connectors.pop(name, None)
             snapshot.pending_tasks.pop(name, None)
@@ -152,7 +156,7 @@ def apply_record(snapshot: ConfigSnapshot, key: str, value: Any) -> None:
         if props is not None:
             snapshot.pending_tasks.setdefault(parsed[0], {})[parsed[1]] = props
     elif key.startswith(COMMIT_PREFIX):
-        name = key[len(COMMIT_PREFIX):]
+        name = key[len(COMMIT_PREFIX) :]
         count = value.get("tasks") if isinstance(value, dict) else None
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             log.error("Ignoring task commit record %s with invalid value %r", key, value)
@@ -161,7 +165,9 @@ def apply_record(snapshot: ConfigSnapshot, key: str, value: Any) -> None:
         if name not in snapshot.connectors:
             return  # commit for a removed connector (compaction edge case)
         if all(i in pending for i in range(count)):
-            snapshot.connectors[name] = replace(snapshot.connectors[name], task_configs=[pending[i] for i in range(count)])
+            snapshot.connectors[name] = replace(
+                snapshot.connectors[name], task_configs=[pending[i] for i in range(count)]
+            )
             snapshot.inconsistent.discard(name)
         else:
             log.error("Connector %s has an inconsistent set of task configs; its tasks read as empty", name)

@@ -13,10 +13,11 @@ the worker store (a failure is only logged). Without tombstones: connector store
 copy to the worker store. Only the connector store is started and stopped here: the worker store is
 shared by every connector and managed by the worker.
 """
+
 from __future__ import annotations
 
 import logging
-from typing import Mapping
+from collections.abc import Mapping
 
 from .base import OffsetStore
 
@@ -24,8 +25,12 @@ log = logging.getLogger(__name__)
 
 
 class ConnectorOffsetStore(OffsetStore):
-    def __init__(self, worker_store: OffsetStore | None, connector_store: OffsetStore | None = None,
-                 connector_topic: str | None = None) -> None:
+    def __init__(
+        self,
+        worker_store: OffsetStore | None,
+        connector_store: OffsetStore | None = None,
+        connector_topic: str | None = None,
+    ) -> None:
         if worker_store is None and connector_store is None:
             raise ValueError("At least one non-null offset store must be provided")
         self.worker_store = worker_store
@@ -33,7 +38,7 @@ class ConnectorOffsetStore(OffsetStore):
         self.connector_topic = connector_topic
 
     @classmethod
-    def worker_only(cls, worker_store: OffsetStore) -> "ConnectorOffsetStore":
+    def worker_only(cls, worker_store: OffsetStore) -> ConnectorOffsetStore:
         return cls(worker_store, None)
 
     @property

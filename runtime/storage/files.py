@@ -4,6 +4,7 @@ Files are rewritten whole and atomically (temp file, fsync, rename, fsync of the
 crash or a full disk leaves the previous version in place. Both files are JSON documents with a
 `format` number; a reader skips fields and record types it does not know, with a log line.
 """
+
 from __future__ import annotations
 
 import base64
@@ -13,8 +14,9 @@ import logging
 import os
 import tempfile
 import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .base import ConfigStore, OffsetStore
 from .config_codec import ConnectorState, connector_records, read_records
@@ -63,8 +65,12 @@ def _read_document(path: Path, kind: str) -> dict[str, Any] | None:
         raise ValueError(f"The {kind} file {path} does not hold a JSON object; refusing to overwrite it")
     version = document.get("format")
     if isinstance(version, int) and version > FORMAT:
-        log.warning("The %s file %s was written by a newer version (format %s); reading what this version knows",
-                    kind, path, version)
+        log.warning(
+            "The %s file %s was written by a newer version (format %s); reading what this version knows",
+            kind,
+            path,
+            version,
+        )
     return document
 
 
@@ -202,6 +208,8 @@ class FileConfigStore(MemoryConfigStore):
         self._connectors = snapshot.connectors
 
     def _persist(self, connectors: dict[str, ConnectorState]) -> None:
-        records = [{"key": k, "value": v} for name, state in connectors.items() for k, v in connector_records(name, state)]
+        records = [
+            {"key": k, "value": v} for name, state in connectors.items() for k, v in connector_records(name, state)
+        ]
         document = {"format": FORMAT, "records": records}
         write_atomically(self.path, json.dumps(document, indent=1).encode("utf-8"))

@@ -6,6 +6,7 @@ cluster logger levels), the writes in the reference's order, and a listener the 
 implements to hear about changes. Listeners are called on the reader thread, only after `start()`
 has replayed the topic (historic records build state, they are not events), and must not block.
 """
+
 from __future__ import annotations
 
 import logging
@@ -17,9 +18,21 @@ import orjson
 
 from .base import ConfigStore
 from .config_codec import (
-    COMMIT_PREFIX, CONNECTOR_PREFIX, LOGGER_CLUSTER_PREFIX, RESTART_PREFIX, SESSION_KEY, TARGET_STATE_PREFIX,
-    TASKS_FENCING_PREFIX, ConfigSnapshot, ConnectorState, apply_record, commit_record, connector_record,
-    parse_target_state, target_state_record, task_record,
+    COMMIT_PREFIX,
+    CONNECTOR_PREFIX,
+    LOGGER_CLUSTER_PREFIX,
+    RESTART_PREFIX,
+    SESSION_KEY,
+    TARGET_STATE_PREFIX,
+    TASKS_FENCING_PREFIX,
+    ConfigSnapshot,
+    ConnectorState,
+    apply_record,
+    commit_record,
+    connector_record,
+    parse_target_state,
+    target_state_record,
+    task_record,
 )
 from .kafka_log import KafkaBasedLog, TopicSpec
 from .states import TargetState
@@ -71,8 +84,12 @@ class ConfigUpdateListener:
 
 # ---- records the codec does not cover (extend config_codec with these when convenient) ------------
 
+
 def restart_record(request: RestartRequest) -> tuple[str, dict[str, Any]]:
-    return RESTART_PREFIX + request.connector, {"include-tasks": request.include_tasks, "only-failed": request.only_failed}
+    return RESTART_PREFIX + request.connector, {
+        "include-tasks": request.include_tasks,
+        "only-failed": request.only_failed,
+    }
 
 
 def task_count_record(connector: str, count: int) -> tuple[str, dict[str, Any]]:
@@ -95,18 +112,26 @@ def parse_restart(key: str, value: Any) -> RestartRequest | None:
     for name in ("include-tasks", "only-failed"):
         raw = value.get(name)
         if not isinstance(raw, bool):
-            log.warning("Invalid data for restart request '%s' field should be a Boolean but is %r; defaulting to false",
-                        name, raw)
+            log.warning(
+                "Invalid data for restart request '%s' field should be a Boolean but is %r; defaulting to false",
+                name,
+                raw,
+            )
             raw = False
         flags[name] = raw
-    return RestartRequest(key[len(RESTART_PREFIX):], flags["only-failed"], flags["include-tasks"])
+    return RestartRequest(key[len(RESTART_PREFIX) :], flags["only-failed"], flags["include-tasks"])
 
 
 def parse_session_key(value: Any) -> SessionKey | None:
     if not isinstance(value, dict):
         return None
     key, algorithm, created = value.get("key"), value.get("algorithm"), value.get("creation-timestamp")
-    if not isinstance(key, str) or not isinstance(algorithm, str) or not isinstance(created, int) or isinstance(created, bool):
+    if (
+        not isinstance(key, str)
+        or not isinstance(algorithm, str)
+        or not isinstance(created, int)
+        or isinstance(created, bool)
+    ):
         return None
     return SessionKey(key, algorithm, created)
 
@@ -118,9 +143,16 @@ def encode_value(value: Any) -> bytes | None:
 class KafkaConfigStore(ConfigStore):
     """The config topic (1 partition) as a ConfigStore plus the distributed herder's extra records."""
 
-    def __init__(self, spec: TopicSpec, client_config: dict[str, str], *,
-                 listener: ConfigUpdateListener | None = None, read_strategy: str = "watermark",
-                 read_timeout_s: float = 30.0, **log_options: Any) -> None:
+    def __init__(
+        self,
+        spec: TopicSpec,
+        client_config: dict[str, str],
+        *,
+        listener: ConfigUpdateListener | None = None,
+        read_strategy: str = "watermark",
+        read_timeout_s: float = 30.0,
+        **log_options: Any,
+    ) -> None:
         self.listener = listener or ConfigUpdateListener()
         self._lock = threading.RLock()
         self._snapshot = ConfigSnapshot()
@@ -129,8 +161,14 @@ class KafkaConfigStore(ConfigStore):
         self._started = False
         self._read_timeout_s = read_timeout_s
         self._extra: dict[str, Any] = {}  # key prefix -> handler(key, value, started), for records of our own
-        spec = TopicSpec(spec.name, 1, spec.replication_factor, spec.setting or "config.storage.topic",
-                         "connector configurations", single_partition=True)
+        spec = TopicSpec(
+            spec.name,
+            1,
+            spec.replication_factor,
+            spec.setting or "config.storage.topic",
+            "connector configurations",
+            single_partition=True,
+        )
         self.log = KafkaBasedLog(spec, client_config, self._on_record, read_strategy=read_strategy, **log_options)
 
     def register_prefix(self, prefix: str, handler: Any) -> None:
@@ -189,7 +227,9 @@ class KafkaConfigStore(ConfigStore):
         self._write([connector_record(name, None), target_state_record(name, None)])
 
     def put_task_configs(self, name: str, task_configs: list[dict[str, str]]) -> None:
-        self._write([*(task_record(name, i, c) for i, c in enumerate(task_configs)), commit_record(name, len(task_configs))])
+        self._write(
+            [*(task_record(name, i, c) for i, c in enumerate(task_configs)), commit_record(name, len(task_configs))]
+        )
 
     def put_target_state(self, name: str, state: TargetState) -> None:
         self._write([target_state_record(name, state)])
@@ -226,9 +266,15 @@ class KafkaConfigStore(ConfigStore):
             if self._view is None:
                 cluster = self._cluster
                 self._view = ClusterConfig(
-                    dict(self._snapshot.connectors), set(self._snapshot.inconsistent),
-                    dict(cluster.task_count_records), cluster.session_key, dict(cluster.logger_levels),
-                    cluster.offset, dict(cluster.config_offsets), dict(cluster.commit_offsets))
+                    dict(self._snapshot.connectors),
+                    set(self._snapshot.inconsistent),
+                    dict(cluster.task_count_records),
+                    cluster.session_key,
+                    dict(cluster.logger_levels),
+                    cluster.offset,
+                    dict(cluster.config_offsets),
+                    dict(cluster.commit_offsets),
+                )
             return self._view
 
     def _on_record(self, raw_key: bytes | None, raw_value: bytes | None, partition: int, offset: int) -> None:
@@ -250,7 +296,7 @@ class KafkaConfigStore(ConfigStore):
             if key.startswith(prefix):
                 try:
                     handler(key, value, self._started)
-                except Exception:  # noqa: BLE001
+                except Exception:
                     log.exception("Handler of config record %s failed", key)
                 return
         with self._lock:
@@ -262,21 +308,21 @@ class KafkaConfigStore(ConfigStore):
             for event in events:
                 try:
                     event()
-                except Exception:  # noqa: BLE001 - a failing listener must not stop the reader
+                except Exception:
                     log.exception("Config update listener failed on record %s", key)
 
     def _apply(self, key: str, value: Any) -> list:
         """Update state from one record; return the listener calls it implies (made after the lock)."""
         listener = self.listener
         if key.startswith(TARGET_STATE_PREFIX):
-            name = key[len(TARGET_STATE_PREFIX):]
+            name = key[len(TARGET_STATE_PREFIX) :]
             apply_record(self._snapshot, key, value)
             # a removed target state is announced by the connector's removal, as in the reference; a state
             # written before its connector (creation with an initial state) is announced too
             state = parse_target_state(value) if value is not None else None
             return [lambda: listener.on_target_state_change(name, state)] if state is not None else []
         if key.startswith(CONNECTOR_PREFIX):
-            name = key[len(CONNECTOR_PREFIX):]
+            name = key[len(CONNECTOR_PREFIX) :]
             existed = name in self._snapshot.connectors
             apply_record(self._snapshot, key, value)
             if value is None:
@@ -290,7 +336,7 @@ class KafkaConfigStore(ConfigStore):
                 return [lambda: listener.on_connector_config_update(name)]
             return []
         if key.startswith(COMMIT_PREFIX):
-            name = key[len(COMMIT_PREFIX):]
+            name = key[len(COMMIT_PREFIX) :]
             apply_record(self._snapshot, key, value)
             count = value.get("tasks") if isinstance(value, dict) else None
             valid = isinstance(count, int) and not isinstance(count, bool) and count >= 0
@@ -303,7 +349,7 @@ class KafkaConfigStore(ConfigStore):
             request = parse_restart(key, value) if value is not None else None
             return [lambda: listener.on_restart_request(request)] if request is not None else []
         if key.startswith(TASKS_FENCING_PREFIX):
-            name = key[len(TASKS_FENCING_PREFIX):]
+            name = key[len(TASKS_FENCING_PREFIX) :]
             count = value.get("task-count") if isinstance(value, dict) else None
             if isinstance(count, int) and not isinstance(count, bool):
                 self._cluster.task_count_records[name] = count
@@ -318,7 +364,7 @@ class KafkaConfigStore(ConfigStore):
             self._cluster.session_key = session
             return [lambda: listener.on_session_key_update(session)]
         if key.startswith(LOGGER_CLUSTER_PREFIX):
-            namespace = key[len(LOGGER_CLUSTER_PREFIX):]
+            namespace = key[len(LOGGER_CLUSTER_PREFIX) :]
             level = value.get("level") if isinstance(value, dict) else None
             if not isinstance(level, str):
                 log.error("Ignoring logger level record %s with invalid value %r", key, value)

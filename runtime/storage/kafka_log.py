@@ -19,14 +19,15 @@ Reading "to the end" has two strategies:
 Own writes are made visible without either: `send()` returns the offsets the broker acknowledged and
 `wait_until_consumed()` waits for the reader to pass them.
 """
+
 from __future__ import annotations
 
 import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec
@@ -85,12 +86,20 @@ def ensure_topic(admin: AdminClient, spec: TopicSpec, timeout_s: float = 30.0) -
     """Create the topic when missing; check cleanup.policy (and the partition count); return it."""
     partitions = _partition_count(admin, spec.name, timeout_s)
     if partitions is None:
-        topic = NewTopic(spec.name, num_partitions=spec.partitions, replication_factor=spec.replication_factor,
-                         config={"cleanup.policy": "compact"})
+        topic = NewTopic(
+            spec.name,
+            num_partitions=spec.partitions,
+            replication_factor=spec.replication_factor,
+            config={"cleanup.policy": "compact"},
+        )
         try:
             admin.create_topics([topic], operation_timeout=timeout_s)[spec.name].result(timeout_s)
-            log.info("Created topic %s (partitions=%d, replication factor=%d, cleanup.policy=compact)",
-                     spec.name, spec.partitions, spec.replication_factor)
+            log.info(
+                "Created topic %s (partitions=%d, replication factor=%d, cleanup.policy=compact)",
+                spec.name,
+                spec.partitions,
+                spec.replication_factor,
+            )
         except KafkaException as exc:
             if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:  # another worker won the race
                 raise KafkaStoreError(f"Could not create topic {spec.name}: {exc.args[0].str()}") from exc
@@ -99,7 +108,8 @@ def ensure_topic(admin: AdminClient, spec: TopicSpec, timeout_s: float = 30.0) -
     if spec.single_partition and partitions != 1:
         raise TopicConfigError(
             f"Topic '{spec.name}' supplied via the '{spec.setting}' property is required to have a single partition "
-            f"in order to guarantee consistency of connector configurations, but it has {partitions} partitions.")
+            f"in order to guarantee consistency of connector configurations, but it has {partitions} partitions."
+        )
     return partitions
 
 
@@ -141,7 +151,8 @@ def _check_cleanup_policy(admin: AdminClient, spec: TopicSpec, timeout_s: float)
             f"topic currently has 'cleanup.policy={entry.value}'. Continuing would likely result in eventually "
             f"losing {spec.purpose} and problems restarting this Connect cluster in the future. Change the "
             f"'{spec.setting}' property in the Connect worker configurations to use a topic with "
-            "'cleanup.policy=compact'.")
+            "'cleanup.policy=compact'."
+        )
 
 
 class KafkaBasedLog:
@@ -167,8 +178,14 @@ class KafkaBasedLog:
         base = {k: str(v) for k, v in client_config.items()}
         client_id = client_id or base.get("client.id") or f"connect-{spec.name}"
         self._producer_conf = {**base, **PRODUCER_SETTINGS, "client.id": client_id, **(producer_config or {})}
-        self._consumer_conf = {"fetch.wait.max.ms": FETCH_WAIT_MAX_MS, **base, **CONSUMER_SETTINGS, "client.id": client_id,
-                               "group.id": base.get("group.id", client_id), **(consumer_config or {})}
+        self._consumer_conf = {
+            "fetch.wait.max.ms": FETCH_WAIT_MAX_MS,
+            **base,
+            **CONSUMER_SETTINGS,
+            "client.id": client_id,
+            "group.id": base.get("group.id", client_id),
+            **(consumer_config or {}),
+        }
         self._admin_conf = {**base, "client.id": client_id, **(admin_config or {})}
         self._admin_conf.pop("group.id", None)
         self._producer_conf.pop("group.id", None)
@@ -221,7 +238,9 @@ class KafkaBasedLog:
 
     # ---- writing -------------------------------------------------------------------------------
 
-    def send(self, records: Sequence[tuple[bytes | None, bytes | None]], timeout_s: float = 30.0) -> list[tuple[int, int]]:
+    def send(
+        self, records: Sequence[tuple[bytes | None, bytes | None]], timeout_s: float = 30.0
+    ) -> list[tuple[int, int]]:
         """Append records in order; return (partition, offset) of each once all are acknowledged (acks=all)."""
         producer = self._require(self._producer)
         results: list[tuple[int, int] | KafkaError | None] = [None] * len(records)
@@ -229,6 +248,7 @@ class KafkaBasedLog:
         def delivered(index: int) -> Callable[[KafkaError | None, object], None]:
             def callback(err: KafkaError | None, msg: object) -> None:
                 results[index] = err if err is not None else (msg.partition(), msg.offset())  # type: ignore[attr-defined]
+
             return callback
 
         for i, (key, value) in enumerate(records):
@@ -243,8 +263,12 @@ class KafkaBasedLog:
             raise KafkaStoreError(f"Failed to write to topic {self.spec.name}: {errors[0].str()}")
         return [r for r in results if isinstance(r, tuple)]
 
-    def send_async(self, key: bytes | None, value: bytes | None,
-                   callback: Callable[[KafkaError | None, int, int], None] | None = None) -> None:
+    def send_async(
+        self,
+        key: bytes | None,
+        value: bytes | None,
+        callback: Callable[[KafkaError | None, int, int], None] | None = None,
+    ) -> None:
         """Append one record without waiting; `callback(error, partition, offset)` runs on delivery."""
         producer = self._require(self._producer)
 
@@ -261,7 +285,9 @@ class KafkaBasedLog:
         if self._producer is not None and self._producer.flush(timeout_s):
             raise KafkaStoreError(f"Timed out after {timeout_s}s flushing writes to topic {self.spec.name}")
 
-    def _produce(self, producer: Producer, key: bytes | None, value: bytes | None, on_delivery, partition: int | None = None) -> None:
+    def _produce(
+        self, producer: Producer, key: bytes | None, value: bytes | None, on_delivery, partition: int | None = None
+    ) -> None:
         kwargs = {} if partition is None else {"partition": partition}
         while True:
             try:
@@ -279,8 +305,15 @@ class KafkaBasedLog:
             key = SENTINEL_PREFIX + uuid.uuid4().hex.encode()
             results: dict[int, tuple[int, int] | KafkaError] = {}
             for p in range(self.partitions):
-                self._produce(producer, key, None, lambda err, msg, p=p: results.__setitem__(
-                    p, err if err is not None else (msg.partition(), msg.offset())), partition=p)
+                self._produce(
+                    producer,
+                    key,
+                    None,
+                    lambda err, msg, p=p: results.__setitem__(
+                        p, err if err is not None else (msg.partition(), msg.offset())
+                    ),
+                    partition=p,
+                )
             producer.flush(timeout_s)
             if len(results) < self.partitions or any(isinstance(r, KafkaError) for r in results.values()):
                 raise KafkaStoreError(f"Could not write read-to-end markers to topic {self.spec.name}: {results}")
@@ -307,8 +340,11 @@ class KafkaBasedLog:
         """Wait until the reader has passed each (partition, offset)."""
         targets = list(offsets)
         with self._cond:
-            self._wait(lambda: all(self._positions.get(p, 0) > o for p, o in targets), timeout_s,
-                       f"reading topic {self.spec.name} to offsets {targets}")
+            self._wait(
+                lambda: all(self._positions.get(p, 0) > o for p, o in targets),
+                timeout_s,
+                f"reading topic {self.spec.name} to offsets {targets}",
+            )
 
     def _wait(self, predicate: Callable[[], bool], timeout_s: float, what: str) -> None:
         deadline = time.monotonic() + timeout_s
@@ -339,7 +375,7 @@ class KafkaBasedLog:
                     with self._cond:
                         self._drains_done = wanted
                         self._cond.notify_all()
-        except BaseException as exc:  # noqa: BLE001 - surface to waiters rather than dying silently
+        except BaseException as exc:
             log.exception("The reader of topic %s stopped", self.spec.name)
             with self._cond:
                 self._failure = exc
@@ -360,7 +396,7 @@ class KafkaBasedLog:
             if not (key and key.startswith(SENTINEL_PREFIX)):
                 try:
                     self._on_record(key, msg.value(), msg.partition(), msg.offset())
-                except Exception:  # noqa: BLE001 - one bad record must not stop the reader (KIP-915)
+                except Exception:
                     log.exception("Skipping a record of topic %s that could not be applied", self.spec.name)
             with self._cond:
                 self._positions[msg.partition()] = msg.offset() + 1

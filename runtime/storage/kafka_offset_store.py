@@ -5,11 +5,13 @@ so a Java worker and this one read each other's offsets. Like the reference, `ge
 the topic to its end, so they see offsets other workers committed; `set()` returns once the broker has
 acknowledged every record (acks=all) and this store's reader has seen them.
 """
+
 from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .base import OffsetStore
 from .kafka_log import KafkaBasedLog, TopicSpec
@@ -18,8 +20,15 @@ log = logging.getLogger(__name__)
 
 
 class KafkaOffsetStore(OffsetStore):
-    def __init__(self, spec: TopicSpec, client_config: dict[str, str], *, read_strategy: str = "watermark",
-                 read_timeout_s: float = 30.0, **log_options: Any) -> None:
+    def __init__(
+        self,
+        spec: TopicSpec,
+        client_config: dict[str, str],
+        *,
+        read_strategy: str = "watermark",
+        read_timeout_s: float = 30.0,
+        **log_options: Any,
+    ) -> None:
         self._lock = threading.Lock()
         self._data: dict[bytes, bytes] = {}
         self._read_timeout_s = read_timeout_s
@@ -33,7 +42,9 @@ class KafkaOffsetStore(OffsetStore):
 
     def _apply(self, key: bytes | None, value: bytes | None, partition: int, offset: int) -> None:
         if key is None:
-            log.warning("Ignoring a record without a key at offset %d of partition %d of the offsets topic", offset, partition)
+            log.warning(
+                "Ignoring a record without a key at offset %d of partition %d of the offsets topic", offset, partition
+            )
             return
         with self._lock:
             if value is None:

@@ -13,6 +13,7 @@ newer generation than this worker's own write of the key applies even while that
 `put_*_safe` (UNASSIGNED/FAILED reports) skip the write when the cache holds another worker's status of
 a newer generation.
 """
+
 from __future__ import annotations
 
 import logging
@@ -25,16 +26,34 @@ from .base import InstanceStatus, StatusStore
 from .kafka_log import KafkaBasedLog, TopicSpec
 from .states import State
 from .status_codec import (
-    CONNECTOR_STATUS_PREFIX, TASK_STATUS_PREFIX, TOPIC_STATUS_PREFIX, TopicStatus, connector_key, decode_status,
-    decode_topic_status, encode_status, encode_topic_status, parse_task_key, parse_topic_key, task_key, topic_key,
+    CONNECTOR_STATUS_PREFIX,
+    TASK_STATUS_PREFIX,
+    TOPIC_STATUS_PREFIX,
+    TopicStatus,
+    connector_key,
+    decode_status,
+    decode_topic_status,
+    encode_status,
+    encode_topic_status,
+    parse_task_key,
+    parse_topic_key,
+    task_key,
+    topic_key,
 )
 
 log = logging.getLogger(__name__)
 
 
 class KafkaStatusStore(StatusStore):
-    def __init__(self, spec: TopicSpec, client_config: dict[str, str], *, read_strategy: str = "watermark",
-                 read_timeout_s: float = 30.0, **log_options: Any) -> None:
+    def __init__(
+        self,
+        spec: TopicSpec,
+        client_config: dict[str, str],
+        *,
+        read_strategy: str = "watermark",
+        read_timeout_s: float = 30.0,
+        **log_options: Any,
+    ) -> None:
         super().__init__()
         self._topics: dict[str, dict[str, TopicStatus]] = {}  # connector -> topic -> status
         self._inflight: Counter[str] = Counter()
@@ -44,8 +63,13 @@ class KafkaStatusStore(StatusStore):
         self._own: dict[str, bytes | None] = {}  # key -> value of this worker's latest write of it
         self._read_timeout_s = read_timeout_s
         self._extra: dict[str, Any] = {}  # key prefix -> handler(key, raw_value), for records of our own
-        spec = TopicSpec(spec.name, spec.partitions, spec.replication_factor, spec.setting or "status.storage.topic",
-                         "connector and task statuses")
+        spec = TopicSpec(
+            spec.name,
+            spec.partitions,
+            spec.replication_factor,
+            spec.setting or "status.storage.topic",
+            "connector and task statuses",
+        )
         self.log = KafkaBasedLog(spec, client_config, self._on_record, read_strategy=read_strategy, **log_options)
 
     def register_prefix(self, prefix: str, handler: Any) -> None:
@@ -98,8 +122,11 @@ class KafkaStatusStore(StatusStore):
         self._send(connector_key(name), None, lambda: self._drop_connector(name))
 
     def put_topic(self, status: TopicStatus) -> None:
-        self._send(topic_key(status.connector, status.topic), encode_topic_status(status),
-                   lambda: self._topics.setdefault(status.connector, {}).__setitem__(status.topic, status))
+        self._send(
+            topic_key(status.connector, status.topic),
+            encode_topic_status(status),
+            lambda: self._topics.setdefault(status.connector, {}).__setitem__(status.topic, status),
+        )
 
     def delete_topic(self, connector: str, topic: str) -> None:
         self._send(topic_key(connector, topic), None, lambda: self._topics.get(connector, {}).pop(topic, None))
@@ -124,7 +151,7 @@ class KafkaStatusStore(StatusStore):
                     if held is not None and held[0] > self._acked.get(key, -1):
                         try:  # another worker wrote the key after this write
                             self._apply(key, held[1])
-                        except Exception:  # noqa: BLE001 - as on the reader: skip a record that cannot apply
+                        except Exception:
                             log.exception("Skipping status record %s that could not be applied", key)
             if err is not None:
                 log.error("Failed to write status update %s: %s", key, err.str())
@@ -154,12 +181,13 @@ class KafkaStatusStore(StatusStore):
             if key.startswith(prefix):
                 try:
                     handler(key, raw_value)
-                except Exception:  # noqa: BLE001
+                except Exception:
                     log.exception("Handler of status record %s failed", key)
                 return
         with self._lock:
-            if (self._inflight.get(key) or offset < self._acked.get(key, -1)) \
-                    and not self._supersedes_own(key, raw_value):
+            if (self._inflight.get(key) or offset < self._acked.get(key, -1)) and not self._supersedes_own(
+                key, raw_value
+            ):
                 if self._inflight.get(key):
                     self._held[key] = (offset, raw_value)  # older or newer than the own write: its ack will tell
                 return  # otherwise this worker has already written a newer value of the key
@@ -175,8 +203,12 @@ class KafkaStatusStore(StatusStore):
         if raw_value is None or own_raw is None:
             return False
         own, status = decode_status(key, own_raw), decode_status(key, raw_value)
-        return own is not None and status is not None and status.worker_id != own.worker_id \
+        return (
+            own is not None
+            and status is not None
+            and status.worker_id != own.worker_id
             and status.generation > own.generation
+        )
 
     def _apply(self, key: str, raw_value: bytes | None) -> None:
         """A record of the topic into the cache (lock held)."""
@@ -190,7 +222,7 @@ class KafkaStatusStore(StatusStore):
             log.warning("Discarding record with invalid key %r", key)
 
     def _read_connector(self, key: str, raw: bytes | None) -> None:
-        name = key[len(CONNECTOR_STATUS_PREFIX):]
+        name = key[len(CONNECTOR_STATUS_PREFIX) :]
         if not name:
             log.warning("Discarding record with invalid connector status key %s", key)
             return
@@ -201,8 +233,12 @@ class KafkaStatusStore(StatusStore):
         if status is None:
             return
         previous = self._connectors.get(name)
-        if (status.state is State.UNASSIGNED and previous is not None and previous.worker_id != status.worker_id
-                and previous.generation > status.generation):
+        if (
+            status.state is State.UNASSIGNED
+            and previous is not None
+            and previous.worker_id != status.worker_id
+            and previous.generation > status.generation
+        ):
             log.debug("Ignoring stale status %s in favour of %s", status, previous)
             return  # a late report of a worker that lost the connector to a newer generation's owner
         self._connectors[name] = status
@@ -220,8 +256,12 @@ class KafkaStatusStore(StatusStore):
             log.warning("Failed to parse task status with key %s", key)
             return
         previous = self._tasks.get(parsed)
-        if (status.state is State.UNASSIGNED and previous is not None and previous.state is State.RUNNING
-                and previous.generation >= status.generation):
+        if (
+            status.state is State.UNASSIGNED
+            and previous is not None
+            and previous.state is State.RUNNING
+            and previous.generation >= status.generation
+        ):
             log.debug("Ignoring stale status %s in favour of %s", status, previous)
             return
         self._tasks[parsed] = status

@@ -9,15 +9,21 @@ passes the worker's originals to its internal clients), never the connector-faci
 `internal.log.read.strategy` (this project's own) picks how logs are read to the end: `watermark`
 (default) or `sentinel` (see kafka_log).
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ..api.errors import ConfigError
 from ..worker_config import WorkerConfig
 from .kafka_config_store import (
-    ClusterConfig, ConfigUpdateListener, KafkaConfigStore, RestartRequest, SessionKey,
+    ClusterConfig,
+    ConfigUpdateListener,
+    KafkaConfigStore,
+    RestartRequest,
+    SessionKey,
 )
 from .kafka_log import KafkaBasedLog, KafkaStoreError, TopicConfigError, TopicSpec
 from .kafka_offset_store import KafkaOffsetStore
@@ -25,9 +31,19 @@ from .kafka_status_store import KafkaStatusStore
 from .status_codec import TopicStatus
 
 # librdkafka names that mean the same in Java worker files; anything else Java-specific is left out.
-_CLIENT_SETTINGS = ("security.protocol", "sasl.mechanism", "sasl.mechanisms", "sasl.username", "sasl.password",
-                    "ssl.ca.location", "ssl.certificate.location", "ssl.key.location", "ssl.key.password",
-                    "ssl.endpoint.identification.algorithm", "client.rack")
+_CLIENT_SETTINGS = (
+    "security.protocol",
+    "sasl.mechanism",
+    "sasl.mechanisms",
+    "sasl.username",
+    "sasl.password",
+    "ssl.ca.location",
+    "ssl.certificate.location",
+    "ssl.key.location",
+    "ssl.key.password",
+    "ssl.endpoint.identification.algorithm",
+    "client.rack",
+)
 
 
 @dataclass(frozen=True)
@@ -39,7 +55,7 @@ class KafkaStoreSettings:
     read_strategy: str = "watermark"
 
     @classmethod
-    def from_worker(cls, props: Mapping[str, Any] | WorkerConfig) -> "KafkaStoreSettings":
+    def from_worker(cls, props: Mapping[str, Any] | WorkerConfig) -> KafkaStoreSettings:
         """From worker properties (a WorkerConfig, or a mapping parsed as one); ConfigError when one of the
         settings distributed mode requires is missing."""
         config = props if isinstance(props, WorkerConfig) else WorkerConfig(props)
@@ -56,14 +72,28 @@ class KafkaStoreSettings:
         client.update({k: str(config.originals[k]) for k in _CLIENT_SETTINGS if k in config.originals})
         return cls(
             client_config=client,
-            config_topic=TopicSpec(required("config.storage.topic"), 1, config.get_int("config.storage.replication.factor"),
-                                   "config.storage.topic", "connector configurations", single_partition=True),
-            offset_topic=TopicSpec(required("offset.storage.topic"), config.get_int("offset.storage.partitions"),
-                                   config.get_int("offset.storage.replication.factor"), "offset.storage.topic",
-                                   "source connector offsets"),
-            status_topic=TopicSpec(required("status.storage.topic"), config.get_int("status.storage.partitions"),
-                                   config.get_int("status.storage.replication.factor"), "status.storage.topic",
-                                   "connector and task statuses"),
+            config_topic=TopicSpec(
+                required("config.storage.topic"),
+                1,
+                config.get_int("config.storage.replication.factor"),
+                "config.storage.topic",
+                "connector configurations",
+                single_partition=True,
+            ),
+            offset_topic=TopicSpec(
+                required("offset.storage.topic"),
+                config.get_int("offset.storage.partitions"),
+                config.get_int("offset.storage.replication.factor"),
+                "offset.storage.topic",
+                "source connector offsets",
+            ),
+            status_topic=TopicSpec(
+                required("status.storage.topic"),
+                config.get_int("status.storage.partitions"),
+                config.get_int("status.storage.replication.factor"),
+                "status.storage.topic",
+                "connector and task statuses",
+            ),
             read_strategy=str(config.get("internal.log.read.strategy")),
         )
 
@@ -71,8 +101,9 @@ class KafkaStoreSettings:
         return {**self.client_config, "client.id": f"{self.client_config['group.id']}-{kind}"}
 
     def config_store(self, listener: ConfigUpdateListener | None = None) -> KafkaConfigStore:
-        return KafkaConfigStore(self.config_topic, self._client("configs"), listener=listener,
-                                read_strategy=self.read_strategy)
+        return KafkaConfigStore(
+            self.config_topic, self._client("configs"), listener=listener, read_strategy=self.read_strategy
+        )
 
     def offset_store(self) -> KafkaOffsetStore:
         return KafkaOffsetStore(self.offset_topic, self._client("offsets"), read_strategy=self.read_strategy)
@@ -82,7 +113,17 @@ class KafkaStoreSettings:
 
 
 __all__ = [
-    "ClusterConfig", "ConfigUpdateListener", "KafkaBasedLog", "KafkaConfigStore", "KafkaOffsetStore",
-    "KafkaStatusStore", "KafkaStoreError", "KafkaStoreSettings", "RestartRequest", "SessionKey",
-    "TopicConfigError", "TopicSpec", "TopicStatus",
+    "ClusterConfig",
+    "ConfigUpdateListener",
+    "KafkaBasedLog",
+    "KafkaConfigStore",
+    "KafkaOffsetStore",
+    "KafkaStatusStore",
+    "KafkaStoreError",
+    "KafkaStoreSettings",
+    "RestartRequest",
+    "SessionKey",
+    "TopicConfigError",
+    "TopicSpec",
+    "TopicStatus",
 ]

@@ -9,6 +9,7 @@ order a task built its dict in, and those bytes match what a Java worker writes 
 Reading is tolerant (OffsetUtils.processPartitionKey): anything that is not a 2-element
 `[string, object]` list is logged and skipped.
 """
+
 from __future__ import annotations
 
 import logging
@@ -73,21 +74,30 @@ def decode_key(raw: bytes | None) -> tuple[str, dict[str, Any]] | None:
         log.warning("Ignoring offset partition key with unknown serialization. Expected json.")
         return None
     if not isinstance(key, list):
-        log.warning("Ignoring offset partition key with an unexpected format. Expected type: java.util.List, "
-                    "actual type: %s", _type_name(key))
+        log.warning(
+            "Ignoring offset partition key with an unexpected format. Expected type: java.util.List, actual type: %s",
+            _type_name(key),
+        )
         return None
     if len(key) != 2:
-        log.warning("Ignoring offset partition key with an unexpected number of elements. Expected: 2, actual: %d",
-                    len(key))
+        log.warning(
+            "Ignoring offset partition key with an unexpected number of elements. Expected: 2, actual: %d", len(key)
+        )
         return None
     if not isinstance(key[0], str):
-        log.warning("Ignoring offset partition key with an unexpected format for the first element in the partition "
-                    "key list. Expected type: java.lang.String, actual type: %s", _type_name(key[0]))
+        log.warning(
+            "Ignoring offset partition key with an unexpected format for the first element in the partition "
+            "key list. Expected type: java.lang.String, actual type: %s",
+            _type_name(key[0]),
+        )
         return None
     if not isinstance(key[1], dict):
         if key[1] is not None:  # Kafka skips a null partition silently
-            log.warning("Ignoring offset partition key with an unexpected format for the second element in the "
-                        "partition key list. Expected type: java.util.Map, actual type: %s", _type_name(key[1]))
+            log.warning(
+                "Ignoring offset partition key with an unexpected format for the second element in the "
+                "partition key list. Expected type: java.util.Map, actual type: %s",
+                _type_name(key[1]),
+            )
         return None
     return key[0], key[1]
 
@@ -111,8 +121,10 @@ def decode_value(raw: bytes | None) -> dict[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        log.warning("Ignoring offset value with an unexpected format. Expected type: java.util.Map, actual type: %s",
-                    _type_name(value))
+        log.warning(
+            "Ignoring offset value with an unexpected format. Expected type: java.util.Map, actual type: %s",
+            _type_name(value),
+        )
         return None
     return value
 

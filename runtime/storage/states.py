@@ -1,4 +1,5 @@
 """Target states and instance states (KIP-52, KIP-875)."""
+
 from __future__ import annotations
 
 import enum

@@ -8,6 +8,7 @@ Keys are UTF-8 strings:
 DESTROYED is never written as a value: it is a tombstone. Readers skip what they cannot parse (with a
 log line), ignore fields they do not know and never raise.
 """
+
 from __future__ import annotations
 
 import logging
@@ -39,6 +40,7 @@ class TopicStatus:
 
 # ---- keys ----------------------------------------------------------------------------------------
 
+
 def connector_key(name: str) -> str:
     return CONNECTOR_STATUS_PREFIX + name
 
@@ -65,7 +67,7 @@ def parse_task_key(key: str) -> tuple[str, int] | None:
 
 def parse_topic_key(key: str) -> tuple[str, str] | None:
     """(topic, connector), or None for a key the reference would also discard."""
-    rest = key[len(TOPIC_STATUS_PREFIX):]
+    rest = key[len(TOPIC_STATUS_PREFIX) :]
     topic, sep, connector = rest.partition(TOPIC_STATUS_SEPARATOR)
     if not sep or not topic or not connector:
         return None
@@ -74,12 +76,19 @@ def parse_topic_key(key: str) -> tuple[str, str] | None:
 
 # ---- values --------------------------------------------------------------------------------------
 
+
 def encode_status(status: InstanceStatus) -> bytes | None:
     """Value bytes as the reference writes them (field order included); DESTROYED is a tombstone."""
     if status.state is State.DESTROYED:
         return None
-    return orjson.dumps({"state": status.state.value, "trace": status.trace,
-                         "worker_id": status.worker_id, "generation": status.generation})
+    return orjson.dumps(
+        {
+            "state": status.state.value,
+            "trace": status.trace,
+            "worker_id": status.worker_id,
+            "generation": status.generation,
+        }
+    )
 
 
 def decode_status(key: str, raw: bytes | None) -> InstanceStatus | None:
@@ -115,8 +124,16 @@ def decode_status(key: str, raw: bytes | None) -> InstanceStatus | None:
 def encode_topic_status(status: TopicStatus | None) -> bytes | None:
     if status is None:
         return None
-    return orjson.dumps({"topic": {"name": status.topic, "connector": status.connector, "task": status.task,
-                                   "discoverTimestamp": status.discover_timestamp}})
+    return orjson.dumps(
+        {
+            "topic": {
+                "name": status.topic,
+                "connector": status.connector,
+                "task": status.task,
+                "discoverTimestamp": status.discover_timestamp,
+            }
+        }
+    )
 
 
 def decode_topic_status(key: str, raw: bytes | None) -> TopicStatus | None:

@@ -3,6 +3,7 @@ ported to this runtime's plugin API. Each is also known by its Kafka class name 
 connector configs written for Kafka Connect (`transforms.x.type=org.apache.kafka.connect.transforms.Cast$Value`)
 work unchanged.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -1,20 +1,21 @@
 """Helpers shared by the bundled transforms: Kafka's Requirements, SchemaUtil and SimpleConfig, plus the
 struct conventions of this runtime (a STRUCT value is a plain dict keyed by field name).
 """
+
 from __future__ import annotations
 
 import datetime as _dt
 import decimal
 import re
 from collections import OrderedDict
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from ..api.config import ConfigDef
 from ..api.data import Field, Schema
 from ..api.errors import ConfigError, DataError
 from ..api.records import ConnectRecord, SinkRecord
 from ..api.transforms import Transformation
-
 
 REPLACE_NULL_WITH_DEFAULT_CONFIG = "replace.null.with.default"
 REPLACE_NULL_WITH_DEFAULT_DOC = (
@@ -24,6 +25,7 @@ REPLACE_NULL_WITH_DEFAULT_DOC = (
 
 
 # ---- messages ---------------------------------------------------------------------------------
+
 
 def java_str(value: Any) -> str:
     """`String.valueOf` of a config value as Java would print it (lists as `[a, b]`, null, true)."""
@@ -119,6 +121,7 @@ class NonEmptyString:
 
 # ---- validators (Kafka's transforms.util) -----------------------------------------------------
 
+
 class NonEmptyList:
     def __call__(self, name: str, value: Any) -> None:
         if value is None or len(value) == 0:
@@ -210,7 +213,7 @@ def java_replacement(replacement: str) -> Callable[[re.Match[str]], str]:
             end = replacement.find("}", i)
             if end < 0:
                 raise ValueError("named capturing group is missing trailing '}'")
-            parts.append(("name", replacement[i + 1:end]))
+            parts.append(("name", replacement[i + 1 : end]))
             i = end + 1
             continue
         digits = re.match(r"\d+", replacement[i:])
@@ -242,10 +245,12 @@ def java_replacement(replacement: str) -> Callable[[re.Match[str]], str]:
 
 # ---- requirements ----------------------------------------------------------------------------
 
+
 def require_map(value: Any, purpose: str) -> dict:
     if not isinstance(value, dict):
-        raise DataError(f"Only Map objects supported in absence of schema for [{purpose}], found: "
-                        f"{java_class_name(value)}")
+        raise DataError(
+            f"Only Map objects supported in absence of schema for [{purpose}], found: {java_class_name(value)}"
+        )
     return value
 
 
@@ -269,6 +274,7 @@ def require_sink_record(record: ConnectRecord, purpose: str) -> SinkRecord:
 
 # ---- structs and schemas ----------------------------------------------------------------------
 
+
 def field_value(struct: Mapping[str, Any], field: Field, with_default: bool = True) -> Any:
     """Struct.get (null falls back to the field's default) or getWithoutDefault."""
     value = struct.get(field.name)
@@ -277,21 +283,37 @@ def field_value(struct: Mapping[str, Any], field: Field, with_default: bool = Tr
     return value
 
 
-def struct_schema(fields: Iterable[tuple[str, Schema]], basics: Schema | None = None, optional: bool = False,
-                  default: Any = None) -> Schema:
+def struct_schema(
+    fields: Iterable[tuple[str, Schema]], basics: Schema | None = None, optional: bool = False, default: Any = None
+) -> Schema:
     """A STRUCT schema with `fields`, copying name/version/doc/parameters from `basics` (copySchemaBasics)."""
     built = tuple(Field(name, index, schema) for index, (name, schema) in enumerate(fields))
     if basics is None:
         return Schema("struct", optional=optional, default=default, fields=built)
-    return Schema("struct", optional=optional, default=default, name=basics.name, version=basics.version,
-                  doc=basics.doc, parameters=basics.parameters, fields=built)
+    return Schema(
+        "struct",
+        optional=optional,
+        default=default,
+        name=basics.name,
+        version=basics.version,
+        doc=basics.doc,
+        parameters=basics.parameters,
+        fields=built,
+    )
 
 
 def copy_basics(source: Schema, type_: str, optional: bool = False, default: Any = None) -> Schema:
     """copySchemaBasics onto a fresh builder of `type_` (array keeps its element schema)."""
-    return Schema(type_, optional=optional, default=default, name=source.name, version=source.version,
-                  doc=source.doc, parameters=source.parameters,
-                  value_schema=source.value_schema if type_ == "array" else None)
+    return Schema(
+        type_,
+        optional=optional,
+        default=default,
+        name=source.name,
+        version=source.version,
+        doc=source.doc,
+        parameters=source.parameters,
+        value_schema=source.value_schema if type_ == "array" else None,
+    )
 
 
 class SchemaCache:
@@ -323,6 +345,7 @@ class SchemaCache:
 
 
 # ---- Key/Value variants ----------------------------------------------------------------------
+
 
 class KeyOrValue(Transformation):
     """Base of the `$Key`/`$Value` pairs: which side of the record a transform reads and rewrites."""
@@ -361,10 +384,16 @@ class OnValue:
 
 def key_and_value(base: type, module: str) -> tuple[type, type]:
     """The `<Base>Key` and `<Base>Value` classes of a family, also reachable as `Base.Key`/`Base.Value`."""
-    key = type(f"{base.__name__}Key", (OnKey, base), {"__module__": module,
-                                                      "__doc__": f"{base.__name__}$Key: applies to the record key."})
-    value = type(f"{base.__name__}Value", (OnValue, base), {"__module__": module,
-                                                            "__doc__": f"{base.__name__}$Value: applies to the record value."})
+    key = type(
+        f"{base.__name__}Key",
+        (OnKey, base),
+        {"__module__": module, "__doc__": f"{base.__name__}$Key: applies to the record key."},
+    )
+    value = type(
+        f"{base.__name__}Value",
+        (OnValue, base),
+        {"__module__": module, "__doc__": f"{base.__name__}$Value: applies to the record value."},
+    )
     base.Key = key  # type: ignore[attr-defined]
     base.Value = value  # type: ignore[attr-defined]
     return key, value

@@ -1,4 +1,5 @@
 """Cast$Key / Cast$Value: cast fields, or the whole key/value, to another primitive type."""
+
 from __future__ import annotations
 
 import base64
@@ -16,24 +17,38 @@ from ..api.records import ConnectRecord
 from ..data.java_numbers import java_double_str, java_float_str
 from ..data.logical_schemas import DATE_LOGICAL_NAME, TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME
 from ._util import (
-    REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, KeyOrValue, Lambda, SchemaCache, class_name_of,
-    copy_basics, field_value, invalid, key_and_value, parse_config, require_map, require_struct, struct_schema,
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    REPLACE_NULL_WITH_DEFAULT_DOC,
+    KeyOrValue,
+    Lambda,
+    SchemaCache,
+    class_name_of,
+    copy_basics,
+    field_value,
+    invalid,
+    key_and_value,
+    parse_config,
+    require_map,
+    require_struct,
+    struct_schema,
 )
 
-OVERVIEW_DOC = ("Cast fields or the entire key or value to a specific type, e.g. to force an integer field to a "
-                "smaller width. Cast from integers, floats, boolean and string to any other type, and cast binary to "
-                "string (base64 encoded).<p/>Use the concrete transformation type designed for the record key "
-                "(<code>org.apache.kafka.connect.transforms.Cast$Key</code>) or value "
-                "(<code>org.apache.kafka.connect.transforms.Cast$Value</code>).")
+OVERVIEW_DOC = (
+    "Cast fields or the entire key or value to a specific type, e.g. to force an integer field to a "
+    "smaller width. Cast from integers, floats, boolean and string to any other type, and cast binary to "
+    "string (base64 encoded).<p/>Use the concrete transformation type designed for the record key "
+    "(<code>org.apache.kafka.connect.transforms.Cast$Key</code>) or value "
+    "(<code>org.apache.kafka.connect.transforms.Cast$Value</code>)."
+)
 _PURPOSE = "cast types"
 _INPUT_TYPES = ("int8", "int16", "int32", "int64", "float32", "float64", "boolean", "string", "bytes")
 _OUTPUT_TYPES = _INPUT_TYPES[:-1]
-_ALL_TYPES = _INPUT_TYPES + ("array", "map", "struct")
+_ALL_TYPES = (*_INPUT_TYPES, "array", "map", "struct")
 _BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
 _JAVA_INT = re.compile(r"[+-]?\d+")
 _JAVA_FLOAT = re.compile(r"[+-]?(NaN|Infinity|((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)[fFdD]?)")
 _WHOLE_VALUE = None  # the spec key of a whole-value cast, as Kafka uses an otherwise invalid field name
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _MILLIS_PER_DAY = 86_400_000
 
 
@@ -45,12 +60,16 @@ def _type_of(text: str) -> str:
     name = text.strip().lower()
     if name not in _ALL_TYPES:
         # Kafka passes the enum lookup's exception as the ConfigException's "value", so it reads this way round
-        raise ConfigError(f"Invalid value java.lang.IllegalArgumentException: No enum constant "
-                          f"org.apache.kafka.connect.data.Schema.Type.{text.strip().upper()} for configuration "
-                          f"Invalid type found in casting spec: {text.strip()}")
+        raise ConfigError(
+            f"Invalid value java.lang.IllegalArgumentException: No enum constant "
+            f"org.apache.kafka.connect.data.Schema.Type.{text.strip().upper()} for configuration "
+            f"Invalid type found in casting spec: {text.strip()}"
+        )
     if name not in _OUTPUT_TYPES:
-        raise ConfigError(f"Cast transformation does not support casting to {name.upper()}; supported types are "
-                          f"{_types_text(_OUTPUT_TYPES)}")
+        raise ConfigError(
+            f"Cast transformation does not support casting to {name.upper()}; supported types are "
+            f"{_types_text(_OUTPUT_TYPES)}"
+        )
     return name
 
 
@@ -69,8 +88,10 @@ def parse_field_types(mappings: list[str]) -> dict[str | None, str]:
         else:
             casts[parts[0].strip()] = _type_of(parts[1])
     if whole_value and len(mappings) > 1:
-        raise ConfigError("Cast transformations that specify a type to cast the entire value to may only specify a "
-                          "single cast in their spec")
+        raise ConfigError(
+            "Cast transformations that specify a type to cast the entire value to may only specify a "
+            "single cast in their spec"
+        )
     return casts
 
 
@@ -81,19 +102,30 @@ def _check_spec(name: str, value: Any) -> None:
 
 
 def config_def() -> ConfigDef:
-    return (ConfigDef()
-            .define("spec", Type.LIST,
-                    validator=Lambda(_check_spec, "list of colon-delimited pairs, e.g. <code>foo:bar,abc:xyz</code>"),
-                    importance=Importance.HIGH,
-                    documentation="List of fields and the type to cast them to of the form field1:type,field2:type to "
-                                  "cast fields of Maps or Structs. A single type to cast the entire value. Valid types "
-                                  "are int8, int16, int32, int64, float32, float64, boolean, and string. Note that "
-                                  "binary fields can only be cast to string.")
-            .define(REPLACE_NULL_WITH_DEFAULT_CONFIG, Type.BOOLEAN, True, importance=Importance.MEDIUM,
-                    documentation=REPLACE_NULL_WITH_DEFAULT_DOC))
+    return (
+        ConfigDef()
+        .define(
+            "spec",
+            Type.LIST,
+            validator=Lambda(_check_spec, "list of colon-delimited pairs, e.g. <code>foo:bar,abc:xyz</code>"),
+            importance=Importance.HIGH,
+            documentation="List of fields and the type to cast them to of the form field1:type,field2:type to "
+            "cast fields of Maps or Structs. A single type to cast the entire value. Valid types "
+            "are int8, int16, int32, int64, float32, float64, boolean, and string. Note that "
+            "binary fields can only be cast to string.",
+        )
+        .define(
+            REPLACE_NULL_WITH_DEFAULT_CONFIG,
+            Type.BOOLEAN,
+            True,
+            importance=Importance.MEDIUM,
+            documentation=REPLACE_NULL_WITH_DEFAULT_DOC,
+        )
+    )
 
 
 # ---- value casts (Java's Number.xxxValue, parseXxx and toString semantics) ----------------------
+
 
 def _infer_type(value: Any) -> str | None:
     """ConnectSchema.schemaType of a schemaless value's class."""
@@ -186,7 +218,7 @@ def _cast_boolean(value: Any) -> bool:
 def _date_string(value: Any) -> str:
     """Values.dateFormatFor: time-of-day, date, or full ISO-8601 timestamp in UTC."""
     if isinstance(value, _dt.datetime):
-        aware = value if value.tzinfo is not None else value.replace(tzinfo=_dt.timezone.utc)
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=_dt.UTC)
         millis = (aware - _EPOCH) // _dt.timedelta(milliseconds=1)
     elif isinstance(value, _dt.date):
         millis = (value - _EPOCH.date()).days * _MILLIS_PER_DAY
@@ -220,7 +252,7 @@ def _encode_logical(schema: Schema, value: Any) -> Any:
     if schema.name == TIME_LOGICAL_NAME and isinstance(value, _dt.time):
         return ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
     if schema.name == TIMESTAMP_LOGICAL_NAME and isinstance(value, _dt.datetime):
-        aware = value if value.tzinfo is not None else value.replace(tzinfo=_dt.timezone.utc)
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=_dt.UTC)
         return (aware - _EPOCH) // _dt.timedelta(milliseconds=1)
     return value
 
@@ -230,11 +262,15 @@ def cast_value(schema: Schema | None, value: Any, target: str) -> Any:
         return None
     inferred = schema.type if schema is not None else _infer_type(value)
     if inferred is None:
-        raise DataError(f"Cast transformation was passed a value of type {class_name_of(value)} which is not "
-                        "supported by Connect's data API")
+        raise DataError(
+            f"Cast transformation was passed a value of type {class_name_of(value)} which is not "
+            "supported by Connect's data API"
+        )
     if inferred not in _INPUT_TYPES:
-        raise DataError(f"Cast transformation does not support casting from {inferred.upper()}; supported types are "
-                        f"{_types_text(_INPUT_TYPES)}")
+        raise DataError(
+            f"Cast transformation does not support casting from {inferred.upper()}; supported types are "
+            f"{_types_text(_INPUT_TYPES)}"
+        )
     if schema is not None and schema.name is not None and target != "string":
         value = _encode_logical(schema, value)
     try:
@@ -305,8 +341,12 @@ class Cast(KeyOrValue):
             fields.append((field.name, Schema(target, optional=field.schema.optional, default=default)))
         default = None
         if schema.default is not None:  # a struct default: cast its fields too
-            default = {f.name: cast_value(f.schema, schema.default.get(f.name), self.casts[f.name])
-                       if f.name in self.casts else schema.default.get(f.name) for f in schema.fields}
+            default = {
+                f.name: cast_value(f.schema, schema.default.get(f.name), self.casts[f.name])
+                if f.name in self.casts
+                else schema.default.get(f.name)
+                for f in schema.fields
+            }
         return struct_schema(fields, basics=schema, optional=schema.optional, default=default)
 
     def close(self) -> None:

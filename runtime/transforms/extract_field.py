@@ -1,4 +1,5 @@
 """ExtractField$Key / ExtractField$Value: replace the key or value with one of its (possibly nested) fields."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -6,15 +7,22 @@ from typing import Any
 from ..api.config import ConfigDef, Importance, Type
 from ..api.records import ConnectRecord
 from ._util import (
-    REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, KeyOrValue, key_and_value, parse_config,
-    require_map, require_struct,
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    REPLACE_NULL_WITH_DEFAULT_DOC,
+    KeyOrValue,
+    key_and_value,
+    parse_config,
+    require_map,
+    require_struct,
 )
 from .field_path import SingleFieldPath, append_syntax_version, syntax_version
 
-OVERVIEW_DOC = ("Extract the specified field from a Struct when schema present, or a Map in the case of schemaless "
-                "data. Any null values are passed through unmodified.<p/>Use the concrete transformation type "
-                "designed for the record key (<code>org.apache.kafka.connect.transforms.ExtractField$Key</code>) or "
-                "value (<code>org.apache.kafka.connect.transforms.ExtractField$Value</code>).")
+OVERVIEW_DOC = (
+    "Extract the specified field from a Struct when schema present, or a Map in the case of schemaless "
+    "data. Any null values are passed through unmodified.<p/>Use the concrete transformation type "
+    "designed for the record key (<code>org.apache.kafka.connect.transforms.ExtractField$Key</code>) or "
+    "value (<code>org.apache.kafka.connect.transforms.ExtractField$Value</code>)."
+)
 _PURPOSE = "field extraction"
 
 
@@ -22,8 +30,14 @@ def config_def() -> ConfigDef:
     return append_syntax_version(
         ConfigDef()
         .define("field", Type.STRING, importance=Importance.MEDIUM, documentation="Field name to extract.")
-        .define(REPLACE_NULL_WITH_DEFAULT_CONFIG, Type.BOOLEAN, True, importance=Importance.MEDIUM,
-                documentation=REPLACE_NULL_WITH_DEFAULT_DOC))
+        .define(
+            REPLACE_NULL_WITH_DEFAULT_CONFIG,
+            Type.BOOLEAN,
+            True,
+            importance=Importance.MEDIUM,
+            documentation=REPLACE_NULL_WITH_DEFAULT_DOC,
+        )
+    )
 
 
 class ExtractField(KeyOrValue):

@@ -1,7 +1,9 @@
 """KIP-821 field paths (`field.syntax.version`): V1 is one top-level name, V2 a dotted path with backticks."""
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..api.config import ConfigDef, Importance, Type, ValidString
 from ..api.data import Field, Schema
@@ -14,28 +16,36 @@ FIELD_SYNTAX_VERSION_DOC = (
     "the elements at the root level of the struct or map. If set to `V2`, the syntax will support accessing nested "
     "elements. To access nested elements, dotted notation is used. If dots are already included in the field name, "
     "then backtick pairs can be used to wrap field names containing dots. E.g. to access the subfield `baz` from a "
-    "field named \"foo.bar\" in a struct/map the following format can be used to access its elements: "
-    "\"`foo.bar`.baz\"."
+    'field named "foo.bar" in a struct/map the following format can be used to access its elements: '
+    '"`foo.bar`.baz".'
 )
 
 
 def append_syntax_version(definition: ConfigDef) -> ConfigDef:
-    return definition.define(FIELD_SYNTAX_VERSION_CONFIG, Type.STRING, "V1",
-                             ValidString.of("V1", "V2", case_insensitive=True), importance=Importance.HIGH,
-                             documentation=FIELD_SYNTAX_VERSION_DOC)
+    return definition.define(
+        FIELD_SYNTAX_VERSION_CONFIG,
+        Type.STRING,
+        "V1",
+        ValidString.of("V1", "V2", case_insensitive=True),
+        importance=Importance.HIGH,
+        documentation=FIELD_SYNTAX_VERSION_DOC,
+    )
 
 
 def syntax_version(values: Mapping[str, Any]) -> str:
     version = str(values[FIELD_SYNTAX_VERSION_CONFIG]).upper()
     if version not in ("V1", "V2"):
-        raise invalid(FIELD_SYNTAX_VERSION_CONFIG, values[FIELD_SYNTAX_VERSION_CONFIG],
-                      "Unrecognized field syntax version")
+        raise invalid(
+            FIELD_SYNTAX_VERSION_CONFIG, values[FIELD_SYNTAX_VERSION_CONFIG], "Unrecognized field syntax version"
+        )
     return version
 
 
 def _incomplete(path: str, at: int) -> ConfigError:
-    return ConfigError(f"Incomplete backtick pair in path: [{path}], consider adding a backslash before backtick at "
-                       f"position {at} to escape it")
+    return ConfigError(
+        f"Incomplete backtick pair in path: [{path}], consider adding a backslash before backtick at "
+        f"position {at} to escape it"
+    )
 
 
 def parse_v2(path: str) -> list[str]:
@@ -72,7 +82,7 @@ def parse_v2(path: str) -> list[str]:
                 i += 1
                 continue
             if escaped:
-                name.append(path[start:i - 1] + "`")
+                name.append(path[start : i - 1] + "`")
                 i += 1
                 start = i
                 continue

@@ -1,12 +1,15 @@
 """Filter: drop every record; meant to be used with a predicate."""
+
 from __future__ import annotations
 
 from ..api.config import ConfigDef
 from ..api.records import ConnectRecord
 from ..api.transforms import Transformation
 
-OVERVIEW_DOC = ("Drops all records, filtering them from subsequent transformations in the chain. This is intended to be "
-                "used conditionally to filter out records matching (or not matching) a particular Predicate.")
+OVERVIEW_DOC = (
+    "Drops all records, filtering them from subsequent transformations in the chain. This is intended to be "
+    "used conditionally to filter out records matching (or not matching) a particular Predicate."
+)
 
 
 class Filter(Transformation):

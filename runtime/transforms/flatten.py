@@ -1,4 +1,5 @@
 """Flatten$Key / Flatten$Value: flatten nested structs (or maps) into one level, joining names."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -8,24 +9,37 @@ from ..api.data import Schema
 from ..api.errors import DataError
 from ..api.records import ConnectRecord
 from ._util import (
-    KeyOrValue, SchemaCache, key_and_value, parse_config, require_map, require_struct, struct_schema, unique_fields,
+    KeyOrValue,
+    SchemaCache,
+    key_and_value,
+    parse_config,
+    require_map,
+    require_struct,
+    struct_schema,
+    unique_fields,
 )
 
-OVERVIEW_DOC = ("Flatten a nested data structure, generating names for each field by concatenating the field names at "
-                "each level with a configurable delimiter character. Applies to Struct when schema present, or a Map "
-                "in the case of schemaless data. Array fields and their contents are not modified. The default "
-                "delimiter is '.'.<p/>Use the concrete transformation type designed for the record key "
-                "(<code>org.apache.kafka.connect.transforms.Flatten$Key</code>) or value "
-                "(<code>org.apache.kafka.connect.transforms.Flatten$Value</code>).")
+OVERVIEW_DOC = (
+    "Flatten a nested data structure, generating names for each field by concatenating the field names at "
+    "each level with a configurable delimiter character. Applies to Struct when schema present, or a Map "
+    "in the case of schemaless data. Array fields and their contents are not modified. The default "
+    "delimiter is '.'.<p/>Use the concrete transformation type designed for the record key "
+    "(<code>org.apache.kafka.connect.transforms.Flatten$Key</code>) or value "
+    "(<code>org.apache.kafka.connect.transforms.Flatten$Value</code>)."
+)
 _PURPOSE = "flattening"
 _LEAF_TYPES = ("int8", "int16", "int32", "int64", "float32", "float64", "boolean", "string", "bytes", "array")
 
 
 def config_def() -> ConfigDef:
     return ConfigDef().define(
-        "delimiter", Type.STRING, ".", importance=Importance.MEDIUM,
+        "delimiter",
+        Type.STRING,
+        ".",
+        importance=Importance.MEDIUM,
         documentation="Delimiter to insert between field names from the input record when generating field names for "
-                      "the output record")
+        "the output record",
+    )
 
 
 class Flatten(KeyOrValue):
@@ -79,16 +93,19 @@ class Flatten(KeyOrValue):
             elif field.schema.type == "struct":
                 self._flatten_struct(value, field.schema, name, out)
             else:
-                raise DataError(f"Flatten transformation does not support {field.schema.type.upper()} for record "
-                                f"with schemas (for field {name}).")
+                raise DataError(
+                    f"Flatten transformation does not support {field.schema.type.upper()} for record "
+                    f"with schemas (for field {name})."
+                )
 
     def _updated_schema(self, schema: Schema) -> Schema:
         fields: list[tuple[str, Schema]] = []
         self._build_schema(schema, "", fields, schema.optional, schema.default)
         return struct_schema(unique_fields(fields), basics=schema)
 
-    def _build_schema(self, schema: Schema, prefix: str, fields: list[tuple[str, Schema]], optional: bool,
-                      parent_default: dict | None) -> None:
+    def _build_schema(
+        self, schema: Schema, prefix: str, fields: list[tuple[str, Schema]], optional: bool, parent_default: dict | None
+    ) -> None:
         for field in schema.fields:
             name = self._name(prefix, field.name)
             field_optional = optional or field.schema.optional
@@ -97,14 +114,28 @@ class Flatten(KeyOrValue):
                 default = parent_default.get(field.name)
             if field.schema.type in _LEAF_TYPES:
                 s = field.schema
-                fields.append((name, Schema(s.type, optional=field_optional, default=default, name=s.name,
-                                            version=s.version, doc=s.doc, parameters=s.parameters,
-                                            value_schema=s.value_schema if s.type == "array" else None)))
+                fields.append(
+                    (
+                        name,
+                        Schema(
+                            s.type,
+                            optional=field_optional,
+                            default=default,
+                            name=s.name,
+                            version=s.version,
+                            doc=s.doc,
+                            parameters=s.parameters,
+                            value_schema=s.value_schema if s.type == "array" else None,
+                        ),
+                    )
+                )
             elif field.schema.type == "struct":
                 self._build_schema(field.schema, name, fields, field_optional, default)
             else:
-                raise DataError(f"Flatten transformation does not support {field.schema.type.upper()} for record "
-                                f"with schemas (for field {name}).")
+                raise DataError(
+                    f"Flatten transformation does not support {field.schema.type.upper()} for record "
+                    f"with schemas (for field {name})."
+                )
 
     def close(self) -> None:
         self._schemas = SchemaCache()

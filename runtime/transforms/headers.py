@@ -1,4 +1,5 @@
 """Header transforms: InsertHeader, DropHeaders, and HeaderFrom$Key / HeaderFrom$Value."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -10,25 +11,47 @@ from ..api.records import ConnectRecord, Header
 from ..api.transforms import Transformation
 from ..data.values_parser import parse_string
 from ._util import (
-    REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, KeyOrValue, NonEmptyList, SchemaCache,
-    key_and_value, parse_config, require_map, require_struct, struct_schema,
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    REPLACE_NULL_WITH_DEFAULT_DOC,
+    KeyOrValue,
+    NonEmptyList,
+    SchemaCache,
+    key_and_value,
+    parse_config,
+    require_map,
+    require_struct,
+    struct_schema,
 )
 
 INSERT_HEADER_DOC = "Add a header to each record."
 DROP_HEADERS_DOC = "Removes one or more headers from each record."
-HEADER_FROM_DOC = ("Moves or copies fields in the key/value of a record into that record's headers. Corresponding "
-                   "elements of <code>fields</code> and <code>headers</code> together identify a field and the header "
-                   "it should be moved or copied to. Use the concrete transformation type designed for the record key "
-                   "(<code>org.apache.kafka.connect.transforms.HeaderFrom$Key</code>) or value "
-                   "(<code>org.apache.kafka.connect.transforms.HeaderFrom$Value</code>).")
+HEADER_FROM_DOC = (
+    "Moves or copies fields in the key/value of a record into that record's headers. Corresponding "
+    "elements of <code>fields</code> and <code>headers</code> together identify a field and the header "
+    "it should be moved or copied to. Use the concrete transformation type designed for the record key "
+    "(<code>org.apache.kafka.connect.transforms.HeaderFrom$Key</code>) or value "
+    "(<code>org.apache.kafka.connect.transforms.HeaderFrom$Value</code>)."
+)
 
 
 def insert_header_config_def() -> ConfigDef:
-    return (ConfigDef()
-            .define("header", Type.STRING, validator=NonNull(), importance=Importance.HIGH,
-                    documentation="The name of the header.")
-            .define("value.literal", Type.STRING, validator=NonNull(), importance=Importance.HIGH,
-                    documentation="The literal value that is to be set as the header value on all records."))
+    return (
+        ConfigDef()
+        .define(
+            "header",
+            Type.STRING,
+            validator=NonNull(),
+            importance=Importance.HIGH,
+            documentation="The name of the header.",
+        )
+        .define(
+            "value.literal",
+            Type.STRING,
+            validator=NonNull(),
+            importance=Importance.HIGH,
+            documentation="The literal value that is to be set as the header value on all records.",
+        )
+    )
 
 
 class InsertHeader(Transformation):
@@ -49,8 +72,13 @@ class InsertHeader(Transformation):
 
 
 def drop_headers_config_def() -> ConfigDef:
-    return ConfigDef().define("headers", Type.LIST, validator=NonEmptyList(), importance=Importance.HIGH,
-                              documentation="The name of the headers to be removed.")
+    return ConfigDef().define(
+        "headers",
+        Type.LIST,
+        validator=NonEmptyList(),
+        importance=Importance.HIGH,
+        documentation="The name of the headers to be removed.",
+    )
 
 
 class DropHeaders(Transformation):
@@ -68,18 +96,40 @@ class DropHeaders(Transformation):
 
 
 def header_from_config_def() -> ConfigDef:
-    return (ConfigDef()
-            .define("fields", Type.LIST, validator=NonEmptyList(), importance=Importance.HIGH,
-                    documentation="Field names in the record whose values are to be copied or moved to headers.")
-            .define("headers", Type.LIST, validator=NonEmptyList(), importance=Importance.HIGH,
-                    documentation="Header names, in the same order as the field names listed in the fields "
-                                  "configuration property.")
-            .define("operation", Type.STRING, validator=ValidString.of("move", "copy"), importance=Importance.HIGH,
-                    documentation="Either <code>move</code> if the fields are to be moved to the headers (removed from "
-                                  "the key/value), or <code>copy</code> if the fields are to be copied to the headers "
-                                  "(retained in the key/value).")
-            .define(REPLACE_NULL_WITH_DEFAULT_CONFIG, Type.BOOLEAN, True, importance=Importance.MEDIUM,
-                    documentation=REPLACE_NULL_WITH_DEFAULT_DOC))
+    return (
+        ConfigDef()
+        .define(
+            "fields",
+            Type.LIST,
+            validator=NonEmptyList(),
+            importance=Importance.HIGH,
+            documentation="Field names in the record whose values are to be copied or moved to headers.",
+        )
+        .define(
+            "headers",
+            Type.LIST,
+            validator=NonEmptyList(),
+            importance=Importance.HIGH,
+            documentation="Header names, in the same order as the field names listed in the fields "
+            "configuration property.",
+        )
+        .define(
+            "operation",
+            Type.STRING,
+            validator=ValidString.of("move", "copy"),
+            importance=Importance.HIGH,
+            documentation="Either <code>move</code> if the fields are to be moved to the headers (removed from "
+            "the key/value), or <code>copy</code> if the fields are to be copied to the headers "
+            "(retained in the key/value).",
+        )
+        .define(
+            REPLACE_NULL_WITH_DEFAULT_CONFIG,
+            Type.BOOLEAN,
+            True,
+            importance=Importance.MEDIUM,
+            documentation=REPLACE_NULL_WITH_DEFAULT_DOC,
+        )
+    )
 
 
 class HeaderFrom(KeyOrValue):
@@ -112,7 +162,7 @@ class HeaderFrom(KeyOrValue):
         if schema is None:
             value = require_map(value, f"header {self.operation}")
             updated = dict(value)
-            for field, header in zip(self.fields, self.headers):
+            for field, header in zip(self.fields, self.headers, strict=False):
                 if self.operation == "move":
                     updated.pop(field, None)
                 headers.append(Header(header, value.get(field), None))
@@ -120,12 +170,13 @@ class HeaderFrom(KeyOrValue):
         struct = require_struct(value, schema, f"header {self.operation}")
         if self.operation == "move":
             updated_schema = self._schemas.get_or_build(
-                schema, lambda s: struct_schema(((f.name, f.schema) for f in s.fields if f.name not in self.fields),
-                                                basics=s))
+                schema,
+                lambda s: struct_schema(((f.name, f.schema) for f in s.fields if f.name not in self.fields), basics=s),
+            )
             updated_value = {f.name: self._get(struct, schema, f.name) for f in updated_schema.fields}
         else:
             updated_schema, updated_value = schema, struct
-        for field, header in zip(self.fields, self.headers):
+        for field, header in zip(self.fields, self.headers, strict=False):
             found = schema.field(field)
             if found is None:  # Kafka fails here with a NullPointerException; say which field is missing
                 raise ValueError(f"Field {field} does not exist in the {schema} schema")

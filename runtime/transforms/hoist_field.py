@@ -1,4 +1,5 @@
 """HoistField$Key / HoistField$Value: wrap the key or value in a struct (or map) with a single field."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -7,16 +8,21 @@ from ..api.config import ConfigDef, Importance, Type
 from ..api.records import ConnectRecord
 from ._util import KeyOrValue, SchemaCache, key_and_value, parse_config, struct_schema
 
-OVERVIEW_DOC = ("Wrap data using the specified field name in a Struct when schema present, or a Map in the case of "
-                "schemaless data.<p/>Use the concrete transformation type designed for the record key "
-                "(<code>org.apache.kafka.connect.transforms.HoistField$Key</code>) or value "
-                "(<code>org.apache.kafka.connect.transforms.HoistField$Value</code>).")
+OVERVIEW_DOC = (
+    "Wrap data using the specified field name in a Struct when schema present, or a Map in the case of "
+    "schemaless data.<p/>Use the concrete transformation type designed for the record key "
+    "(<code>org.apache.kafka.connect.transforms.HoistField$Key</code>) or value "
+    "(<code>org.apache.kafka.connect.transforms.HoistField$Value</code>)."
+)
 
 
 def config_def() -> ConfigDef:
     return ConfigDef().define(
-        "field", Type.STRING, importance=Importance.MEDIUM,
-        documentation="Field name for the single field that will be created in the resulting Struct or Map.")
+        "field",
+        Type.STRING,
+        importance=Importance.MEDIUM,
+        documentation="Field name for the single field that will be created in the resulting Struct or Map.",
+    )
 
 
 class HoistField(KeyOrValue):

@@ -1,48 +1,106 @@
 """InsertField$Key / InsertField$Value: add fields from the record's metadata or a static value."""
+
 from __future__ import annotations
 
 import datetime as _dt
 from typing import Any, NamedTuple
 
 from ..api.config import ConfigDef, Importance, Type
-from ..api.data import INT32_SCHEMA, INT64_SCHEMA, OPTIONAL_INT32_SCHEMA, OPTIONAL_INT64_SCHEMA, \
-    OPTIONAL_STRING_SCHEMA, STRING_SCHEMA, Schema
+from ..api.data import (
+    INT32_SCHEMA,
+    INT64_SCHEMA,
+    OPTIONAL_INT32_SCHEMA,
+    OPTIONAL_INT64_SCHEMA,
+    OPTIONAL_STRING_SCHEMA,
+    STRING_SCHEMA,
+    Schema,
+)
 from ..api.errors import ConfigError
 from ..api.records import ConnectRecord
 from ..data.logical_schemas import TIMESTAMP_LOGICAL_NAME
 from ._util import (
-    REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, KeyOrValue, SchemaCache, field_value, invalid,
-    key_and_value, parse_config, require_map, require_sink_record, require_struct, struct_schema, unique_fields,
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    REPLACE_NULL_WITH_DEFAULT_DOC,
+    KeyOrValue,
+    SchemaCache,
+    field_value,
+    invalid,
+    key_and_value,
+    parse_config,
+    require_map,
+    require_sink_record,
+    require_struct,
+    struct_schema,
+    unique_fields,
 )
 
-OVERVIEW_DOC = ("Insert field(s) using attributes from the record metadata or a configured static value."
-                "<p/>Use the concrete transformation type designed for the record key "
-                "(<code>org.apache.kafka.connect.transforms.InsertField$Key</code>) or value "
-                "(<code>org.apache.kafka.connect.transforms.InsertField$Value</code>).")
-_OPTIONALITY_DOC = ("Suffix with <code>!</code> to make this a required field, or <code>?</code> to keep it optional "
-                    "(the default).")
+OVERVIEW_DOC = (
+    "Insert field(s) using attributes from the record metadata or a configured static value."
+    "<p/>Use the concrete transformation type designed for the record key "
+    "(<code>org.apache.kafka.connect.transforms.InsertField$Key</code>) or value "
+    "(<code>org.apache.kafka.connect.transforms.InsertField$Value</code>)."
+)
+_OPTIONALITY_DOC = (
+    "Suffix with <code>!</code> to make this a required field, or <code>?</code> to keep it optional (the default)."
+)
 _PURPOSE = "field insertion"
 _TIMESTAMP = Schema("int64", name=TIMESTAMP_LOGICAL_NAME, version=1)
 _OPTIONAL_TIMESTAMP = Schema("int64", optional=True, name=TIMESTAMP_LOGICAL_NAME, version=1)
 
 
 def config_def() -> ConfigDef:
-    return (ConfigDef()
-            .define("topic.field", Type.STRING, None, importance=Importance.MEDIUM,
-                    documentation="Field name for Kafka topic. " + _OPTIONALITY_DOC)
-            .define("partition.field", Type.STRING, None, importance=Importance.MEDIUM,
-                    documentation="Field name for Kafka partition. " + _OPTIONALITY_DOC)
-            .define("offset.field", Type.STRING, None, importance=Importance.MEDIUM,
-                    documentation="Field name for Kafka offset - only applicable to sink connectors.<br/>"
-                                  + _OPTIONALITY_DOC)
-            .define("timestamp.field", Type.STRING, None, importance=Importance.MEDIUM,
-                    documentation="Field name for record timestamp. " + _OPTIONALITY_DOC)
-            .define("static.field", Type.STRING, None, importance=Importance.MEDIUM,
-                    documentation="Field name for static data field. " + _OPTIONALITY_DOC)
-            .define("static.value", Type.STRING, None, importance=Importance.MEDIUM,
-                    documentation="Static field value, if field name configured.")
-            .define(REPLACE_NULL_WITH_DEFAULT_CONFIG, Type.BOOLEAN, True, importance=Importance.MEDIUM,
-                    documentation=REPLACE_NULL_WITH_DEFAULT_DOC))
+    return (
+        ConfigDef()
+        .define(
+            "topic.field",
+            Type.STRING,
+            None,
+            importance=Importance.MEDIUM,
+            documentation="Field name for Kafka topic. " + _OPTIONALITY_DOC,
+        )
+        .define(
+            "partition.field",
+            Type.STRING,
+            None,
+            importance=Importance.MEDIUM,
+            documentation="Field name for Kafka partition. " + _OPTIONALITY_DOC,
+        )
+        .define(
+            "offset.field",
+            Type.STRING,
+            None,
+            importance=Importance.MEDIUM,
+            documentation="Field name for Kafka offset - only applicable to sink connectors.<br/>" + _OPTIONALITY_DOC,
+        )
+        .define(
+            "timestamp.field",
+            Type.STRING,
+            None,
+            importance=Importance.MEDIUM,
+            documentation="Field name for record timestamp. " + _OPTIONALITY_DOC,
+        )
+        .define(
+            "static.field",
+            Type.STRING,
+            None,
+            importance=Importance.MEDIUM,
+            documentation="Field name for static data field. " + _OPTIONALITY_DOC,
+        )
+        .define(
+            "static.value",
+            Type.STRING,
+            None,
+            importance=Importance.MEDIUM,
+            documentation="Static field value, if field name configured.",
+        )
+        .define(
+            REPLACE_NULL_WITH_DEFAULT_CONFIG,
+            Type.BOOLEAN,
+            True,
+            importance=Importance.MEDIUM,
+            documentation=REPLACE_NULL_WITH_DEFAULT_DOC,
+        )
+    )
 
 
 class _Spec(NamedTuple):
@@ -50,7 +108,7 @@ class _Spec(NamedTuple):
     optional: bool
 
     @classmethod
-    def parse(cls, spec: str | None) -> "_Spec | None":
+    def parse(cls, spec: str | None) -> _Spec | None:
         if spec is None:
             return None
         if spec.endswith("?"):
@@ -75,8 +133,9 @@ class InsertField(KeyOrValue):
         self.static_field = _Spec.parse(values["static.field"])
         self.static_value = values["static.value"]
         self.replace_null_with_default = values[REPLACE_NULL_WITH_DEFAULT_CONFIG]
-        if not any((self.topic_field, self.partition_field, self.offset_field, self.timestamp_field,
-                    self.static_field)):
+        if not any(
+            (self.topic_field, self.partition_field, self.offset_field, self.timestamp_field, self.static_field)
+        ):
             raise ConfigError("No field insertion configured")
         if self.static_field is not None and self.static_value is None:
             raise invalid("static.value", None, f"No value specified for static field: {self.static_field}")
@@ -116,7 +175,7 @@ class InsertField(KeyOrValue):
         updated = {f.name: field_value(value, f, self.replace_null_with_default) for f in schema.fields}
         timestamp = None
         if record.timestamp is not None:
-            timestamp = _dt.datetime.fromtimestamp(record.timestamp / 1000, _dt.timezone.utc)
+            timestamp = _dt.datetime.fromtimestamp(record.timestamp / 1000, _dt.UTC)
         self._insert(record, updated, timestamp)
         return self.new_record(record, updated_schema, updated)
 

@@ -1,4 +1,5 @@
 """MaskField$Key / MaskField$Value: replace field values with a type's null value or a replacement."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -11,29 +12,58 @@ from ..api.data import Schema
 from ..api.errors import DataError
 from ..api.records import ConnectRecord
 from ._util import (
-    REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, KeyOrValue, NonEmptyList, NonEmptyString,
-    class_name_of, field_value, key_and_value, parse_config, require_map, require_struct,
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    REPLACE_NULL_WITH_DEFAULT_DOC,
+    KeyOrValue,
+    NonEmptyList,
+    NonEmptyString,
+    class_name_of,
+    field_value,
+    key_and_value,
+    parse_config,
+    require_map,
+    require_struct,
 )
 
-OVERVIEW_DOC = ("Mask specified fields with a valid null value for the field type (i.e. 0, false, empty string, and "
-                "so on).<p/>For numeric and string fields, an optional replacement value can be specified that is "
-                "converted to the correct type.<p/>Use the concrete transformation type designed for the record key "
-                "(<code>org.apache.kafka.connect.transforms.MaskField$Key</code>) or value "
-                "(<code>org.apache.kafka.connect.transforms.MaskField$Value</code>).")
+OVERVIEW_DOC = (
+    "Mask specified fields with a valid null value for the field type (i.e. 0, false, empty string, and "
+    "so on).<p/>For numeric and string fields, an optional replacement value can be specified that is "
+    "converted to the correct type.<p/>Use the concrete transformation type designed for the record key "
+    "(<code>org.apache.kafka.connect.transforms.MaskField$Key</code>) or value "
+    "(<code>org.apache.kafka.connect.transforms.MaskField$Value</code>)."
+)
 _PURPOSE = "mask fields"
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _INTEGER = re.compile(r"[+-]?\d+")
 
 
 def config_def() -> ConfigDef:
-    return (ConfigDef()
-            .define("fields", Type.LIST, validator=NonEmptyList(), importance=Importance.HIGH,
-                    documentation="Names of fields to mask.")
-            .define("replacement", Type.STRING, None, NonEmptyString(), importance=Importance.LOW,
-                    documentation="Custom value replacement, that will be applied to all 'fields' values (numeric or "
-                                  "non-empty string values only).")
-            .define(REPLACE_NULL_WITH_DEFAULT_CONFIG, Type.BOOLEAN, True, importance=Importance.MEDIUM,
-                    documentation=REPLACE_NULL_WITH_DEFAULT_DOC))
+    return (
+        ConfigDef()
+        .define(
+            "fields",
+            Type.LIST,
+            validator=NonEmptyList(),
+            importance=Importance.HIGH,
+            documentation="Names of fields to mask.",
+        )
+        .define(
+            "replacement",
+            Type.STRING,
+            None,
+            NonEmptyString(),
+            importance=Importance.LOW,
+            documentation="Custom value replacement, that will be applied to all 'fields' values (numeric or "
+            "non-empty string values only).",
+        )
+        .define(
+            REPLACE_NULL_WITH_DEFAULT_CONFIG,
+            Type.BOOLEAN,
+            True,
+            importance=Importance.MEDIUM,
+            documentation=REPLACE_NULL_WITH_DEFAULT_DOC,
+        )
+    )
 
 
 def _null_value(value: Any) -> Any:
@@ -97,8 +127,7 @@ class MaskField(KeyOrValue):
         if schema is not None and schema.type == "struct":  # a Struct: no null value, no replacement in Kafka
             what = "" if self.replacement is None else " with custom replacement."
             raise DataError(f"Cannot mask value of type{':' if not what else ''} {class_name_of(value, schema)}{what}")
-        return _null_value(value) if self.replacement is None else _replacement_value(value, self.replacement,
-                                                                                        schema)
+        return _null_value(value) if self.replacement is None else _replacement_value(value, self.replacement, schema)
 
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         schema = self.operating_schema(record)

@@ -1,4 +1,5 @@
 """The bundled predicates: TopicNameMatches, HasHeaderKey, RecordIsTombstone."""
+
 from __future__ import annotations
 
 import re
@@ -12,8 +13,12 @@ from ._util import Composite, NonEmptyString, RegexValidator, invalid, java_rege
 
 def topic_name_matches_config_def() -> ConfigDef:
     return ConfigDef().define(
-        "pattern", Type.STRING, validator=Composite(NonEmptyString(), RegexValidator()), importance=Importance.MEDIUM,
-        documentation="A Java regular expression for matching against the name of a record's topic.")
+        "pattern",
+        Type.STRING,
+        validator=Composite(NonEmptyString(), RegexValidator()),
+        importance=Importance.MEDIUM,
+        documentation="A Java regular expression for matching against the name of a record's topic.",
+    )
 
 
 class TopicNameMatches(Predicate):
@@ -37,8 +42,9 @@ class TopicNameMatches(Predicate):
 
 
 def has_header_key_config_def() -> ConfigDef:
-    return ConfigDef().define("name", Type.STRING, validator=NonEmptyString(), importance=Importance.MEDIUM,
-                              documentation="The header name.")
+    return ConfigDef().define(
+        "name", Type.STRING, validator=NonEmptyString(), importance=Importance.MEDIUM, documentation="The header name."
+    )
 
 
 class HasHeaderKey(Predicate):

@@ -1,4 +1,5 @@
 """RegexRouter: rename the topic with a regular expression and a replacement (Matcher.replaceFirst)."""
+
 from __future__ import annotations
 
 import logging
@@ -12,17 +13,26 @@ from ._util import RegexValidator, java_regex, java_replacement, parse_config
 
 log = logging.getLogger(__name__)
 
-OVERVIEW_DOC = ("Update the record topic using the configured regular expression and replacement string.<p/>Under the "
-                "hood, the regex is compiled to a <code>java.util.regex.Pattern</code>. If the pattern matches the "
-                "input topic, <code>java.util.regex.Matcher#replaceFirst()</code> is used with the replacement string "
-                "to obtain the new topic.")
+OVERVIEW_DOC = (
+    "Update the record topic using the configured regular expression and replacement string.<p/>Under the "
+    "hood, the regex is compiled to a <code>java.util.regex.Pattern</code>. If the pattern matches the "
+    "input topic, <code>java.util.regex.Matcher#replaceFirst()</code> is used with the replacement string "
+    "to obtain the new topic."
+)
 
 
 def config_def() -> ConfigDef:
-    return (ConfigDef()
-            .define("regex", Type.STRING, validator=RegexValidator(), importance=Importance.HIGH,
-                    documentation="Regular expression to use for matching.")
-            .define("replacement", Type.STRING, importance=Importance.HIGH, documentation="Replacement string."))
+    return (
+        ConfigDef()
+        .define(
+            "regex",
+            Type.STRING,
+            validator=RegexValidator(),
+            importance=Importance.HIGH,
+            documentation="Regular expression to use for matching.",
+        )
+        .define("replacement", Type.STRING, importance=Importance.HIGH, documentation="Replacement string.")
+    )
 
 
 class RegexRouter(Transformation):
@@ -41,6 +51,6 @@ class RegexRouter(Transformation):
         match = self.regex.fullmatch(record.topic)
         if match is None:
             return record
-        topic = record.topic[:match.start()] + self.replacement(match) + record.topic[match.end():]
+        topic = record.topic[: match.start()] + self.replacement(match) + record.topic[match.end() :]
         log.debug("Rerouting from topic '%s' to new topic '%s'", record.topic, topic)
         return record.new_record(topic=topic)

@@ -1,4 +1,5 @@
 """ReplaceField$Key / ReplaceField$Value: filter (include/exclude) and rename fields."""
+
 from __future__ import annotations
 
 import logging
@@ -8,13 +9,25 @@ from ..api.config import ConfigDef, Importance, Type
 from ..api.data import Schema
 from ..api.records import ConnectRecord
 from ._util import (
-    REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, KeyOrValue, Lambda, SchemaCache, invalid,
-    key_and_value, parse_config, require_map, require_struct, struct_schema, unique_fields,
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    REPLACE_NULL_WITH_DEFAULT_DOC,
+    KeyOrValue,
+    Lambda,
+    SchemaCache,
+    invalid,
+    key_and_value,
+    parse_config,
+    require_map,
+    require_struct,
+    struct_schema,
+    unique_fields,
 )
 
-OVERVIEW_DOC = ("Filter or rename fields.<p/>Use the concrete transformation type designed for the record key "
-                "(<code>org.apache.kafka.connect.transforms.ReplaceField$Key</code>) or value "
-                "(<code>org.apache.kafka.connect.transforms.ReplaceField$Value</code>).")
+OVERVIEW_DOC = (
+    "Filter or rename fields.<p/>Use the concrete transformation type designed for the record key "
+    "(<code>org.apache.kafka.connect.transforms.ReplaceField$Key</code>) or value "
+    "(<code>org.apache.kafka.connect.transforms.ReplaceField$Value</code>)."
+)
 _PURPOSE = "field replacement"
 log = logging.getLogger(__name__)
 
@@ -32,19 +45,47 @@ def parse_rename_mappings(mappings: list[str]) -> dict[str, str]:
 
 
 def config_def() -> ConfigDef:
-    return (ConfigDef()
-            .define("exclude", Type.LIST, [], importance=Importance.MEDIUM,
-                    documentation="Fields to exclude. This takes precedence over the fields to include.")
-            .define("blacklist", Type.LIST, None, importance=Importance.LOW, documentation="Deprecated. Use exclude instead.")
-            .define("include", Type.LIST, [], importance=Importance.MEDIUM,
-                    documentation="Fields to include. If specified, only these fields will be used.")
-            .define("whitelist", Type.LIST, None, importance=Importance.LOW, documentation="Deprecated. Use include instead.")
-            .define("renames", Type.LIST, [],
-                    Lambda(lambda name, value: parse_rename_mappings(value or []),
-                           "list of colon-delimited pairs, e.g. <code>foo:bar,abc:xyz</code>"),
-                    importance=Importance.MEDIUM, documentation="Field rename mappings.")
-            .define(REPLACE_NULL_WITH_DEFAULT_CONFIG, Type.BOOLEAN, True, importance=Importance.MEDIUM,
-                    documentation=REPLACE_NULL_WITH_DEFAULT_DOC))
+    return (
+        ConfigDef()
+        .define(
+            "exclude",
+            Type.LIST,
+            [],
+            importance=Importance.MEDIUM,
+            documentation="Fields to exclude. This takes precedence over the fields to include.",
+        )
+        .define(
+            "blacklist", Type.LIST, None, importance=Importance.LOW, documentation="Deprecated. Use exclude instead."
+        )
+        .define(
+            "include",
+            Type.LIST,
+            [],
+            importance=Importance.MEDIUM,
+            documentation="Fields to include. If specified, only these fields will be used.",
+        )
+        .define(
+            "whitelist", Type.LIST, None, importance=Importance.LOW, documentation="Deprecated. Use include instead."
+        )
+        .define(
+            "renames",
+            Type.LIST,
+            [],
+            Lambda(
+                lambda name, value: parse_rename_mappings(value or []),
+                "list of colon-delimited pairs, e.g. <code>foo:bar,abc:xyz</code>",
+            ),
+            importance=Importance.MEDIUM,
+            documentation="Field rename mappings.",
+        )
+        .define(
+            REPLACE_NULL_WITH_DEFAULT_CONFIG,
+            Type.BOOLEAN,
+            True,
+            importance=Importance.MEDIUM,
+            documentation=REPLACE_NULL_WITH_DEFAULT_DOC,
+        )
+    )
 
 
 _DEPRECATED = {"include": "whitelist", "exclude": "blacklist"}
@@ -58,10 +99,16 @@ def translate_deprecated(configs: dict[str, Any]) -> dict[str, Any]:
             continue
         value = out.pop(old)
         if new in out:
-            log.error("%s was configured, as well as the deprecated alias(es) %s.  Using the value of %s", new, old, new)
+            log.error(
+                "%s was configured, as well as the deprecated alias(es) %s.  Using the value of %s", new, old, new
+            )
         else:
-            log.warning("Configuration key %s is deprecated and may be removed in the future.  Please update your "
-                        "configuration to use %s instead.", old, new)
+            log.warning(
+                "Configuration key %s is deprecated and may be removed in the future.  Please update your "
+                "configuration to use %s instead.",
+                old,
+                new,
+            )
             out[new] = value
     return out
 
@@ -105,8 +152,10 @@ class ReplaceField(KeyOrValue):
         return self.new_record(record, updated_schema, updated)
 
     def _updated_schema(self, schema: Schema) -> Schema:
-        return struct_schema(unique_fields((self.renames.get(f.name, f.name), f.schema)
-                                           for f in schema.fields if self._keep(f.name)), basics=schema)
+        return struct_schema(
+            unique_fields((self.renames.get(f.name, f.name), f.schema) for f in schema.fields if self._keep(f.name)),
+            basics=schema,
+        )
 
     def close(self) -> None:
         self._schemas = SchemaCache()

@@ -1,4 +1,5 @@
 """SetSchemaMetadata$Key / $Value: set the schema name and/or version of the key or value schema."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -8,22 +9,35 @@ from ..api.config import ConfigDef, Importance, Type
 from ..api.errors import ConfigError, DataError
 from ..api.records import ConnectRecord
 from ._util import (
-    REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, KeyOrValue, field_value, key_and_value,
-    parse_config, require_schema,
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    REPLACE_NULL_WITH_DEFAULT_DOC,
+    KeyOrValue,
+    field_value,
+    key_and_value,
+    parse_config,
+    require_schema,
 )
 
-OVERVIEW_DOC = ("Set the schema name, version or both on the record's key "
-                "(<code>org.apache.kafka.connect.transforms.SetSchemaMetadata$Key</code>) or value "
-                "(<code>org.apache.kafka.connect.transforms.SetSchemaMetadata$Value</code>) schema.")
+OVERVIEW_DOC = (
+    "Set the schema name, version or both on the record's key "
+    "(<code>org.apache.kafka.connect.transforms.SetSchemaMetadata$Key</code>) or value "
+    "(<code>org.apache.kafka.connect.transforms.SetSchemaMetadata$Value</code>) schema."
+)
 
 
 def config_def() -> ConfigDef:
-    return (ConfigDef()
-            .define("schema.name", Type.STRING, None, importance=Importance.HIGH, documentation="Schema name to set.")
-            .define("schema.version", Type.INT, None, importance=Importance.HIGH,
-                    documentation="Schema version to set.")
-            .define(REPLACE_NULL_WITH_DEFAULT_CONFIG, Type.BOOLEAN, True, importance=Importance.MEDIUM,
-                    documentation=REPLACE_NULL_WITH_DEFAULT_DOC))
+    return (
+        ConfigDef()
+        .define("schema.name", Type.STRING, None, importance=Importance.HIGH, documentation="Schema name to set.")
+        .define("schema.version", Type.INT, None, importance=Importance.HIGH, documentation="Schema version to set.")
+        .define(
+            REPLACE_NULL_WITH_DEFAULT_CONFIG,
+            Type.BOOLEAN,
+            True,
+            importance=Importance.MEDIUM,
+            documentation=REPLACE_NULL_WITH_DEFAULT_DOC,
+        )
+    )
 
 
 class SetSchemaMetadata(KeyOrValue):

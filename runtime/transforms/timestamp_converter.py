@@ -6,10 +6,12 @@ java.util.Date, so instants a datetime cannot hold (past year 9999) still conver
 outside datetime's range comes out as its encoded number (epoch millis, epoch days), which the converters
 accept for those logical types.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..api.config import ConfigDef, Importance, Type, ValidString
 from ..api.data import INT64_SCHEMA, OPTIONAL_INT64_SCHEMA, OPTIONAL_STRING_SCHEMA, STRING_SCHEMA, Schema
@@ -18,51 +20,94 @@ from ..api.records import ConnectRecord
 from ..data.java_date_format import DateFormat, ParseError, millis_of
 from ..data.logical_schemas import DATE_LOGICAL_NAME, TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME
 from ._util import (
-    REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, KeyOrValue, SchemaCache, class_name_of,
-    field_value, java_schema_str, key_and_value, parse_config, require_map, require_struct, struct_schema,
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    REPLACE_NULL_WITH_DEFAULT_DOC,
+    KeyOrValue,
+    SchemaCache,
+    class_name_of,
+    field_value,
+    java_schema_str,
+    key_and_value,
+    parse_config,
+    require_map,
+    require_struct,
+    struct_schema,
 )
 
-OVERVIEW_DOC = ("Convert timestamps between different formats such as Unix epoch, strings, and Connect Date/Timestamp "
-                "types.Applies to individual fields or to the entire value.<p/>Use the concrete transformation type "
-                "designed for the record key (<code>org.apache.kafka.connect.transforms.TimestampConverter$Key</code>) "
-                "or value (<code>org.apache.kafka.connect.transforms.TimestampConverter$Value</code>).")
+OVERVIEW_DOC = (
+    "Convert timestamps between different formats such as Unix epoch, strings, and Connect Date/Timestamp "
+    "types.Applies to individual fields or to the entire value.<p/>Use the concrete transformation type "
+    "designed for the record key (<code>org.apache.kafka.connect.transforms.TimestampConverter$Key</code>) "
+    "or value (<code>org.apache.kafka.connect.transforms.TimestampConverter$Value</code>)."
+)
 _PURPOSE = "converting timestamp formats"
 TYPE_STRING, TYPE_UNIX, TYPE_DATE, TYPE_TIME, TYPE_TIMESTAMP = "string", "unix", "Date", "Time", "Timestamp"
 _PRECISIONS = ("nanoseconds", "microseconds", "milliseconds", "seconds")
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _MS = _dt.timedelta(milliseconds=1)
 
 _SCHEMAS = {
     TYPE_STRING: (STRING_SCHEMA, OPTIONAL_STRING_SCHEMA),
     TYPE_UNIX: (INT64_SCHEMA, OPTIONAL_INT64_SCHEMA),
-    TYPE_DATE: (Schema("int32", name=DATE_LOGICAL_NAME, version=1),
-                Schema("int32", optional=True, name=DATE_LOGICAL_NAME, version=1)),
-    TYPE_TIME: (Schema("int32", name=TIME_LOGICAL_NAME, version=1),
-                Schema("int32", optional=True, name=TIME_LOGICAL_NAME, version=1)),
-    TYPE_TIMESTAMP: (Schema("int64", name=TIMESTAMP_LOGICAL_NAME, version=1),
-                     Schema("int64", optional=True, name=TIMESTAMP_LOGICAL_NAME, version=1)),
+    TYPE_DATE: (
+        Schema("int32", name=DATE_LOGICAL_NAME, version=1),
+        Schema("int32", optional=True, name=DATE_LOGICAL_NAME, version=1),
+    ),
+    TYPE_TIME: (
+        Schema("int32", name=TIME_LOGICAL_NAME, version=1),
+        Schema("int32", optional=True, name=TIME_LOGICAL_NAME, version=1),
+    ),
+    TYPE_TIMESTAMP: (
+        Schema("int64", name=TIMESTAMP_LOGICAL_NAME, version=1),
+        Schema("int64", optional=True, name=TIMESTAMP_LOGICAL_NAME, version=1),
+    ),
 }
 
 
 def config_def() -> ConfigDef:
-    return (ConfigDef()
-            .define("field", Type.STRING, "", importance=Importance.HIGH,
-                    documentation="The field containing the timestamp, or empty if the entire value is a timestamp")
-            .define("target.type", Type.STRING,
-                    validator=ValidString.of(TYPE_STRING, TYPE_UNIX, TYPE_DATE, TYPE_TIME, TYPE_TIMESTAMP),
-                    importance=Importance.HIGH,
-                    documentation="The desired timestamp representation: string, unix, Date, Time, or Timestamp")
-            .define("format", Type.STRING, "", importance=Importance.MEDIUM,
-                    documentation="A SimpleDateFormat-compatible format for the timestamp. Used to generate the output "
-                                  "when type=string or used to parse the input if the input is a string.")
-            .define("unix.precision", Type.STRING, "milliseconds", ValidString.of(*_PRECISIONS),
-                    importance=Importance.LOW,
-                    documentation="The desired Unix precision for the timestamp: seconds, milliseconds, microseconds, "
-                                  "or nanoseconds. Used to generate the output when type=unix or used to parse the "
-                                  "input if the input is a Long.Note: This SMT will cause precision loss during "
-                                  "conversions from, and to, values with sub-millisecond components.")
-            .define(REPLACE_NULL_WITH_DEFAULT_CONFIG, Type.BOOLEAN, True, importance=Importance.MEDIUM,
-                    documentation=REPLACE_NULL_WITH_DEFAULT_DOC))
+    return (
+        ConfigDef()
+        .define(
+            "field",
+            Type.STRING,
+            "",
+            importance=Importance.HIGH,
+            documentation="The field containing the timestamp, or empty if the entire value is a timestamp",
+        )
+        .define(
+            "target.type",
+            Type.STRING,
+            validator=ValidString.of(TYPE_STRING, TYPE_UNIX, TYPE_DATE, TYPE_TIME, TYPE_TIMESTAMP),
+            importance=Importance.HIGH,
+            documentation="The desired timestamp representation: string, unix, Date, Time, or Timestamp",
+        )
+        .define(
+            "format",
+            Type.STRING,
+            "",
+            importance=Importance.MEDIUM,
+            documentation="A SimpleDateFormat-compatible format for the timestamp. Used to generate the output "
+            "when type=string or used to parse the input if the input is a string.",
+        )
+        .define(
+            "unix.precision",
+            Type.STRING,
+            "milliseconds",
+            ValidString.of(*_PRECISIONS),
+            importance=Importance.LOW,
+            documentation="The desired Unix precision for the timestamp: seconds, milliseconds, microseconds, "
+            "or nanoseconds. Used to generate the output when type=unix or used to parse the "
+            "input if the input is a Long.Note: This SMT will cause precision loss during "
+            "conversions from, and to, values with sub-millisecond components.",
+        )
+        .define(
+            REPLACE_NULL_WITH_DEFAULT_CONFIG,
+            Type.BOOLEAN,
+            True,
+            importance=Importance.MEDIUM,
+            documentation=REPLACE_NULL_WITH_DEFAULT_DOC,
+        )
+    )
 
 
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
@@ -112,13 +157,18 @@ class TimestampConverter(KeyOrValue):
                 self.format = DateFormat(pattern)
             except ValueError as exc:
                 # Kafka passes SimpleDateFormat's exception as the ConfigException's "value"
-                raise ConfigError(f"Invalid value java.lang.IllegalArgumentException: {exc} for configuration "
-                                  "TimestampConverter requires a SimpleDateFormat-compatible pattern for string "
-                                  f"timestamps: {pattern}") from None
+                raise ConfigError(
+                    f"Invalid value java.lang.IllegalArgumentException: {exc} for configuration "
+                    "TimestampConverter requires a SimpleDateFormat-compatible pattern for string "
+                    f"timestamps: {pattern}"
+                ) from None
         self._schemas = SchemaCache()
         self._to_raw: dict[str, Callable[[Any], int]] = {
-            TYPE_STRING: self._string_to_raw, TYPE_UNIX: self._unix_to_raw, TYPE_DATE: self._logical_to_raw(TYPE_DATE),
-            TYPE_TIME: self._logical_to_raw(TYPE_TIME), TYPE_TIMESTAMP: self._logical_to_raw(TYPE_TIMESTAMP),
+            TYPE_STRING: self._string_to_raw,
+            TYPE_UNIX: self._unix_to_raw,
+            TYPE_DATE: self._logical_to_raw(TYPE_DATE),
+            TYPE_TIME: self._logical_to_raw(TYPE_TIME),
+            TYPE_TIMESTAMP: self._logical_to_raw(TYPE_TIMESTAMP),
         }
 
     def config(self) -> ConfigDef:
@@ -140,8 +190,11 @@ class TimestampConverter(KeyOrValue):
     def _unix_to_raw(self, value: Any) -> int:
         if not isinstance(value, int) or isinstance(value, bool):
             raise DataError(f"Expected Unix timestamp to be a Long, but found {class_name_of(value)}")
-        return {"seconds": _saturated(value * 1000), "microseconds": _java_div(value, 1000),
-                "nanoseconds": _java_div(value, 1_000_000)}.get(self.unix_precision, value)
+        return {
+            "seconds": _saturated(value * 1000),
+            "microseconds": _java_div(value, 1000),
+            "nanoseconds": _java_div(value, 1_000_000),
+        }.get(self.unix_precision, value)
 
     @staticmethod
     def _logical_to_raw(kind: str) -> Callable[[Any], int]:
@@ -150,6 +203,7 @@ class TimestampConverter(KeyOrValue):
             if millis is None:
                 raise DataError(f"Expected {kind} to be a java.util.Date, but found {class_name_of(value)}")
             return millis
+
         return to_raw
 
     def _to_type(self, millis: int) -> Any:
@@ -157,8 +211,11 @@ class TimestampConverter(KeyOrValue):
         if target == TYPE_STRING:
             return self.format.format_millis(millis)  # type: ignore[union-attr]  (configure requires a format)
         if target == TYPE_UNIX:
-            return {"seconds": _java_div(millis, 1000), "microseconds": _saturated(millis * 1000),
-                    "nanoseconds": _saturated(millis * 1_000_000)}.get(self.unix_precision, millis)
+            return {
+                "seconds": _java_div(millis, 1000),
+                "microseconds": _saturated(millis * 1000),
+                "nanoseconds": _saturated(millis * 1_000_000),
+            }.get(self.unix_precision, millis)
         if target == TYPE_TIME:
             seconds, ms = divmod(millis % _MILLIS_PER_DAY, 1000)
             return _dt.time(seconds // 3600, seconds // 60 % 60, seconds % 60, ms * 1000)
@@ -215,8 +272,9 @@ class TimestampConverter(KeyOrValue):
             updated[self.field] = self.convert(updated.get(self.field))
             return self.new_record(record, None, updated)
         if not self.field:
-            return self.new_record(record, self._type_schema(schema.optional),
-                                   self.convert(value, self._type_from_schema(schema)))
+            return self.new_record(
+                record, self._type_schema(schema.optional), self.convert(value, self._type_from_schema(schema))
+            )
         struct = None if value is None else require_struct(value, schema, _PURPOSE)
         updated_schema = self._schemas.get_or_build(schema, self._updated_schema)
         return self.new_record(record, updated_schema, self._convert_struct(struct, schema))
@@ -227,12 +285,15 @@ class TimestampConverter(KeyOrValue):
         updated = {}
         for field in schema.fields:
             v = field_value(struct, field, self.replace_null_with_default)
-            updated[field.name] = self.convert(v, self._type_from_schema(field.schema)) if field.name == self.field else v
+            updated[field.name] = (
+                self.convert(v, self._type_from_schema(field.schema)) if field.name == self.field else v
+            )
         return updated
 
     def _updated_schema(self, schema: Schema) -> Schema:
-        fields = [(f.name, self._type_schema(f.schema.optional) if f.name == self.field else f.schema)
-                  for f in schema.fields]
+        fields = [
+            (f.name, self._type_schema(f.schema.optional) if f.name == self.field else f.schema) for f in schema.fields
+        ]
         default = self._convert_struct(schema.default, schema) if schema.default is not None else None
         return struct_schema(fields, basics=schema, optional=schema.optional, default=default)
 

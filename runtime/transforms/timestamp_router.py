@@ -1,4 +1,5 @@
 """TimestampRouter: rename the topic from the original topic and the record timestamp."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -7,22 +8,36 @@ from ..api.config import ConfigDef, Importance, Type
 from ..api.errors import DataError
 from ..api.records import ConnectRecord
 from ..api.transforms import Transformation
-from ._util import parse_config
 from ..data.java_date_format import DateFormat
+from ._util import parse_config
 
-OVERVIEW_DOC = ("Update the record's topic field as a function of the original topic value and the record timestamp."
-                "<p/>This is mainly useful for sink connectors, since the topic field is often used to determine the "
-                "equivalent entity name in the destination system(e.g. database table or search index name).")
+OVERVIEW_DOC = (
+    "Update the record's topic field as a function of the original topic value and the record timestamp."
+    "<p/>This is mainly useful for sink connectors, since the topic field is often used to determine the "
+    "equivalent entity name in the destination system(e.g. database table or search index name)."
+)
 
 
 def config_def() -> ConfigDef:
-    return (ConfigDef()
-            .define("topic.format", Type.STRING, "${topic}-${timestamp}", importance=Importance.HIGH,
-                    documentation="Format string which can contain <code>${topic}</code> and <code>${timestamp}</code> "
-                                  "as placeholders for the topic and timestamp, respectively.")
-            .define("timestamp.format", Type.STRING, "yyyyMMdd", importance=Importance.HIGH,
-                    documentation="Format string for the timestamp that is compatible with "
-                                  "<code>java.text.SimpleDateFormat</code>."))
+    return (
+        ConfigDef()
+        .define(
+            "topic.format",
+            Type.STRING,
+            "${topic}-${timestamp}",
+            importance=Importance.HIGH,
+            documentation="Format string which can contain <code>${topic}</code> and <code>${timestamp}</code> "
+            "as placeholders for the topic and timestamp, respectively.",
+        )
+        .define(
+            "timestamp.format",
+            Type.STRING,
+            "yyyyMMdd",
+            importance=Importance.HIGH,
+            documentation="Format string for the timestamp that is compatible with "
+            "<code>java.text.SimpleDateFormat</code>.",
+        )
+    )
 
 
 class TimestampRouter(Transformation):

@@ -1,4 +1,5 @@
 """ValueToKey: replace the record key with a new key formed from fields of the value."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -9,8 +10,14 @@ from ..api.errors import DataError
 from ..api.records import ConnectRecord
 from ..api.transforms import Transformation
 from ._util import (
-    REPLACE_NULL_WITH_DEFAULT_CONFIG, REPLACE_NULL_WITH_DEFAULT_DOC, NonEmptyList, SchemaCache, parse_config,
-    require_map, require_struct, struct_schema,
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    REPLACE_NULL_WITH_DEFAULT_DOC,
+    NonEmptyList,
+    SchemaCache,
+    parse_config,
+    require_map,
+    require_struct,
+    struct_schema,
 )
 
 OVERVIEW_DOC = "Replace the record key with a new key formed from a subset of fields in the record value."
@@ -18,11 +25,23 @@ _PURPOSE = "copying fields from value to key"
 
 
 def config_def() -> ConfigDef:
-    return (ConfigDef()
-            .define("fields", Type.LIST, validator=NonEmptyList(), importance=Importance.HIGH,
-                    documentation="Field names on the record value to extract as the record key.")
-            .define(REPLACE_NULL_WITH_DEFAULT_CONFIG, Type.BOOLEAN, True, importance=Importance.MEDIUM,
-                    documentation=REPLACE_NULL_WITH_DEFAULT_DOC))
+    return (
+        ConfigDef()
+        .define(
+            "fields",
+            Type.LIST,
+            validator=NonEmptyList(),
+            importance=Importance.HIGH,
+            documentation="Field names on the record value to extract as the record key.",
+        )
+        .define(
+            REPLACE_NULL_WITH_DEFAULT_CONFIG,
+            Type.BOOLEAN,
+            True,
+            importance=Importance.MEDIUM,
+            documentation=REPLACE_NULL_WITH_DEFAULT_DOC,
+        )
+    )
 
 
 class ValueToKey(Transformation):

@@ -1,10 +1,12 @@
 """Watches whether the Kafka cluster answers, so /health can say when no data can move."""
+
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..control.stages import iso_instant
 
@@ -14,8 +16,14 @@ log = logging.getLogger(__name__)
 class BrokerMonitor:
     """Asks the cluster for metadata every `interval_s`; remembers since when it has not answered."""
 
-    def __init__(self, probe: Callable[[float], Any], description: str, interval_s: float = 5.0,
-                 grace_s: float = 10.0, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        probe: Callable[[float], Any],
+        description: str,
+        interval_s: float = 5.0,
+        grace_s: float = 10.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._probe = probe  # raises when the cluster cannot be reached within the timeout
         self._clock = clock
         self.description = description
@@ -26,7 +34,7 @@ class BrokerMonitor:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="broker-monitor", daemon=True)
 
-    def start(self) -> "BrokerMonitor":
+    def start(self) -> BrokerMonitor:
         self._thread.start()
         return self
 
@@ -52,5 +60,7 @@ class BrokerMonitor:
         since = self._down_since
         if since is None or self._clock() - since < self.grace_s:
             return None
-        return (f"The Kafka cluster at {self.description} has been unreachable since {iso_instant(since)}"
-                f" ({self._last_error}).")
+        return (
+            f"The Kafka cluster at {self.description} has been unreachable since {iso_instant(since)}"
+            f" ({self._last_error})."
+        )

@@ -1,9 +1,11 @@
 """Kafka client configs for a connector: worker settings, then worker `producer.*`/`consumer.*`/`admin.*`,
 then the connector's `*.override.*` (KIP-458), and clients tolerant of Java-only property names."""
+
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from confluent_kafka import KafkaException
 
@@ -13,11 +15,28 @@ log = logging.getLogger(__name__)
 
 # Java client settings with no librdkafka meaning: dropped (with a log line) so Java worker files load.
 JAVA_ONLY_CLIENT_PROPERTIES = {
-    "key.serializer", "value.serializer", "key.deserializer", "value.deserializer", "interceptor.classes",
-    "max.poll.records", "buffer.memory", "max.block.ms", "default.api.timeout.ms", "partition.assignment.strategy",
-    "metric.reporters", "metrics.num.samples", "metrics.sample.window.ms", "metrics.recording.level",
-    "auto.include.jmx.reporter", "exclude.internal.topics", "retry.backoff.max.ms", "send.buffer.bytes",
-    "receive.buffer.bytes", "request.timeout.ms", "delivery.timeout.ms", "ssl.engine.factory.class",
+    "key.serializer",
+    "value.serializer",
+    "key.deserializer",
+    "value.deserializer",
+    "interceptor.classes",
+    "max.poll.records",
+    "buffer.memory",
+    "max.block.ms",
+    "default.api.timeout.ms",
+    "partition.assignment.strategy",
+    "metric.reporters",
+    "metrics.num.samples",
+    "metrics.sample.window.ms",
+    "metrics.recording.level",
+    "auto.include.jmx.reporter",
+    "exclude.internal.topics",
+    "retry.backoff.max.ms",
+    "send.buffer.bytes",
+    "receive.buffer.bytes",
+    "request.timeout.ms",
+    "delivery.timeout.ms",
+    "ssl.engine.factory.class",
 }
 
 # librdkafka's statistics feed the client metrics at /metrics (bytes in and out, consumer lag); one small
@@ -47,7 +66,7 @@ CONSUMER_DEFAULTS = {
 
 
 def _prefixed(config: dict[str, str], prefix: str) -> dict[str, str]:
-    return {k[len(prefix):]: str(v) for k, v in config.items() if k.startswith(prefix)}
+    return {k[len(prefix) :]: str(v) for k, v in config.items() if k.startswith(prefix)}
 
 
 def group_id(connector: str, connector_config: dict[str, str]) -> str:
@@ -62,7 +81,11 @@ def producer_config(worker: WorkerConfig, connector_config: dict[str, str]) -> d
 
 
 def consumer_config(worker: WorkerConfig, connector: str, connector_config: dict[str, str]) -> dict[str, str]:
-    config = {"bootstrap.servers": worker.bootstrap_servers or "", "group.id": f"connect-{connector}", **CONSUMER_DEFAULTS}
+    config = {
+        "bootstrap.servers": worker.bootstrap_servers or "",
+        "group.id": f"connect-{connector}",
+        **CONSUMER_DEFAULTS,
+    }
     config.update(worker.client_configs("consumer."))
     config.update(_prefixed(connector_config, "consumer.override."))
     # the worker must own commits and offset storage whatever the overrides say
@@ -83,7 +106,9 @@ def admin_config(worker: WorkerConfig, connector_config: dict[str, str], sink: b
 
 
 def max_poll_records(worker: WorkerConfig, connector_config: dict[str, str]) -> int:
-    raw = connector_config.get("consumer.override.max.poll.records") or worker.client_configs("consumer.").get("max.poll.records")
+    raw = connector_config.get("consumer.override.max.poll.records") or worker.client_configs("consumer.").get(
+        "max.poll.records"
+    )
     try:
         return max(1, int(raw)) if raw else 2000
     except ValueError:

@@ -1,4 +1,5 @@
 """Build a connector's key, value and header converters (connector settings win over the worker's)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -16,7 +17,7 @@ def _settings(prefix: str, worker: WorkerConfig, connector_config: dict[str, str
         class_name = str(worker.originals.get(prefix) or worker.get(prefix))
         source = worker.originals
     dot = prefix + "."
-    return class_name, {k[len(dot):]: v for k, v in source.items() if k.startswith(dot)}
+    return class_name, {k[len(dot) :]: v for k, v in source.items() if k.startswith(dot)}
 
 
 def build_converter(plugins: Plugins, prefix: str, worker: WorkerConfig, connector_config: dict[str, str]) -> Converter:

@@ -5,6 +5,7 @@ batch: a scrape reads a slightly stale value, which is what a metrics reader exp
 reference's metric groups (`source-task-metrics`, `sink-task-metrics`, `connector-task-metrics`,
 `task-error-metrics`); the metrics layer turns them into rates, averages and Prometheus series.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -5,6 +5,7 @@ A failed record goes to the queue as it was consumed (key, value and headers byt
 it came from and why it failed. The topic is created when missing, with one partition and
 `errors.deadletterqueue.topic.replication.factor` replicas, as the reference does.
 """
+
 from __future__ import annotations
 
 import logging
@@ -55,8 +56,15 @@ def ensure_topic(admin_config: dict[str, Any], topic: str, replication_factor: i
 class DeadLetterQueueReporter:
     """Sends each failed record to the queue; `flush` waits for the broker's acknowledgements."""
 
-    def __init__(self, settings: ErrorSettings, producer_config: dict[str, Any], admin_config: dict[str, Any],
-                 connector: str, task_index: int, counters: ErrorCounters) -> None:
+    def __init__(
+        self,
+        settings: ErrorSettings,
+        producer_config: dict[str, Any],
+        admin_config: dict[str, Any],
+        connector: str,
+        task_index: int,
+        counters: ErrorCounters,
+    ) -> None:
         self.topic = settings.dlq_topic
         self.context_headers = settings.dlq_context_headers
         self.connector = connector
@@ -105,8 +113,10 @@ class DeadLetterQueueReporter:
             (ERROR_HEADER_EXECUTING_CLASS, context.class_name),
             (ERROR_HEADER_EXCEPTION, f"{type(error).__module__}.{type(error).__qualname__}"),
             (ERROR_HEADER_EXCEPTION_MESSAGE, str(error) or None),
-            (ERROR_HEADER_EXCEPTION_STACK_TRACE,
-             "".join(traceback.format_exception(type(error), error, error.__traceback__))),
+            (
+                ERROR_HEADER_EXCEPTION_STACK_TRACE,
+                "".join(traceback.format_exception(type(error), error, error.__traceback__)),
+            ),
         ]
         return [(k, v.encode("utf-8")) for k, v in values if v is not None]
 
@@ -122,4 +132,4 @@ class DeadLetterQueueReporter:
             self.producer = None  # type: ignore[assignment]
 
 
-__all__ = ["DeadLetterQueueReporter", "HEADER_PREFIX", "ensure_topic"]
+__all__ = ["HEADER_PREFIX", "DeadLetterQueueReporter", "ensure_topic"]

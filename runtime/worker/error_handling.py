@@ -13,14 +13,16 @@ The reference's RetryWithToleranceOperator, in this runtime's terms:
 Runners call `execute` only on their slow path, once the fast path over a whole batch has thrown, so a
 healthy batch pays nothing for error handling. Retries use tenacity, with a stop request ending them.
 """
+
 from __future__ import annotations
 
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_delay, stop_never, wait_exponential
@@ -74,7 +76,7 @@ class ErrorSettings(BaseModel):
         return str(value or "").strip()  # topic names are case-sensitive
 
     @classmethod
-    def of(cls, connector_config: dict[str, str]) -> "ErrorSettings":
+    def of(cls, connector_config: dict[str, str]) -> ErrorSettings:
         keys = {f.alias for f in cls.model_fields.values() if f.alias}
         return cls.model_validate({k: v for k, v in connector_config.items() if k in keys})
 
@@ -129,9 +131,14 @@ class LogReporter:
 
     def report(self, context: ErrorContext) -> None:
         self.counters.total_errors_logged += 1
-        log.error("Error encountered in task %s. Executing stage '%s' with class '%s'%s.", self.task_id,
-                  context.stage.value, context.class_name, _describe(context.record, self.include_messages),
-                  exc_info=context.error)
+        log.error(
+            "Error encountered in task %s. Executing stage '%s' with class '%s'%s.",
+            self.task_id,
+            context.stage.value,
+            context.class_name,
+            _describe(context.record, self.include_messages),
+            exc_info=context.error,
+        )
 
     def flush(self, timeout_s: float) -> None:
         return None
@@ -144,14 +151,18 @@ def _describe(record: FailedRecord | None, include_messages: bool) -> str:
     if record is None:
         return ""
     if record.topic is not None and record.offset is not None:
-        text = f", where consumed record is {{topic='{record.topic}', partition={record.partition}, offset={record.offset}"
+        text = (
+            f", where consumed record is {{topic='{record.topic}', partition={record.partition}, offset={record.offset}"
+        )
         if record.timestamp is not None:
             text += f", timestamp={record.timestamp}"
         if include_messages:
             text += f", key={record.key!r}, value={record.value!r}"
         return text + "}"
     if record.source_record is not None:
-        return f", where source record is = {record.source_record!r}" if include_messages else ", where source record is"
+        return (
+            f", where source record is = {record.source_record!r}" if include_messages else ", where source record is"
+        )
     return ""
 
 
@@ -167,14 +178,21 @@ class ToleranceExceeded(ConnectError):
 class RetryWithTolerance:
     """Runs one operation of one record under the task's `errors.*` settings."""
 
-    def __init__(self, settings: ErrorSettings, counters: ErrorCounters, reporters: list[ErrorReporter],
-                 stop_event: threading.Event) -> None:
+    def __init__(
+        self,
+        settings: ErrorSettings,
+        counters: ErrorCounters,
+        reporters: list[ErrorReporter],
+        stop_event: threading.Event,
+    ) -> None:
         self.settings = settings
         self.counters = counters
         self.reporters = reporters
         self._stop = stop_event
 
-    def execute(self, stage: Stage, cls: Any, operation: Callable[[], T], record: FailedRecord | None) -> tuple[bool, T | None]:
+    def execute(
+        self, stage: Stage, cls: Any, operation: Callable[[], T], record: FailedRecord | None
+    ) -> tuple[bool, T | None]:
         """(True, result), or (False, None) when the record is to be skipped; raises ToleranceExceeded."""
         attempts = 0
 
@@ -196,8 +214,9 @@ class RetryWithTolerance:
     def transform(self, chain: Any, record: Any, failed: FailedRecord) -> Any:
         """A record through a TransformationChain stage by stage: the result, or None when filtered or skipped."""
         for stage in chain.stages:
-            ok, record = self.execute(Stage.TRANSFORMATION, stage.transformation,
-                                      lambda r=record, s=stage: s.apply(r), failed)
+            ok, record = self.execute(
+                Stage.TRANSFORMATION, stage.transformation, lambda r=record, s=stage: s.apply(r), failed
+            )
             if not ok or record is None:
                 return None
         return record
@@ -234,8 +253,11 @@ class RetryWithTolerance:
         return Retrying(
             retry=retry_if_exception_type(RetriableError),
             stop=stop | self._stop_requested,
-            wait=wait_exponential(multiplier=_INITIAL_BACKOFF_S, min=_INITIAL_BACKOFF_S,
-                                  max=max(self.settings.retry_delay_max_ms, 1) / 1000),
+            wait=wait_exponential(
+                multiplier=_INITIAL_BACKOFF_S,
+                min=_INITIAL_BACKOFF_S,
+                max=max(self.settings.retry_delay_max_ms, 1) / 1000,
+            ),
             sleep=self._sleep,
             before_sleep=self._count_retry,
             reraise=True,
@@ -251,9 +273,14 @@ class RetryWithTolerance:
         self._stop.wait(seconds)  # a stop request ends the backoff at once
 
 
-def build_operator(connector: str, task_id: str, connector_config: dict[str, str], counters: ErrorCounters,
-                   stop_event: threading.Event, dlq_factory: Callable[[ErrorSettings], ErrorReporter] | None = None
-                   ) -> RetryWithTolerance:
+def build_operator(
+    connector: str,
+    task_id: str,
+    connector_config: dict[str, str],
+    counters: ErrorCounters,
+    stop_event: threading.Event,
+    dlq_factory: Callable[[ErrorSettings], ErrorReporter] | None = None,
+) -> RetryWithTolerance:
     """The operator of one task: log reporter when enabled, dead letter queue (sinks) when a topic is set."""
     settings = ErrorSettings.of(connector_config)
     reporters: list[ErrorReporter] = []
@@ -264,5 +291,16 @@ def build_operator(connector: str, task_id: str, connector_config: dict[str, str
     return RetryWithTolerance(settings, counters, reporters, stop_event)
 
 
-__all__ = ["ErrorContext", "ErrorReporter", "ErrorSettings", "FailedRecord", "LogReporter", "RetryWithTolerance",
-           "Stage", "TOLERANCE_EXCEEDED", "ToleranceExceeded", "build_operator", "class_name"]
+__all__ = [
+    "TOLERANCE_EXCEEDED",
+    "ErrorContext",
+    "ErrorReporter",
+    "ErrorSettings",
+    "FailedRecord",
+    "LogReporter",
+    "RetryWithTolerance",
+    "Stage",
+    "ToleranceExceeded",
+    "build_operator",
+    "class_name",
+]

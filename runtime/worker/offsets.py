@@ -6,11 +6,13 @@ Source offsets live in the worker's offset store or, in distributed mode for a c
 committed offsets of the connector's consumer group, reached through an admin client built with the
 connector's overrides (so a connector that targets another Kafka cluster has its offsets read and changed there).
 """
+
 from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
@@ -33,8 +35,14 @@ log = logging.getLogger(__name__)
 
 ADMIN_TIMEOUT_S = 30.0
 ADMIN_ATTEMPTS = 3
-TRANSIENT_CODES = ("_TRANSPORT", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS",
-                   "_TIMED_OUT", "REQUEST_TIMED_OUT")
+TRANSIENT_CODES = (
+    "_TRANSPORT",
+    "COORDINATOR_NOT_AVAILABLE",
+    "NOT_COORDINATOR",
+    "COORDINATOR_LOAD_IN_PROGRESS",
+    "_TIMED_OUT",
+    "REQUEST_TIMED_OUT",
+)
 T = TypeVar("T")
 
 
@@ -42,11 +50,12 @@ def _call_hook(connector: Connector, name: str, kind: str, config: dict[str, str
     try:
         result = connector.alter_offsets(dict(config), offsets)  # type: ignore[attr-defined]
     except UnsupportedOperationError:
-        raise ServerError(f"Failed to modify offsets for connector {name} because it doesn't support external "
-                          "modification of offsets") from None
+        raise ServerError(
+            f"Failed to modify offsets for connector {name} because it doesn't support external modification of offsets"
+        ) from None
     except ConnectError as exc:
         raise ServerError(str(exc) or f"Failed to modify offsets for {kind} connector {name}") from exc
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise ServerError(f"Failed to modify offsets for {kind} connector {name}: {exc}") from exc
     return bool(result)
 
@@ -61,7 +70,7 @@ def connector_offsets_topic(connector_config: dict[str, str]) -> str | None:
 
 
 def _prefixed(config: dict[str, str], prefix: str) -> dict[str, str]:
-    return {k[len(prefix):]: str(v) for k, v in config.items() if k.startswith(prefix)}
+    return {k[len(prefix) :]: str(v) for k, v in config.items() if k.startswith(prefix)}
 
 
 _ACCEPTED: dict[tuple[str, frozenset[tuple[str, str]]], dict[str, str]] = {}
@@ -100,9 +109,15 @@ class SourceOffsetStores:
     own topic on the worker's own cluster is just the worker store.
     """
 
-    def __init__(self, config: WorkerConfig, worker_store: OffsetStore, worker_topic: TopicSpec | None = None,
-                 base_client_config: dict[str, str] | None = None, read_strategy: str = "watermark",
-                 resolve: Callable[[dict[str, str]], dict[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        config: WorkerConfig,
+        worker_store: OffsetStore,
+        worker_topic: TopicSpec | None = None,
+        base_client_config: dict[str, str] | None = None,
+        read_strategy: str = "watermark",
+        resolve: Callable[[dict[str, str]], dict[str, str]] | None = None,
+    ) -> None:
         self.config = config
         self.worker_store = worker_store
         self.worker_topic = worker_topic
@@ -113,7 +128,9 @@ class SourceOffsetStores:
     def uses_connector_store(self, connector_config: dict[str, str]) -> bool:
         return self.worker_topic is not None and connector_offsets_topic(connector_config) is not None
 
-    def for_connector(self, name: str, connector_config: dict[str, str], client_id: str | None = None) -> ConnectorOffsetStore:
+    def for_connector(
+        self, name: str, connector_config: dict[str, str], client_id: str | None = None
+    ) -> ConnectorOffsetStore:
         """A store to start() before use and stop() after; only a connector-specific part is really started.
         `connector_config` is resolved (config provider references replaced)."""
         if self.worker_topic is None or connector_offsets_topic(connector_config) is None:
@@ -124,19 +141,39 @@ class SourceOffsetStores:
         bootstrap = producer.get("bootstrap.servers") or self.config.bootstrap_servers or ""
         if topic == self.worker_topic.name and _servers(bootstrap) == _servers(self.config.bootstrap_servers):
             return ConnectorOffsetStore.worker_only(self.worker_store)
-        spec = TopicSpec(topic, self.worker_topic.partitions, self.worker_topic.replication_factor, OFFSETS_TOPIC_KEY,
-                         "source connector offsets")
-        consumer = {"bootstrap.servers": bootstrap, "isolation.level": "read_committed",
-                    **self.config.client_configs("consumer."), **_prefixed(connector_config, "consumer.override.")}
-        admin = {"bootstrap.servers": bootstrap, **self.config.client_configs("admin."),
-                 **_prefixed(connector_config, "admin.override.")}
+        spec = TopicSpec(
+            topic,
+            self.worker_topic.partitions,
+            self.worker_topic.replication_factor,
+            OFFSETS_TOPIC_KEY,
+            "source connector offsets",
+        )
+        consumer = {
+            "bootstrap.servers": bootstrap,
+            "isolation.level": "read_committed",
+            **self.config.client_configs("consumer."),
+            **_prefixed(connector_config, "consumer.override."),
+        }
+        admin = {
+            "bootstrap.servers": bootstrap,
+            **self.config.client_configs("admin."),
+            **_prefixed(connector_config, "admin.override."),
+        }
         # KafkaBasedLog names its own clients and adds acks=all, one request in flight and murmur2 (the
         # partition a Java worker picks for a key); Java-only names would make librdkafka refuse the config
-        producer, consumer, admin = (_librdkafka_settings(factory, settings) for factory, settings in
-                                     ((Producer, producer), (Consumer, consumer), (AdminClient, admin)))
-        store = KafkaOffsetStore(spec, {**self.base_client_config, "bootstrap.servers": bootstrap},
-                                 read_strategy=self.read_strategy, producer_config=producer, consumer_config=consumer,
-                                 admin_config=admin, client_id=client_id or f"connector-offsets-{name}")
+        producer, consumer, admin = (
+            _librdkafka_settings(factory, settings)
+            for factory, settings in ((Producer, producer), (Consumer, consumer), (AdminClient, admin))
+        )
+        store = KafkaOffsetStore(
+            spec,
+            {**self.base_client_config, "bootstrap.servers": bootstrap},
+            read_strategy=self.read_strategy,
+            producer_config=producer,
+            consumer_config=consumer,
+            admin_config=admin,
+            client_id=client_id or f"connector-offsets-{name}",
+        )
         return ConnectorOffsetStore(self.worker_store, store, topic)
 
 
@@ -144,8 +181,13 @@ class OffsetsManager:
     """`stores` (distributed mode) gives source connectors with their own offsets topic their combined
     store; `connector_config` looks up a connector's stored config for reads that are given only its name."""
 
-    def __init__(self, config: WorkerConfig, offset_store: OffsetStore, stores: SourceOffsetStores | None = None,
-                 connector_config: Callable[[str], dict[str, str] | None] | None = None) -> None:
+    def __init__(
+        self,
+        config: WorkerConfig,
+        offset_store: OffsetStore,
+        stores: SourceOffsetStores | None = None,
+        connector_config: Callable[[str], dict[str, str] | None] | None = None,
+    ) -> None:
         self.config = config
         self.offset_store = offset_store
         self.stores = stores
@@ -169,7 +211,9 @@ class OffsetsManager:
         store.start()
         return store
 
-    def _source_partitions(self, name: str, store: OffsetStore | None = None) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    def _source_partitions(
+        self, name: str, store: OffsetStore | None = None
+    ) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
         """Partitions of `name` with a live offset in any store, each with the offset a task would read:
         None for one known only to the worker topic when the connector has its own topic (as the reference)."""
         entries = []
@@ -192,7 +236,7 @@ class OffsetsManager:
     def source_offsets(self, name: str, config: dict[str, str] | None = None) -> list[dict[str, Any]]:
         try:
             store = self._open(name, config)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ServerError(f"Failed to retrieve offsets for source connector {name}: {exc}") from exc
         try:
             return [{"partition": p, "offset": o} for p, o in self._source_partitions(name, store)]
@@ -200,11 +244,17 @@ class OffsetsManager:
             if store is not None:
                 store.stop()
 
-    def alter_source(self, name: str, config: dict[str, str], connector: SourceConnector,
-                     entries: list[tuple[dict[str, Any], dict[str, Any] | None]], reset: bool = False) -> str:
+    def alter_source(
+        self,
+        name: str,
+        config: dict[str, str],
+        connector: SourceConnector,
+        entries: list[tuple[dict[str, Any], dict[str, Any] | None]],
+        reset: bool = False,
+    ) -> str:
         try:
             store = self._open(name, config)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ServerError(f"Failed to modify offsets for source connector {name}: {exc}") from exc
         try:
             return self._alter_source(name, config, connector, entries, reset, store)
@@ -212,25 +262,32 @@ class OffsetsManager:
             if store is not None:
                 store.stop()
 
-    def _alter_source(self, name: str, config: dict[str, str], connector: SourceConnector,
-                      entries: list[tuple[dict[str, Any], dict[str, Any] | None]], reset: bool,
-                      store: OffsetStore | None) -> str:
+    def _alter_source(
+        self,
+        name: str,
+        config: dict[str, str],
+        connector: SourceConnector,
+        entries: list[tuple[dict[str, Any], dict[str, Any] | None]],
+        reset: bool,
+        store: OffsetStore | None,
+    ) -> str:
         definite = _call_hook(connector, name, "source", config, entries)
         if entries:
             try:
                 (store or self.offset_store).set({encode_key(name, p): encode_value(o) for p, o in entries})
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise ServerError(f"Failed to modify offsets for source connector {name}: {exc}") from exc
         return success_message(definite, reset)
 
     def reset_source(self, name: str, config: dict[str, str], connector: SourceConnector) -> str:
         try:
             store = self._open(name, config)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ServerError(f"Failed to modify offsets for source connector {name}: {exc}") from exc
         try:
             entries: list[tuple[dict[str, Any], dict[str, Any] | None]] = [
-                (p, None) for p, _ in self._source_partitions(name, store)]
+                (p, None) for p, _ in self._source_partitions(name, store)
+            ]
             return self._alter_source(name, config, connector, entries, True, store)
         finally:
             if store is not None:
@@ -242,24 +299,32 @@ class OffsetsManager:
         return clients.create_client(AdminClient, clients.admin_config(self.config, config, sink=True), "admin client")
 
     def _group_offsets(self, admin: AdminClient, group: str) -> dict[TopicPartition, int]:
-        futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=ADMIN_TIMEOUT_S)
+        futures = admin.list_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group)], request_timeout=ADMIN_TIMEOUT_S
+        )
         result = futures[group].result(timeout=ADMIN_TIMEOUT_S)
-        return {TopicPartition(tp.topic, tp.partition): tp.offset
-                for tp in (result.topic_partitions or []) if tp.offset is not None and tp.offset >= 0 and not tp.error}
+        return {
+            TopicPartition(tp.topic, tp.partition): tp.offset
+            for tp in (result.topic_partitions or [])
+            if tp.offset is not None and tp.offset >= 0 and not tp.error
+        }
 
     def sink_offsets(self, name: str, config: dict[str, str]) -> list[dict[str, Any]]:
         group = clients.group_id(name, config)
         try:
             offsets = self._group_offsets(self._admin(config), group)
-        except (KafkaException, Exception) as exc:  # noqa: BLE001
+        except (KafkaException, Exception) as exc:
             if _is_group_missing(exc):
                 return []
             raise ServerError(f"Failed to retrieve consumer group offsets for sink connector {name}: {exc}") from exc
-        return [{"partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition}, "offset": {"kafka_offset": o}}
-                for tp, o in sorted(offsets.items())]
+        return [
+            {"partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition}, "offset": {"kafka_offset": o}}
+            for tp, o in sorted(offsets.items())
+        ]
 
-    def alter_sink(self, name: str, config: dict[str, str], connector: SinkConnector,
-                   offsets: dict[TopicPartition, int | None]) -> str:
+    def alter_sink(
+        self, name: str, config: dict[str, str], connector: SinkConnector, offsets: dict[TopicPartition, int | None]
+    ) -> str:
         definite = _call_hook(connector, name, "sink", config, dict(offsets))
         group = clients.group_id(name, config)
         try:
@@ -275,21 +340,25 @@ class OffsetsManager:
                 self._retrying(config, lambda admin: self._commit(admin, group, offsets))  # type: ignore[arg-type]
         except ServerError:
             raise
-        except Exception as exc:  # noqa: BLE001
-            raise _group_error(exc, name, "alter", f"Failed to alter consumer group offsets for connector {name}") from exc
+        except Exception as exc:
+            raise _group_error(
+                exc, name, "alter", f"Failed to alter consumer group offsets for connector {name}"
+            ) from exc
         return success_message(definite, reset=False)
 
     def reset_sink(self, name: str, config: dict[str, str], connector: SinkConnector) -> str:
         group = clients.group_id(name, config)
         try:
             current = self._retrying(config, lambda admin: self._group_offsets_or_empty(admin, group))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ServerError(f"Failed to list offsets prior to resetting offsets for sink connector {name}") from exc
         definite = _call_hook(connector, name, "sink", config, {tp: None for tp in current})
         try:
             self._retrying(config, lambda admin: self._delete_group(admin, group))
-        except Exception as exc:  # noqa: BLE001
-            raise _group_error(exc, name, "reset", f"Failed to reset consumer group offsets for sink connector {name}") from exc
+        except Exception as exc:
+            raise _group_error(
+                exc, name, "reset", f"Failed to reset consumer group offsets for sink connector {name}"
+            ) from exc
         return success_message(definite, reset=True)
 
     def _retrying(self, config: dict[str, str], operation: Callable[[AdminClient], T]) -> T:
@@ -298,7 +367,7 @@ class OffsetsManager:
         for attempt in range(ADMIN_ATTEMPTS):
             try:
                 return operation(self._admin(config))
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 if attempt + 1 >= ADMIN_ATTEMPTS or not any(code in str(exc) for code in TRANSIENT_CODES):
                     raise
                 log.info("Retrying a consumer group operation after a transient error: %s", exc)
@@ -308,7 +377,7 @@ class OffsetsManager:
     def _group_offsets_or_empty(self, admin: AdminClient, group: str) -> dict[TopicPartition, int]:
         try:
             return self._group_offsets(admin, group)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             if _is_group_missing(exc):
                 return {}
             raise
@@ -329,15 +398,23 @@ class OffsetsManager:
         futures = admin.delete_consumer_groups([group], request_timeout=ADMIN_TIMEOUT_S)
         try:
             futures[group].result(timeout=ADMIN_TIMEOUT_S)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             if not _is_group_missing(exc):
                 raise
 
 
-ZOMBIE_CODES = {"UNKNOWN_MEMBER_ID", "GROUP_SUBSCRIBED_TO_TOPIC", "NON_EMPTY_GROUP", "REBALANCE_IN_PROGRESS",
-                "ILLEGAL_GENERATION", "FENCED_INSTANCE_ID"}
-ZOMBIE_TAIL = ("If the connector is in a stopped state, this operation can be safely retried. If it doesn't eventually "
-               "succeed, the Connect cluster may need to be restarted to get rid of the zombie sink tasks.")
+ZOMBIE_CODES = {
+    "UNKNOWN_MEMBER_ID",
+    "GROUP_SUBSCRIBED_TO_TOPIC",
+    "NON_EMPTY_GROUP",
+    "REBALANCE_IN_PROGRESS",
+    "ILLEGAL_GENERATION",
+    "FENCED_INSTANCE_ID",
+}
+ZOMBIE_TAIL = (
+    "If the connector is in a stopped state, this operation can be safely retried. If it doesn't eventually "
+    "succeed, the Connect cluster may need to be restarted to get rid of the zombie sink tasks."
+)
 
 
 def _group_error(exc: BaseException, name: str, verb: str, generic: str) -> ServerError:
@@ -346,12 +423,16 @@ def _group_error(exc: BaseException, name: str, verb: str, generic: str) -> Serv
         return ServerError(
             f"Failed to {verb} consumer group offsets for connector {name} either because its tasks haven't stopped "
             f"completely yet or the connector was resumed before the request to {verb} its offsets could be "
-            f"successfully completed. {ZOMBIE_TAIL}")
+            f"successfully completed. {ZOMBIE_TAIL}"
+        )
     return ServerError(f"{generic}: {exc}")
 
 
 def _is_group_missing(exc: BaseException) -> bool:
     error = exc.args[0] if exc.args else None
     if isinstance(error, KafkaError):
-        return error.code() in (KafkaError.GROUP_ID_NOT_FOUND, KafkaError._UNKNOWN_GROUP if hasattr(KafkaError, "_UNKNOWN_GROUP") else -99999)
+        return error.code() in (
+            KafkaError.GROUP_ID_NOT_FOUND,
+            KafkaError._UNKNOWN_GROUP if hasattr(KafkaError, "_UNKNOWN_GROUP") else -99999,
+        )
     return "GROUP_ID_NOT_FOUND" in str(exc) or "does not exist" in str(exc)

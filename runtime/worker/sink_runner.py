@@ -1,12 +1,13 @@
 """Sink tasks: consume from the connector's group, convert, put, flush and commit."""
+
 from __future__ import annotations
 
 import logging
 import re
 import threading
 import time
-from concurrent.futures import Future
 from collections.abc import Sequence
+from concurrent.futures import Future
 from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, KafkaException
@@ -18,20 +19,34 @@ from ..api.task import ErrantRecordReporter, SinkTask, SinkTaskContext, Task
 from ..converters.base import Converter, HeaderConverter
 from .clients import create_client
 from .dead_letter_queue import DeadLetterQueueReporter
-from .error_handling import ErrorContext, ErrorSettings, FailedRecord, RetryWithTolerance, Stage, build_operator, class_name
+from .error_handling import (
+    ErrorContext,
+    ErrorSettings,
+    FailedRecord,
+    RetryWithTolerance,
+    Stage,
+    build_operator,
+    class_name,
+)
 from .task_runner import TaskRunner
 
 log = logging.getLogger(__name__)
 
 _UNSET = object()
 # librdkafka's names for auto.offset.reset; 'error' (and anything else) is left to librdkafka
-_RESET_POSITIONS = {"earliest": OFFSET_BEGINNING, "smallest": OFFSET_BEGINNING, "beginning": OFFSET_BEGINNING,
-                    "latest": OFFSET_END, "largest": OFFSET_END, "end": OFFSET_END}
+_RESET_POSITIONS = {
+    "earliest": OFFSET_BEGINNING,
+    "smallest": OFFSET_BEGINNING,
+    "beginning": OFFSET_BEGINNING,
+    "latest": OFFSET_END,
+    "largest": OFFSET_END,
+    "end": OFFSET_END,
+}
 _IMMUTABLE = (str, bytes, int, float, bool, type(None))
 
 
 class _Context(SinkTaskContext):
-    def __init__(self, runner: "SinkTaskRunner") -> None:
+    def __init__(self, runner: SinkTaskRunner) -> None:
         self._runner = runner
 
     def configs(self) -> dict[str, str]:
@@ -66,10 +81,10 @@ class _ErrantRecordReporter(ErrantRecordReporter):
     """KIP-610: records the task reports go through the connector's error handling at stage TASK_PUT. As
     in the reference, a record no longer known as consumed is serialised again with the task's converters."""
 
-    def __init__(self, runner: "SinkTaskRunner") -> None:
+    def __init__(self, runner: SinkTaskRunner) -> None:
         self._runner = runner
 
-    def report(self, record: SinkRecord, error: BaseException) -> "Future[None]":
+    def report(self, record: SinkRecord, error: BaseException) -> Future[None]:
         runner = self._runner
         topic = record.topic
         try:
@@ -81,8 +96,9 @@ class _ErrantRecordReporter(ErrantRecordReporter):
             log.warning("Task %s: could not serialise a reported record again: %s", runner.id, exc)
             key = value = None
             headers = []
-        failed = FailedRecord(topic, record.kafka_partition, getattr(record, "kafka_offset", None), key, value, headers,
-                              record.timestamp)
+        failed = FailedRecord(
+            topic, record.kafka_partition, getattr(record, "kafka_offset", None), key, value, headers, record.timestamp
+        )
         assert runner.errors is not None
         runner.errors.handle(ErrorContext(Stage.TASK_PUT, class_name(runner.task_class), error, failed))
         done: Future[None] = Future()
@@ -93,10 +109,19 @@ class _ErrantRecordReporter(ErrantRecordReporter):
 class SinkTaskRunner(TaskRunner):
     COMMITTED_TIMEOUT_S = 10.0
 
-    def __init__(self, *args: Any, consumer_config: dict[str, str], key_converter: Converter,
-                 value_converter: Converter, header_converter: HeaderConverter, flush_interval_ms: int,
-                 batch_size: int, dlq_producer_config: dict[str, str] | None = None,
-                 dlq_admin_config: dict[str, str] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        consumer_config: dict[str, str],
+        key_converter: Converter,
+        value_converter: Converter,
+        header_converter: HeaderConverter,
+        flush_interval_ms: int,
+        batch_size: int,
+        dlq_producer_config: dict[str, str] | None = None,
+        dlq_admin_config: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.consumer_config = consumer_config
         self.dlq_producer_config = dlq_producer_config or {}
@@ -114,7 +139,7 @@ class SinkTaskRunner(TaskRunner):
         self.pending_seeks: dict[TopicPartition, int] = {}
         self.assignment: set[TopicPartition] = set()
         self.task_paused: set[TopicPartition] = set()
-        self.current: dict[TopicPartition, int] = {}   # next offset to consume, per partition delivered to put()
+        self.current: dict[TopicPartition, int] = {}  # next offset to consume, per partition delivered to put()
         self.committed: dict[TopicPartition, int] = {}
         self.commit_requested = False
         self.retry_backoff_s = 0.0
@@ -123,10 +148,15 @@ class SinkTaskRunner(TaskRunner):
 
     def initialize(self, task: Task) -> None:
         assert isinstance(task, SinkTask)
-        self.errors = build_operator(self.connector, self.id, self.connector_config, self.error_counters,
-                                     self._stopping, self._dead_letter_queue)
+        self.errors = build_operator(
+            self.connector, self.id, self.connector_config, self.error_counters, self._stopping, self._dead_letter_queue
+        )
         self.errant_reporter = _ErrantRecordReporter(self)
-        config = {"client.id": f"connector-consumer-{self.id}", **self.consumer_config, "stats_cb": self.on_client_stats}
+        config = {
+            "client.id": f"connector-consumer-{self.id}",
+            **self.consumer_config,
+            "stats_cb": self.on_client_stats,
+        }
         self.consumer = create_client(Consumer, config, f"consumer of {self.id}")
         topics = [t.strip() for t in self.connector_config.get("topics", "").split(",") if t.strip()]
         regex = self.connector_config.get("topics.regex", "").strip()
@@ -139,8 +169,9 @@ class SinkTaskRunner(TaskRunner):
         task.initialize(_Context(self))
 
     def _dead_letter_queue(self, settings: ErrorSettings) -> DeadLetterQueueReporter:
-        return DeadLetterQueueReporter(settings, self.dlq_producer_config, self.dlq_admin_config, self.connector,
-                                       self.index, self.error_counters)
+        return DeadLetterQueueReporter(
+            settings, self.dlq_producer_config, self.dlq_admin_config, self.connector, self.index, self.error_counters
+        )
 
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
         added = [TopicPartition(p.topic, p.partition) for p in partitions]
@@ -172,13 +203,14 @@ class SinkTaskRunner(TaskRunner):
         if not partitions:
             return
         try:
-            committed = consumer.committed([KafkaTopicPartition(p.topic, p.partition) for p in partitions],
-                                           timeout=self.COMMITTED_TIMEOUT_S)
+            committed = consumer.committed(
+                [KafkaTopicPartition(p.topic, p.partition) for p in partitions], timeout=self.COMMITTED_TIMEOUT_S
+            )
         except KafkaException as exc:
             log.debug("Task %s: committed offsets not read on assignment (%s); librdkafka looks them up", self.id, exc)
             return
         reset = _RESET_POSITIONS.get(str(self.consumer_config.get("auto.offset.reset", "latest")).lower())
-        for p, c in zip(partitions, committed):
+        for p, c in zip(partitions, committed, strict=True):
             if c.error is None and c.offset >= 0:
                 p.offset = c.offset
             elif c.error is None and reset is not None:
@@ -295,10 +327,20 @@ class SinkTaskRunner(TaskRunner):
                     value_schemas.append(value_schema)
                     continue
                 ts_type, ts = m.timestamp()
-                record: SinkRecord | None = transforms.apply(SinkRecord(  # type: ignore[assignment]
-                    topic, partition, key, value, offset, key_schema, value_schema, ts if ts_type else None,
-                    TIMESTAMP_TYPES.get(ts_type, "CreateTime"),
-                    self._headers(topic, raw_headers) if raw_headers else None))
+                record: SinkRecord | None = transforms.apply(
+                    SinkRecord(  # type: ignore[assignment]
+                        topic,
+                        partition,
+                        key,
+                        value,
+                        offset,
+                        key_schema,
+                        value_schema,
+                        ts if ts_type else None,
+                        TIMESTAMP_TYPES.get(ts_type, "CreateTime"),
+                        self._headers(topic, raw_headers) if raw_headers else None,
+                    )
+                )
             except Exception:  # noqa: BLE001 - the slow path finds the failing stage and applies errors.*
                 last_raw_key = _UNSET
                 record = self._process_failed(m)
@@ -315,8 +357,9 @@ class SinkTaskRunner(TaskRunner):
                 records.append(record)
         if run_topic is not None:
             positions[(run_topic, run_partition)] = last_offset + 1
-        batch: Sequence[SinkRecord] = (SinkRecordBatch(kept, keys, values, key_schemas, value_schemas, headers)
-                                       if no_transforms else records)
+        batch: Sequence[SinkRecord] = (
+            SinkRecordBatch(kept, keys, values, key_schemas, value_schemas, headers) if no_transforms else records
+        )
         counters = self.counters
         counters.sink_records_read += len(messages)
         counters.sink_records_sent += len(batch)
@@ -335,22 +378,43 @@ class SinkTaskRunner(TaskRunner):
         assert errors is not None
         topic, raw_key, raw_value, raw_headers = m.topic(), m.key(), m.value(), m.headers()
         ts_type, ts = m.timestamp()
-        failed = FailedRecord(topic, m.partition(), m.offset(), raw_key, raw_value, raw_headers, ts if ts_type else None)
-        ok, key = errors.execute(Stage.KEY_CONVERTER, self.key_converter,
-                                 lambda: self.key_converter.to_connect_data(topic, raw_key), failed)
+        failed = FailedRecord(
+            topic, m.partition(), m.offset(), raw_key, raw_value, raw_headers, ts if ts_type else None
+        )
+        ok, key = errors.execute(
+            Stage.KEY_CONVERTER, self.key_converter, lambda: self.key_converter.to_connect_data(topic, raw_key), failed
+        )
         if not ok:
             return None
-        ok, value = errors.execute(Stage.VALUE_CONVERTER, self.value_converter,
-                                   lambda: self.value_converter.to_connect_data(topic, raw_value), failed)
+        ok, value = errors.execute(
+            Stage.VALUE_CONVERTER,
+            self.value_converter,
+            lambda: self.value_converter.to_connect_data(topic, raw_value),
+            failed,
+        )
         if not ok:
             return None
-        ok, headers = errors.execute(Stage.HEADER_CONVERTER, self.header_converter,
-                                     lambda: self._headers(topic, raw_headers) if raw_headers else None, failed)
+        ok, headers = errors.execute(
+            Stage.HEADER_CONVERTER,
+            self.header_converter,
+            lambda: self._headers(topic, raw_headers) if raw_headers else None,
+            failed,
+        )
         if not ok:
             return None
         assert key is not None and value is not None
-        record = SinkRecord(topic, m.partition(), key[1], value[1], m.offset(), key[0], value[0],
-                            ts if ts_type else None, TIMESTAMP_TYPES.get(ts_type, "CreateTime"), headers)
+        record = SinkRecord(
+            topic,
+            m.partition(),
+            key[1],
+            value[1],
+            m.offset(),
+            key[0],
+            value[0],
+            ts if ts_type else None,
+            TIMESTAMP_TYPES.get(ts_type, "CreateTime"),
+            headers,
+        )
         return errors.transform(self.transforms, record, failed)
 
     def _deliver(self, task: SinkTask, records: Sequence[SinkRecord]) -> bool:
@@ -410,8 +474,9 @@ class SinkTaskRunner(TaskRunner):
         began = time.monotonic()
         self._flush_error_reports()
         try:
-            self.consumer.commit(offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in changed.items()],
-                                 asynchronous=False)
+            self.consumer.commit(
+                offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in changed.items()], asynchronous=False
+            )
         except KafkaException as exc:
             # as the reference: a failed commit (broker away, coordinator moving) is retried at the next
             # interval; the records stay written, so at worst they are delivered again after a crash

@@ -1,9 +1,11 @@
 """Source tasks: poll, convert, produce; commit offsets only for records the broker acknowledged."""
+
 from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
@@ -42,7 +44,7 @@ class StoreOffsetReader(OffsetStorageReader):
                 self.store.stop()
         else:
             found = self.store.get(keys)
-        return [(p, decode_value(found.get(k))) for p, k in zip(partitions, keys)]
+        return [(p, decode_value(found.get(k))) for p, k in zip(partitions, keys, strict=True)]
 
 
 class _Context(SourceTaskContext):
@@ -61,9 +63,18 @@ class _Context(SourceTaskContext):
 class SourceTaskRunner(TaskRunner):
     is_source = True
 
-    def __init__(self, *args: Any, producer_config: dict[str, str], offset_store: OffsetStore,
-                 key_converter: Converter, value_converter: Converter, header_converter: HeaderConverter,
-                 flush_interval_ms: int, flush_timeout_ms: int, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        producer_config: dict[str, str],
+        offset_store: OffsetStore,
+        key_converter: Converter,
+        value_converter: Converter,
+        header_converter: HeaderConverter,
+        flush_interval_ms: int,
+        flush_timeout_ms: int,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.producer_config = producer_config
         self.offset_store = offset_store
@@ -110,7 +121,9 @@ class SourceTaskRunner(TaskRunner):
         config["on_delivery"] = self._on_delivery_error
         config["stats_cb"] = self.on_client_stats
         config.setdefault("client.id", f"connector-producer-{self.id}")  # the reference's client id
-        self.errors = build_operator(self.connector, self.id, self.connector_config, self.error_counters, self._stopping)
+        self.errors = build_operator(
+            self.connector, self.id, self.connector_config, self.error_counters, self._stopping
+        )
         # the task's own view of its offsets (a connector-specific topic, KIP-618): read it before the task starts
         self.offset_store.start()
         self._store_started = True
@@ -270,13 +283,20 @@ class SourceTaskRunner(TaskRunner):
         assert errors is not None
         failed = FailedRecord(source_record=record)
         topic = record.topic
-        ok, key = errors.execute(Stage.KEY_CONVERTER, self.key_converter,
-                                 lambda: self.key_converter.from_connect_data(topic, record.key_schema, record.key), failed)
+        ok, key = errors.execute(
+            Stage.KEY_CONVERTER,
+            self.key_converter,
+            lambda: self.key_converter.from_connect_data(topic, record.key_schema, record.key),
+            failed,
+        )
         if not ok:
             return None
-        ok, value = errors.execute(Stage.VALUE_CONVERTER, self.value_converter,
-                                   lambda: self.value_converter.from_connect_data(topic, record.value_schema, record.value),
-                                   failed)
+        ok, value = errors.execute(
+            Stage.VALUE_CONVERTER,
+            self.value_converter,
+            lambda: self.value_converter.from_connect_data(topic, record.value_schema, record.value),
+            failed,
+        )
         return (key, value) if ok else None
 
     def _flush_batches(self, by_topic: dict[tuple[str, int], list[dict[str, Any]]]) -> None:
@@ -328,8 +348,11 @@ class SourceTaskRunner(TaskRunner):
 
     def _abandon_sends(self) -> None:
         if not self._abandoned_sends:
-            log.warning("Task %s: stopping with records the producer could not queue (is the broker reachable?); "
-                        "no further offsets are committed, so they are polled again after a restart", self.id)
+            log.warning(
+                "Task %s: stopping with records the producer could not queue (is the broker reachable?); "
+                "no further offsets are committed, so they are polled again after a restart",
+                self.id,
+            )
         self._abandoned_sends = True
 
     def _headers(self, topic: str, headers: list[Any]) -> list[tuple[str, bytes | None]]:
@@ -350,8 +373,11 @@ class SourceTaskRunner(TaskRunner):
         remaining = self.producer.flush(self.flush_timeout_s) if self.producer is not None else 0
         if remaining:
             self.counters.offset_commit_failures += 1
-            log.warning("Task %s: %d records not acknowledged within offset.flush.timeout.ms; offsets not committed this time",
-                        self.id, remaining)
+            log.warning(
+                "Task %s: %d records not acknowledged within offset.flush.timeout.ms; offsets not committed this time",
+                self.id,
+                remaining,
+            )
             return False
         if self._send_error is not None:
             raise ConnectError(f"Unrecoverable exception from producer send callback: {self._send_error}")

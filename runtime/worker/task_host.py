@@ -1,5 +1,6 @@
 """A task process (`task.processes` > 0): runs the tasks the worker places in it, as threads, with the
 same runners as the worker itself (see task_processes.py for the worker's side and the messages)."""
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -10,8 +11,9 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..daemon_executor import KeyedDaemonExecutor
 from ..log_levels import LEVELS, LOG_LEVELS, apply_exact
@@ -128,8 +130,14 @@ class TaskHost:
                 # a source task's offsets live in the store the worker opened for it, not in this process
                 return OffsetStoreRelay(calls, (name, index))
 
-        self.worker = HostedWorker(config, Plugins(config.get_list("plugin.path")), _NoOffsetStore(),
-                                   StatusRelay(self.send), settings.worker_id, on_topic=self._on_topic)
+        self.worker = HostedWorker(
+            config,
+            Plugins(config.get_list("plugin.path")),
+            _NoOffsetStore(),
+            StatusRelay(self.send),
+            settings.worker_id,
+            on_topic=self._on_topic,
+        )
         # a task's jobs one after the other (its stop after its start), tasks side by side (a slow start
         # holds up no other task's stop); each key's thread ends when it has nothing queued
         self._jobs = KeyedDaemonExecutor("task-host")
@@ -148,15 +156,17 @@ class TaskHost:
 
     # ---- commands ------------------------------------------------------------------------------
 
-    def _start(self, key: TaskKey, task_config: dict[str, str], connector_config: dict[str, str],
-               target: TargetState) -> None:
+    def _start(
+        self, key: TaskKey, task_config: dict[str, str], connector_config: dict[str, str], target: TargetState
+    ) -> None:
         ok = True
         try:
             runner = self.worker.build_task_runner(key[0], key[1], task_config, connector_config, target)
-        except Exception as exc:  # noqa: BLE001 - reported as the worker would: FAILED with the trace
+        except Exception as exc:
             log.error("Failed to start task %s-%s", key[0], key[1], exc_info=exc)
-            self.worker.statuses.put_task(key[0], key[1], InstanceStatus(State.FAILED, self.worker.worker_id,
-                                                                         format_trace(exc)))
+            self.worker.statuses.put_task(
+                key[0], key[1], InstanceStatus(State.FAILED, self.worker.worker_id, format_trace(exc))
+            )
             ok = False
         else:
             self.worker.tasks[key] = runner
@@ -186,8 +196,12 @@ class TaskHost:
             new_stats = stats is not None and self._last_client_stats.get(key) != id(stats)
             if new_stats:
                 self._last_client_stats[key] = id(stats)
-            out[key] = TaskStats(dataclasses.replace(runner.counters), dataclasses.replace(runner.error_counters),
-                                 stats if new_stats else None, runner.active_records())
+            out[key] = TaskStats(
+                dataclasses.replace(runner.counters),
+                dataclasses.replace(runner.error_counters),
+                stats if new_stats else None,
+                runner.active_records(),
+            )
         return out
 
     def _report_stats(self) -> None:

@@ -20,6 +20,7 @@ A task process that exits unexpectedly fails its tasks (FAILED, with the exit co
 failed task (restart endpoints, KIP-745), in a new process. A process left by a worker killed with kill -9
 sees its pipe close and stops its tasks on its own.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -27,8 +28,9 @@ import logging
 import multiprocessing
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..log_levels import LOG_LEVELS
 from ..storage.base import InstanceStatus, OffsetStore, StatusStore
@@ -60,8 +62,9 @@ class RemoteTaskRunner:
     """The worker's handle on a task running in a task process: the interface of TaskRunner that the
     worker, the herder and the metrics layer use."""
 
-    def __init__(self, process: "TaskProcess", connector: str, index: int, target: TargetState,
-                 offset_store: OffsetStore | None) -> None:
+    def __init__(
+        self, process: TaskProcess, connector: str, index: int, target: TargetState, offset_store: OffsetStore | None
+    ) -> None:
         self.process = process
         self.connector = connector
         self.index = index
@@ -88,13 +91,21 @@ class RemoteTaskRunner:
         assert message is not None, "start() twice"
         if not self.process.send(message):
             self.failed = True
-            self.process.statuses.put_task(self.connector, self.index, InstanceStatus(
-                State.FAILED, self.process.worker_id, "org.apache.kafka.connect.errors.ConnectException: the task "
-                f"process for task {self.id} is not running; restart the task to run it in a new process"))
+            self.process.statuses.put_task(
+                self.connector,
+                self.index,
+                InstanceStatus(
+                    State.FAILED,
+                    self.process.worker_id,
+                    "org.apache.kafka.connect.errors.ConnectException: the task "
+                    f"process for task {self.id} is not running; restart the task to run it in a new process",
+                ),
+            )
             self._finish(False)
             return
-        self._started.wait(wait_s if wait_s is not None else
-                           (FIRST_START_WAIT_S if not self.process.ready else START_WAIT_S))
+        self._started.wait(
+            wait_s if wait_s is not None else (FIRST_START_WAIT_S if not self.process.ready else START_WAIT_S)
+        )
 
     def transition_to(self, target: TargetState) -> None:
         if self.failed or target is self._target:
@@ -146,9 +157,17 @@ class RemoteTaskRunner:
 class TaskProcess:
     """One task process and the thread that reads what it sends."""
 
-    def __init__(self, number: int, worker_props: dict[str, str], worker_id: str, statuses: StatusStore,
-                 on_topic: Callable[[str, int, str], None] | None, graceful_timeout_s: float,
-                 log_settings: LogSettings, offset_calls: concurrent.futures.Executor) -> None:
+    def __init__(
+        self,
+        number: int,
+        worker_props: dict[str, str],
+        worker_id: str,
+        statuses: StatusStore,
+        on_topic: Callable[[str, int, str], None] | None,
+        graceful_timeout_s: float,
+        log_settings: LogSettings,
+        offset_calls: concurrent.futures.Executor,
+    ) -> None:
         from . import task_host  # the process's entry point (imported here: it imports this module)
 
         self.number = number
@@ -164,8 +183,12 @@ class TaskProcess:
         self._lock = threading.Lock()
         context = multiprocessing.get_context("spawn")  # fork would copy the worker's threads' locks
         self._conn, child_conn = context.Pipe(duplex=True)
-        self.process = context.Process(target=task_host.run, name=f"connect-task-process-{number}", daemon=True,
-                                       args=(child_conn, task_host.HostSettings(worker_props, worker_id, *log_settings)))
+        self.process = context.Process(
+            target=task_host.run,
+            name=f"connect-task-process-{number}",
+            daemon=True,
+            args=(child_conn, task_host.HostSettings(worker_props, worker_id, *log_settings)),
+        )
         self.process.start()
         child_conn.close()
         self._reader = threading.Thread(target=self._read_loop, name=f"task-process-{number}-reader", daemon=True)
@@ -210,7 +233,7 @@ class TaskProcess:
             self.ready = True
             try:
                 self._dispatch(message)
-            except Exception:  # noqa: BLE001 - one bad message must not end the relay
+            except Exception:
                 log.exception("Task process %d: could not handle %r", self.number, message[0])
         self._on_exit()
 
@@ -266,10 +289,13 @@ class TaskProcess:
         for runner in orphans:
             if not self.closing and not runner._stopped.is_set():
                 runner.failed = True
-                trace = (f"org.apache.kafka.connect.errors.ConnectException: the task process running task "
-                         f"{runner.id} exited (exit code {code}); restart the task to run it in a new process")
-                self.statuses.put_task(runner.connector, runner.index,
-                                       InstanceStatus(State.FAILED, self.worker_id, trace))
+                trace = (
+                    f"org.apache.kafka.connect.errors.ConnectException: the task process running task "
+                    f"{runner.id} exited (exit code {code}); restart the task to run it in a new process"
+                )
+                self.statuses.put_task(
+                    runner.connector, runner.index, InstanceStatus(State.FAILED, self.worker_id, trace)
+                )
                 log.error("Task process %d exited with code %s; task %s is FAILED", self.number, code, runner.id)
                 if runner.offset_store is not None:  # the task cannot close it any more
                     try:
@@ -296,8 +322,15 @@ class TaskProcess:
 class TaskProcessPool:
     """`size` task processes; each task goes to the live process running the fewest."""
 
-    def __init__(self, size: int, worker_props: dict[str, str], worker_id: str, statuses: StatusStore,
-                 on_topic: Callable[[str, int, str], None] | None, graceful_timeout_s: float) -> None:
+    def __init__(
+        self,
+        size: int,
+        worker_props: dict[str, str],
+        worker_id: str,
+        statuses: StatusStore,
+        on_topic: Callable[[str, int, str], None] | None,
+        graceful_timeout_s: float,
+    ) -> None:
         self.size = size
         # the processes build a Worker from the same properties, running their tasks as threads
         self._props = {**worker_props, "task.processes": "0"}
@@ -318,12 +351,20 @@ class TaskProcessPool:
             for _ in range(size):
                 self._spawn()
 
-    def _spawn(self) -> "TaskProcess":
+    def _spawn(self) -> TaskProcess:
         # under self._lock, as _on_log_level: a level set while this process starts is either in its
         # starting levels or sent to it
         self._count += 1
-        process = TaskProcess(self._count, self._props, self._worker_id, self._statuses, self._on_topic,
-                              self._graceful_timeout_s, self._log_settings(), self._offset_calls)
+        process = TaskProcess(
+            self._count,
+            self._props,
+            self._worker_id,
+            self._statuses,
+            self._on_topic,
+            self._graceful_timeout_s,
+            self._log_settings(),
+            self._offset_calls,
+        )
         self._processes.append(process)
         return process
 
@@ -334,8 +375,11 @@ class TaskProcessPool:
             process.send(("log_level", namespace, number))
 
     def _log_settings(self) -> LogSettings:
-        return (str(self._props.get("log.level", "INFO")), str(self._props.get("log.format", "text")),
-                tuple(LOG_LEVELS.explicit()))
+        return (
+            str(self._props.get("log.level", "INFO")),
+            str(self._props.get("log.format", "text")),
+            tuple(LOG_LEVELS.explicit()),
+        )
 
     def _process_for_next_task(self) -> TaskProcess:
         with self._lock:
@@ -346,9 +390,15 @@ class TaskProcessPool:
                 return self._spawn()
             return min(self._processes, key=lambda p: p.load())
 
-    def task_runner(self, connector: str, index: int, task_config: dict[str, str],
-                    connector_config: dict[str, str], target: TargetState,
-                    offset_store: OffsetStore | None) -> RemoteTaskRunner:
+    def task_runner(
+        self,
+        connector: str,
+        index: int,
+        task_config: dict[str, str],
+        connector_config: dict[str, str],
+        target: TargetState,
+        offset_store: OffsetStore | None,
+    ) -> RemoteTaskRunner:
         """The handle of a task placed in a task process (not started: the worker calls start())."""
         process = self._process_for_next_task()
         runner = RemoteTaskRunner(process, connector, index, target, offset_store)

@@ -1,4 +1,5 @@
 """The thread that runs one task instance, and what source and sink runners share."""
+
 from __future__ import annotations
 
 import logging
@@ -7,7 +8,8 @@ import threading
 import time
 import traceback
 from abc import ABC, abstractmethod
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 from confluent_kafka import KafkaException
@@ -149,8 +151,11 @@ class TaskRunner(ABC):
 
     def _fail(self, exc: BaseException) -> None:
         self.failed = True
-        log.error("Task %s threw an uncaught and unrecoverable exception; it is FAILED until manually restarted",
-                  self.id, exc_info=exc)
+        log.error(
+            "Task %s threw an uncaught and unrecoverable exception; it is FAILED until manually restarted",
+            self.id,
+            exc_info=exc,
+        )
         self._report(State.FAILED, format_trace(exc))
 
     def _run(self) -> None:

@@ -14,11 +14,13 @@ Config shape (Kafka Connect's ConnectorConfig):
 followed by ConfigDef.validateAll): one entry per `<prefix>type` plus the plugin's own keys embedded under the
 alias prefix, with Kafka's messages.
 """
+
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..api.config import NO_DEFAULT, ConfigDef, ConfigKey, ConfigValue, Importance, Type, Width, parse_type
 from ..api.errors import ConfigError, ConnectError
@@ -45,7 +47,7 @@ def _aliases(config: Mapping[str, Any], key: str) -> list[str]:
 
 
 def _with_prefix(config: Mapping[str, Any], prefix: str) -> dict[str, Any]:
-    return {k[len(prefix):]: v for k, v in config.items() if k.startswith(prefix)}
+    return {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
 
 
 def _java_class(cls: type) -> str:
@@ -53,6 +55,7 @@ def _java_class(cls: type) -> str:
 
 
 # ---- the chain --------------------------------------------------------------------------------
+
 
 @dataclass
 class TransformationStage:
@@ -158,13 +161,17 @@ def _check_class(name: str, kind: str, resolve: Resolve, key: str) -> tuple[type
     if cls is None:
         return None, f"Invalid value {name} for configuration {key}: Class {name} could not be found."
     if not isinstance(cls, type) or not issubclass(cls, base):
-        return None, f"Class {_java_class(cls) if isinstance(cls, type) else cls} does not implement the {base_name} interface"
+        return (
+            None,
+            f"Class {_java_class(cls) if isinstance(cls, type) else cls} does not implement the {base_name} interface",
+        )
     if inspect.isabstract(cls):
         return None, "This class is abstract and cannot be created."
     return cls, None
 
 
 # ---- validation -------------------------------------------------------------------------------
+
 
 @dataclass
 class TransformValidation:
@@ -204,20 +211,38 @@ def validate_transforms(config: Mapping[str, Any], resolve: Resolve) -> Transfor
             predicate_aliases = aliases
         if len(aliases) > len(set(aliases)):
             result.alias_errors.setdefault(alias_key, []).append(
-                f"Invalid value [{', '.join(aliases)}] for configuration {alias_key}: Duplicate alias provided.")
+                f"Invalid value [{', '.join(aliases)}] for configuration {alias_key}: Duplicate alias provided."
+            )
         for alias in dict.fromkeys(aliases):
             _validate_alias(result, present, kind, alias, f"{group_prefix}: {alias}", base_name, resolve)
     _check_predicate_references(result, present, predicate_aliases)
     return result
 
 
-def _validate_alias(result: TransformValidation, config: Mapping[str, Any], kind: str, alias: str, group: str,
-                    base_name: str, resolve: Resolve) -> None:
+def _validate_alias(
+    result: TransformValidation,
+    config: Mapping[str, Any],
+    kind: str,
+    alias: str,
+    group: str,
+    base_name: str,
+    resolve: Resolve,
+) -> None:
     alias_key = _KINDS[kind][0]
     prefix = f"{alias_key}.{alias}."
     type_key = prefix + "type"
-    key = ConfigKey(type_key, Type.CLASS, NO_DEFAULT, None, Importance.HIGH, f"Class for the '{alias}' {kind}.",
-                    group, 0, Width.LONG, f"{base_name} type for {alias}")
+    key = ConfigKey(
+        type_key,
+        Type.CLASS,
+        NO_DEFAULT,
+        None,
+        Importance.HIGH,
+        f"Class for the '{alias}' {kind}.",
+        group,
+        0,
+        Width.LONG,
+        f"{base_name} type for {alias}",
+    )
     value = ConfigValue(type_key, config.get(type_key))
     result.groups.append(group)
     result.entries.append((key, value))
@@ -233,18 +258,30 @@ def _validate_alias(result: TransformValidation, config: Mapping[str, Any], kind
     # Kafka's type validator: the negate check first, then the class's own checks
     negate_problem = None
     if kind == "transformation" and prefix + NEGATE_CONFIG in config and prefix + PREDICATE_CONFIG not in config:
-        negate_problem = (f"Config '{prefix}{NEGATE_CONFIG}' was provided but there is no config "
-                          f"'{prefix}{PREDICATE_CONFIG}' defining a predicate to be negated.")
+        negate_problem = (
+            f"Config '{prefix}{NEGATE_CONFIG}' was provided but there is no config "
+            f"'{prefix}{PREDICATE_CONFIG}' defining a predicate to be negated."
+        )
     if negate_problem or problem:
         value.add_error(negate_problem or problem or "")
     if definition is None:
         return
     child = ConfigDef()
     if kind == "transformation":
-        child.define(PREDICATE_CONFIG, Type.STRING, None, importance=Importance.MEDIUM,
-                     documentation="The alias of a predicate used to determine whether to apply this transformation.")
-        child.define(NEGATE_CONFIG, Type.BOOLEAN, False, importance=Importance.MEDIUM,
-                     documentation="Whether the configured predicate should be negated.")
+        child.define(
+            PREDICATE_CONFIG,
+            Type.STRING,
+            None,
+            importance=Importance.MEDIUM,
+            documentation="The alias of a predicate used to determine whether to apply this transformation.",
+        )
+        child.define(
+            NEGATE_CONFIG,
+            Type.BOOLEAN,
+            False,
+            importance=Importance.MEDIUM,
+            documentation="Whether the configured predicate should be negated.",
+        )
     for own in definition.keys.values():
         if own.name not in child:  # the implicit predicate/negate keys mask the plugin's own of that name
             child.define_key(own)
@@ -253,9 +290,20 @@ def _validate_alias(result: TransformValidation, config: Mapping[str, Any], kind
         embedded_group = group + (f": {own.group}" if own.group else "")
         if embedded_group not in result.groups:
             result.groups.append(embedded_group)
-        embedded = ConfigKey(prefix + own.name, own.type, own.default, own.validator, own.importance,
-                             own.documentation, embedded_group, order, own.width, own.display_name,
-                             [prefix + d for d in own.dependents], own.internal)
+        embedded = ConfigKey(
+            prefix + own.name,
+            own.type,
+            own.default,
+            own.validator,
+            own.importance,
+            own.documentation,
+            embedded_group,
+            order,
+            own.width,
+            own.display_name,
+            [prefix + d for d in own.dependents],
+            own.internal,
+        )
         result.entries.append((embedded, _validate_embedded(embedded, own.name, config)))
 
 
@@ -263,8 +311,10 @@ def _plugin_definition(cls: type, key: str, base_name: str) -> tuple[ConfigDef |
     try:
         instance = cls()
     except Exception as exc:  # noqa: BLE001
-        return None, (f"Invalid value {_java_class(cls)} for configuration {key}: Error getting config definition "
-                      f"from {base_name}: {exc}")
+        return None, (
+            f"Invalid value {_java_class(cls)} for configuration {key}: Error getting config definition "
+            f"from {base_name}: {exc}"
+        )
     try:
         definition = instance.config()
     except Exception as exc:  # noqa: BLE001
@@ -309,8 +359,9 @@ def _validate_embedded(key: ConfigKey, short_name: str, config: Mapping[str, Any
     return value
 
 
-def _check_predicate_references(result: TransformValidation, config: Mapping[str, Any],
-                                predicate_aliases: list[str]) -> None:
+def _check_predicate_references(
+    result: TransformValidation, config: Mapping[str, Any], predicate_aliases: list[str]
+) -> None:
     """This runtime's addition: a transform naming a predicate that is defined nowhere is an error now, not when
     the task starts (Kafka accepts an alias missing from `predicates` if `predicates.<p>.type` is set)."""
     try:
@@ -326,13 +377,25 @@ def _check_predicate_references(result: TransformValidation, config: Mapping[str
         predicate = str(predicate).strip()
         if predicate in predicate_aliases or f"{PREDICATES_CONFIG}.{predicate}.type" in config:
             continue
-        message = (f"Invalid value {predicate} for configuration {key}: Predicate alias '{predicate}' is not "
-                   f"defined; list it in '{PREDICATES_CONFIG}' and set '{PREDICATES_CONFIG}.{predicate}.type'")
+        message = (
+            f"Invalid value {predicate} for configuration {key}: Predicate alias '{predicate}' is not "
+            f"defined; list it in '{PREDICATES_CONFIG}' and set '{PREDICATES_CONFIG}.{predicate}.type'"
+        )
         if key in entries:
             entries[key].add_error(message)
         else:
             value = ConfigValue(key, predicate)
             value.add_error(message)
-            result.entries.append((ConfigKey(key, Type.STRING, None, importance=Importance.MEDIUM,
-                                             documentation="The alias of a predicate used to determine whether to "
-                                                           "apply this transformation."), value))
+            result.entries.append(
+                (
+                    ConfigKey(
+                        key,
+                        Type.STRING,
+                        None,
+                        importance=Importance.MEDIUM,
+                        documentation="The alias of a predicate used to determine whether to "
+                        "apply this transformation.",
+                    ),
+                    value,
+                )
+            )

@@ -7,14 +7,16 @@ start, as the reference's does). A stop voids what was asked for that connector 
 a start not yet under way never creates its instance, and an instance stopped while it starts, or while a
 pause runs its stop(), reports no status any more (the status is then its stopper's to write).
 """
+
 from __future__ import annotations
 
 import concurrent.futures
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..api.connector import Connector, ConnectorContext, SinkConnector, SourceConnectorContext
 from ..api.task import OffsetStorageReader
@@ -27,9 +29,9 @@ from ..storage.connector_offset_store import ConnectorOffsetStore
 from ..storage.states import State, TargetState
 from ..worker_config import WorkerConfig
 from . import clients
+from .converter_setup import build_converter, build_header_converter
 from .counters import RebalanceCounters, WorkerCounters
 from .offsets import SourceOffsetStores
-from .converter_setup import build_converter, build_header_converter
 from .sink_runner import SinkTaskRunner
 from .source_runner import SourceTaskRunner, StoreOffsetReader
 from .task_processes import RemoteTaskRunner, TaskProcessPool
@@ -75,7 +77,7 @@ def succeeded(job: concurrent.futures.Future, what: str) -> bool:
 
 
 class _ConnectorContext(SourceConnectorContext):
-    def __init__(self, worker: "Worker", name: str, epoch: int) -> None:
+    def __init__(self, worker: Worker, name: str, epoch: int) -> None:
         self._worker = worker
         self._name = name
         self._epoch = epoch
@@ -103,10 +105,17 @@ class ConnectorInstance:
 
 
 class Worker:
-    def __init__(self, config: WorkerConfig, plugins: Plugins, offset_store: OffsetStore, statuses: StatusStore,
-                 worker_id: str, on_reconfiguration_request: Callable[[str], None] | None = None,
-                 on_topic: Callable[[str, int, str], None] | None = None,
-                 resolver: ConfigResolver | None = None) -> None:
+    def __init__(
+        self,
+        config: WorkerConfig,
+        plugins: Plugins,
+        offset_store: OffsetStore,
+        statuses: StatusStore,
+        worker_id: str,
+        on_reconfiguration_request: Callable[[str], None] | None = None,
+        on_topic: Callable[[str, int, str], None] | None = None,
+        resolver: ConfigResolver | None = None,
+    ) -> None:
         self.config = config
         self.resolver = resolver or ConfigResolver({})
         self.plugins = plugins
@@ -132,8 +141,9 @@ class Worker:
         processes = config.get_int("task.processes")
         self.task_processes: TaskProcessPool | None = None
         if processes > 0:
-            self.task_processes = TaskProcessPool(processes, dict(config.originals), worker_id, statuses, on_topic,
-                                                  self.graceful_timeout_s)
+            self.task_processes = TaskProcessPool(
+                processes, dict(config.originals), worker_id, statuses, on_topic, self.graceful_timeout_s
+            )
 
     # ---- connectors -----------------------------------------------------------------------------
 
@@ -179,6 +189,7 @@ class Worker:
     def await_connector(self, future: concurrent.futures.Future) -> bool:
         """Wait for a connector job (a start the caller answers for); False when the worker began shutting
         down first (the job still runs, on its daemon thread)."""
+
         def done(_: concurrent.futures.Future) -> None:
             with self._connector_job_done:
                 self._connector_job_done.notify_all()
@@ -230,11 +241,13 @@ class Worker:
             return False
         return self._transition_instance(instance, target)
 
-    def transition_connector(self, name: str, target: TargetState,
-                             config: dict[str, str] | None = None) -> concurrent.futures.Future:
+    def transition_connector(
+        self, name: str, target: TargetState, config: dict[str, str] | None = None
+    ) -> concurrent.futures.Future:
         """Bring the instance to `target` on the connector's thread; with `config`, an instance whose creation
         failed is created again. The future says whether it got there (a stop() it runs is bounded by the
         graceful timeout there, and nobody need wait for it)."""
+
         def transition(epoch: int) -> bool:
             instance = self.connectors.get(name)
             if instance is None:
@@ -259,8 +272,9 @@ class Worker:
                     return False
             return self._report_connector(name, instance.epoch, State.RUNNING)
         self._stop_instance(instance)
-        return self._report_connector(name, instance.epoch,
-                                      State.PAUSED if target is TargetState.PAUSED else State.STOPPED)
+        return self._report_connector(
+            name, instance.epoch, State.PAUSED if target is TargetState.PAUSED else State.STOPPED
+        )
 
     def _stop_instance(self, instance: ConnectorInstance) -> None:
         """On the connector's thread: a stop() that outlasts the graceful timeout is left running on a
@@ -321,8 +335,9 @@ class Worker:
 
     # ---- tasks ----------------------------------------------------------------------------------
 
-    def start_task(self, name: str, index: int, task_config: dict[str, str], connector_config: dict[str, str],
-                   target: TargetState) -> bool:
+    def start_task(
+        self, name: str, index: int, task_config: dict[str, str], connector_config: dict[str, str], target: TargetState
+    ) -> bool:
         """Start one task (a thread here, or in a task process when `task.processes` > 0); failures
         become a FAILED status with the trace."""
         self.counters.task_startup_attempts += 1
@@ -330,11 +345,12 @@ class Worker:
             task_config = self.resolver.resolve(task_config)
             connector_config = self.resolver.resolve(connector_config)
             if self.task_processes is not None:
-                runner: TaskRunner | RemoteTaskRunner = self._start_remote_task(name, index, task_config,
-                                                                                connector_config, target)
+                runner: TaskRunner | RemoteTaskRunner = self._start_remote_task(
+                    name, index, task_config, connector_config, target
+                )
             else:
                 runner = self.build_task_runner(name, index, task_config, connector_config, target)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             log.error("Failed to start task %s-%s", name, index, exc_info=exc)
             self.statuses.put_task(name, index, InstanceStatus(State.FAILED, self.worker_id, format_trace(exc)))
             self.counters.task_startup_failures += 1
@@ -344,12 +360,14 @@ class Worker:
         runner.start()
         return True
 
-    def build_task_runner(self, name: str, index: int, task_config: dict[str, str],
-                          connector_config: dict[str, str], target: TargetState) -> TaskRunner:
+    def build_task_runner(
+        self, name: str, index: int, task_config: dict[str, str], connector_config: dict[str, str], target: TargetState
+    ) -> TaskRunner:
         """The runner of one task, from resolved configs (not started)."""
         desc = self.plugins.connector_desc(connector_config.get("connector.class", ""))
         task_class_name = task_config.get("task.class")
         from ..plugins import import_object
+
         task_class = import_object(task_class_name) if task_class_name else None
         if task_class is None:
             raise ValueError(f"Task config of {name}-{index} has no task.class")
@@ -358,10 +376,19 @@ class Worker:
         header_conv = build_header_converter(self.plugins, self.config, connector_config)
         transforms = TransformationChain(connector_config, self.plugins.resolve)
         common: dict[str, Any] = dict(
-            connector=name, index=index, task_class=task_class, config=task_config,
-            connector_config=connector_config, target_state=target, statuses=self.statuses,
-            worker_id=self.worker_id, on_topic=self._on_topic, transforms=transforms, key_converter=key_conv,
-            value_converter=value_conv, header_converter=header_conv,
+            connector=name,
+            index=index,
+            task_class=task_class,
+            config=task_config,
+            connector_config=connector_config,
+            target_state=target,
+            statuses=self.statuses,
+            worker_id=self.worker_id,
+            on_topic=self._on_topic,
+            transforms=transforms,
+            key_converter=key_conv,
+            value_converter=value_conv,
+            header_converter=header_conv,
             flush_interval_ms=self.config.get_int("offset.flush.interval.ms"),
         )
         if issubclass(desc.cls, SinkConnector):
@@ -369,14 +396,19 @@ class Worker:
                 consumer_config=clients.consumer_config(self.config, name, connector_config),
                 batch_size=clients.max_poll_records(self.config, connector_config),
                 dlq_producer_config=clients.producer_config(self.config, connector_config),
-                dlq_admin_config=clients.admin_config(self.config, connector_config, sink=True), **common)
+                dlq_admin_config=clients.admin_config(self.config, connector_config, sink=True),
+                **common,
+            )
         return SourceTaskRunner(
             producer_config=clients.producer_config(self.config, connector_config),
             offset_store=self.task_offset_store(name, index, connector_config),
-            flush_timeout_ms=self.config.get_int("offset.flush.timeout.ms"), **common)
+            flush_timeout_ms=self.config.get_int("offset.flush.timeout.ms"),
+            **common,
+        )
 
-    def _start_remote_task(self, name: str, index: int, task_config: dict[str, str],
-                           connector_config: dict[str, str], target: TargetState) -> "RemoteTaskRunner":
+    def _start_remote_task(
+        self, name: str, index: int, task_config: dict[str, str], connector_config: dict[str, str], target: TargetState
+    ) -> RemoteTaskRunner:
         """A task in a task process: the process builds its runner from the same resolved configs; a
         source task's offsets stay in this process's store, which the task reads and writes through it."""
         pool = self.task_processes
@@ -422,7 +454,9 @@ class Worker:
             if connector == name:
                 runner.forget_seen_topics()
 
-    def source_offset_store(self, name: str, connector_config: dict[str, str], client_id: str | None = None) -> ConnectorOffsetStore:
+    def source_offset_store(
+        self, name: str, connector_config: dict[str, str], client_id: str | None = None
+    ) -> ConnectorOffsetStore:
         """The (not yet started) offset store of a source connector's task: the worker's, or its own topic's first."""
         if self.source_offset_stores is None:
             return ConnectorOffsetStore.worker_only(self.offset_store)
@@ -434,8 +468,11 @@ class Worker:
 
     def connector_offset_reader(self, name: str) -> OffsetStorageReader:
         instance = self.connectors.get(name)
-        if instance is None or self.source_offset_stores is None \
-                or not self.source_offset_stores.uses_connector_store(instance.resolved):
+        if (
+            instance is None
+            or self.source_offset_stores is None
+            or not self.source_offset_stores.uses_connector_store(instance.resolved)
+        ):
             return StoreOffsetReader(name, self.offset_store)
         # the connector instance keeps no store open: each read opens its topic's store, then closes it
         return StoreOffsetReader(name, self.source_offset_store(name, instance.resolved), transient=True)

@@ -5,11 +5,12 @@ alone, compared with the golden recording), `ours` (our runtime alone, compared 
 recording; needs no Java). CONFORMANCE_RECORD=1 (with `oracle` or `both`) rewrites the golden file
 from the oracle's answers instead of comparing with it.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pytest
@@ -25,6 +26,7 @@ RECORDING = os.environ.get("CONFORMANCE_RECORD", "").lower() in ("1", "true", "y
 
 # Worker properties both sides get, beyond the defaults of OracleProcess/WorkerProcess.
 WORKER_PROPS = {"offset.flush.interval.ms": 500}
+
 
 def _wanted(name: str) -> bool:
     if MODE not in ("both", ORACLE, OURS):
@@ -80,12 +82,24 @@ def ours_target(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory
 
 
 @pytest.fixture
-def cf(request: pytest.FixtureRequest, oracle_target: Target | None, ours_target: Target | None,
-       golden: Golden | None, bootstrap_servers: str, mode: str) -> Iterator[Conformance]:
+def cf(
+    request: pytest.FixtureRequest,
+    oracle_target: Target | None,
+    ours_target: Target | None,
+    golden: Golden | None,
+    bootstrap_servers: str,
+    mode: str,
+) -> Iterator[Conformance]:
     """A Conformance session for one test; fails the test (at teardown) with every difference seen."""
     targets = [t for t in (oracle_target, ours_target) if t is not None]
-    conformance = Conformance(request.node.name, targets, golden, recording=RECORDING,
-                              bootstrap_servers=bootstrap_servers, settle=mode == "distributed")
+    conformance = Conformance(
+        request.node.name,
+        targets,
+        golden,
+        recording=RECORDING,
+        bootstrap_servers=bootstrap_servers,
+        settle=mode == "distributed",
+    )
     yield conformance
     if RECORDING and oracle_target is not None and golden is not None:
         golden.record(request.node.name, conformance.transcript(ORACLE))

@@ -7,6 +7,7 @@ to the placeholders (see normalise.py), then compared: every target against the 
 status (the reference's), and the targets' bodies against each other (or against the recorded
 golden answers when only one target runs). Differences are collected and reported together.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -14,9 +15,10 @@ import json
 import re
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 
@@ -25,9 +27,11 @@ from .normalise import normalise_body, normalise_location, token_map
 TOKEN = re.compile(r"<<([A-Za-z0-9_.]+)>>")
 # A cluster's answers while it rebalances or catches up with a concurrent config change: the request did
 # nothing and a client retries it (contract 1.9: 409s on forwarding endpoints, 500 on reads).
-TRANSIENT = ((500, "Request cannot be completed because a rebalance is expected"),
-             (409, "Cannot complete request momentarily due to stale configuration"),
-             (409, "Cannot complete request because of a conflicting operation"))
+TRANSIENT = (
+    (500, "Request cannot be completed because a rebalance is expected"),
+    (409, "Cannot complete request momentarily due to stale configuration"),
+    (409, "Cannot complete request because of a conflicting operation"),
+)
 SETTLE_S = 45.0
 # Reads from a cluster follower are eventually consistent (contract 2.5: "tests poll"): in distributed mode
 # a GET is asked again, of every target, until the answers agree (or this long), and the last ones compared.
@@ -107,8 +111,15 @@ class Golden:
 class Conformance:
     """One test's view of the targets: `call`, `poll`, and the collected differences."""
 
-    def __init__(self, test_id: str, targets: list[Target], golden: Golden | None, recording: bool,
-                 bootstrap_servers: str = "", settle: bool = False) -> None:
+    def __init__(
+        self,
+        test_id: str,
+        targets: list[Target],
+        golden: Golden | None,
+        recording: bool,
+        bootstrap_servers: str = "",
+        settle: bool = False,
+    ) -> None:
         self.test_id = test_id
         self.settle = settle  # clusters: retry TRANSIENT answers instead of comparing them
         self.bootstrap_servers = bootstrap_servers
@@ -148,11 +159,18 @@ class Conformance:
         return Path(self.expand(target, token))
 
     # ---- requests -----------------------------------------------------------------------------
-    def _send(self, target: Target, method: str, path: str, body: Any, raw: str | None,
-              params: Any, headers: dict[str, str] | None) -> Answer:
+    def _send(
+        self,
+        target: Target,
+        method: str,
+        path: str,
+        body: Any,
+        raw: str | None,
+        params: Any,
+        headers: dict[str, str] | None,
+    ) -> Answer:
         url_path = self.expand(target, path)
-        kwargs: dict[str, Any] = {"params": self.expand(target, params) if params else None,
-                                  "headers": headers or {}}
+        kwargs: dict[str, Any] = {"params": self.expand(target, params) if params else None, "headers": headers or {}}
         if raw is not None:
             kwargs["content"] = self.expand(target, raw).encode()
             kwargs["headers"] = {"Content-Type": "application/json", **kwargs["headers"]}
@@ -176,17 +194,27 @@ class Conformance:
             raw=parsed,
         )
 
-    def call(self, method: str, path: str, body: Any = None, *, status: int, raw: str | None = None,
-             params: Any = None, headers: dict[str, str] | None = None, label: str = "",
-             project: Callable[[Any], Any] | None = None, deliberate: Deliberate | None = None,
-             compare_body: bool = True) -> Step:
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        status: int,
+        raw: str | None = None,
+        params: Any = None,
+        headers: dict[str, str] | None = None,
+        label: str = "",
+        project: Callable[[Any], Any] | None = None,
+        deliberate: Deliberate | None = None,
+        compare_body: bool = True,
+    ) -> Step:
         """Send the request to every target; `status` is the reference's status code.
 
         `project` maps a normalised body to the part that must match (e.g. the reference's plugins
         only); `deliberate` marks a section-0 difference (our status differs, bodies not compared).
         """
-        step = Step(len(self.steps), label or f"{method} {path}", method, path,
-                    raw if raw is not None else body)
+        step = Step(len(self.steps), label or f"{method} {path}", method, path, raw if raw is not None else body)
         self.steps.append(step)
         deadline = time.monotonic() + CONVERGE_S
         while True:
@@ -202,9 +230,17 @@ class Conformance:
         self._check(step, status, deliberate, compare_body)
         return step
 
-    def poll(self, path: str, until: Callable[[Any], bool], *, status: int = 200, label: str = "",
-             timeout_s: float = 45.0, project: Callable[[Any], Any] | None = None,
-             only: str | None = None) -> Step:
+    def poll(
+        self,
+        path: str,
+        until: Callable[[Any], bool],
+        *,
+        status: int = 200,
+        label: str = "",
+        timeout_s: float = 45.0,
+        project: Callable[[Any], Any] | None = None,
+        only: str | None = None,
+    ) -> Step:
         """GET `path` on each target (or only the one named `only`) until `until(normalised body)` holds
         (or time out), then compare."""
         step = Step(len(self.steps), label or f"GET {path} (polled)", "GET", path, None)
@@ -218,8 +254,10 @@ class Conformance:
                 if answer.status == status and _holds(until, answer.body):
                     break
                 if time.monotonic() > deadline:
-                    self.diffs.append(f"[{step.index}] {step.label}: {target.name} never satisfied the "
-                                      f"condition in {timeout_s}s; last: {answer.status} {_dump(answer.body)}")
+                    self.diffs.append(
+                        f"[{step.index}] {step.label}: {target.name} never satisfied the "
+                        f"condition in {timeout_s}s; last: {answer.status} {_dump(answer.body)}"
+                    )
                     break
                 time.sleep(0.25)
             if project is not None and answer.body is not None and answer.status < 400:
@@ -239,8 +277,9 @@ class Conformance:
             want = deliberate.ours if (deliberate and name == OURS) else status
             if answer.status != want:
                 why = f" (deliberate, spec section 0: {deliberate.why})" if deliberate and name == OURS else ""
-                self.diffs.append(f"{head}: {name} answered {answer.status}, expected {want}{why}\n"
-                                  f"    body: {_dump(answer.body)}")
+                self.diffs.append(
+                    f"{head}: {name} answered {answer.status}, expected {want}{why}\n    body: {_dump(answer.body)}"
+                )
             if name == OURS and answer.status >= 400:
                 self._check_our_error(head, answer, deliberate)
         if not compare_body or (deliberate is not None):
@@ -264,16 +303,21 @@ class Conformance:
         # Section 0: every error body is {"error_code", "message"} with Content-Type application/json.
         body = answer.body
         if not (answer.content_type or "").startswith("application/json"):
-            self.diffs.append(f"{head}: ours error without Content-Type application/json "
-                              f"(spec section 0); got {answer.content_type!r}")
-        if not (isinstance(body, dict) and body.get("error_code") == answer.status
-                and isinstance(body.get("message"), str)):
+            self.diffs.append(
+                f"{head}: ours error without Content-Type application/json "
+                f"(spec section 0); got {answer.content_type!r}"
+            )
+        if not (
+            isinstance(body, dict) and body.get("error_code") == answer.status and isinstance(body.get("message"), str)
+        ):
             self.diffs.append(f"{head}: ours error body is not {{error_code, message}}: {_dump(body)}")
         elif deliberate:
             for part in deliberate.ours_contains:
                 if part not in body["message"]:
-                    self.diffs.append(f"{head}: ours message lacks {part!r} (spec section 0: "
-                                      f"{deliberate.why}); got {body['message']!r}")
+                    self.diffs.append(
+                        f"{head}: ours message lacks {part!r} (spec section 0: "
+                        f"{deliberate.why}); got {body['message']!r}"
+                    )
 
     def _compare(self, head: str, want: Answer, got: Answer, want_name: str, got_name: str) -> None:
         if want.status != got.status:
@@ -308,8 +352,10 @@ class Conformance:
 def _agree(answers: dict[str, Answer], status: int, compare_body: bool) -> bool:
     """Every target answered `status` and, when bodies are compared, the same body and Location."""
     first = next(iter(answers.values()))
-    return all(a.status == status and (not compare_body or (a.body, a.location) == (first.body, first.location))
-               for a in answers.values())
+    return all(
+        a.status == status and (not compare_body or (a.body, a.location) == (first.body, first.location))
+        for a in answers.values()
+    )
 
 
 def _transient(response: httpx.Response) -> bool:
@@ -317,8 +363,10 @@ def _transient(response: httpx.Response) -> bool:
         message = response.json().get("message", "") if response.content else ""
     except (ValueError, AttributeError):
         return False
-    return any(response.status_code == status and isinstance(message, str) and message.startswith(text)
-               for status, text in TRANSIENT)
+    return any(
+        response.status_code == status and isinstance(message, str) and message.startswith(text)
+        for status, text in TRANSIENT
+    )
 
 
 def _holds(until: Callable[[Any], bool], body: Any) -> bool:

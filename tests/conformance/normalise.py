@@ -17,6 +17,7 @@ Per-step projections (in the tests) narrow bodies where the contract allows extr
 may hold more plugins, logger listings hold implementation loggers, plugin config compares the
 connector's own keys.
 """
+
 from __future__ import annotations
 
 import json

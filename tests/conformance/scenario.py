@@ -1,4 +1,5 @@
 """Shared pieces of the conformance scenarios: connector configs, files, status predicates."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -46,12 +47,14 @@ def state_is(connector: str, tasks: list[str] | None = None):
 
     A cluster worker that has read the status records but not yet the connector's config answers type
     "unknown": not settled yet either."""
+
     def check(body: Any) -> bool:
         if body["connector"]["state"] != connector or body.get("type") == "unknown":
             return False
         if tasks is None:
             return True
         return [t["state"] for t in sorted(body["tasks"], key=lambda t: t["id"])] == tasks
+
     return check
 
 

@@ -2,13 +2,14 @@
 
 This module runs first (file order), while both workers have no connectors yet.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
 
-from .harness import Conformance, Deliberate, OURS, ORACLE
+from .harness import ORACLE, OURS, Conformance, Deliberate
 from .scenario import SINK, SINK_OWN_KEYS, SOURCE, SOURCE_OWN_KEYS, source_config
 
 pytestmark = pytest.mark.oracle
@@ -39,8 +40,9 @@ def _file_plugins(body: Any) -> Any:
 
 def _errors_only(body: Any) -> Any:
     """A validate answer cut to what identifies the result: name, error_count, per-key errors."""
-    errors = {c["value"]["name"]: c["value"]["errors"] for c in body["configs"]
-              if c.get("value") and c["value"]["errors"]}
+    errors = {
+        c["value"]["name"]: c["value"]["errors"] for c in body["configs"] if c.get("value") and c["value"]["errors"]
+    }
     return {"name": body["name"], "error_count": body["error_count"], "errors": errors}
 
 
@@ -54,6 +56,7 @@ def _own_keys(own: tuple[str, ...]):
     def project(body: Any) -> Any:
         keys = [k for k in body if k["name"] in own]
         return [{f: k[f] for f in ("name", "type", "required", "default_value", "importance")} for k in keys]
+
     return project
 
 
@@ -61,49 +64,113 @@ def _all_key_names(body: Any) -> Any:
     return sorted(k["name"] for k in body)
 
 
-@pytest.mark.parametrize("plugin,own", [
-    (SOURCE, SOURCE_OWN_KEYS), ("FileStreamSource", SOURCE_OWN_KEYS), ("FileStreamSourceConnector", SOURCE_OWN_KEYS),
-    (SINK, SINK_OWN_KEYS),
-])
+@pytest.mark.parametrize(
+    "plugin,own",
+    [
+        (SOURCE, SOURCE_OWN_KEYS),
+        ("FileStreamSource", SOURCE_OWN_KEYS),
+        ("FileStreamSourceConnector", SOURCE_OWN_KEYS),
+        (SINK, SINK_OWN_KEYS),
+    ],
+)
 def test_plugin_config(cf: Conformance, plugin: str, own: tuple[str, ...]) -> None:
-    cf.call("GET", f"/connector-plugins/{plugin}/config", status=200, project=_own_keys(own),
-            label="own keys: name/type/required/default/importance, in order")
-    cf.call("GET", f"/connector-plugins/{plugin}/config", status=200, project=_all_key_names,
-            label="every key name (own + framework)")
+    cf.call(
+        "GET",
+        f"/connector-plugins/{plugin}/config",
+        status=200,
+        project=_own_keys(own),
+        label="own keys: name/type/required/default/importance, in order",
+    )
+    cf.call(
+        "GET",
+        f"/connector-plugins/{plugin}/config",
+        status=200,
+        project=_all_key_names,
+        label="every key name (own + framework)",
+    )
 
 
 def test_plugin_config_errors(cf: Conformance) -> None:
     cf.call("GET", "/connector-plugins/com.example.NoSuchConnector/config", status=404)
-    cf.call("GET", "/connector-plugins/org.apache.kafka.connect.transforms.Filter/config", status=200,
-            project=_all_key_names, label="a transformation's config (no framework keys)")
+    cf.call(
+        "GET",
+        "/connector-plugins/org.apache.kafka.connect.transforms.Filter/config",
+        status=200,
+        project=_all_key_names,
+        label="a transformation's config (no framework keys)",
+    )
 
 
 def test_validate(cf: Conformance) -> None:
     cfg = source_config(name="<<v>>")
-    cf.call("PUT", "/connector-plugins/FileStreamSourceConnector/config/validate", cfg, status=200,
-            label="valid source config: full ConfigInfos body")
-    cf.call("PUT", f"/connector-plugins/{SOURCE}/config/validate", cfg, status=200, project=_errors_only,
-            label="same, path by class name")
+    cf.call(
+        "PUT",
+        "/connector-plugins/FileStreamSourceConnector/config/validate",
+        cfg,
+        status=200,
+        label="valid source config: full ConfigInfos body",
+    )
+    cf.call(
+        "PUT",
+        f"/connector-plugins/{SOURCE}/config/validate",
+        cfg,
+        status=200,
+        project=_errors_only,
+        label="same, path by class name",
+    )
     bad = source_config(name="<<v>>", **{"batch.size": "lots"})
-    cf.call("PUT", "/connector-plugins/FileStreamSourceConnector/config/validate", bad, status=200,
-            project=_errors_only, label="invalid value: 200 with error_count 1")
+    cf.call(
+        "PUT",
+        "/connector-plugins/FileStreamSourceConnector/config/validate",
+        bad,
+        status=200,
+        project=_errors_only,
+        label="invalid value: 200 with error_count 1",
+    )
     sink = {"connector.class": SINK, "name": "<<v>>", "tasks.max": "1", "file": "<<dir>>/x"}
-    cf.call("PUT", "/connector-plugins/FileStreamSinkConnector/config/validate", sink, status=200,
-            label="sink without topics/topics.regex: 2 errors")
-    cf.call("PUT", "/connector-plugins/FileStreamSinkConnector/config/validate", cfg, status=400,
-            label="connector.class does not match the path plugin")
+    cf.call(
+        "PUT",
+        "/connector-plugins/FileStreamSinkConnector/config/validate",
+        sink,
+        status=200,
+        label="sink without topics/topics.regex: 2 errors",
+    )
+    cf.call(
+        "PUT",
+        "/connector-plugins/FileStreamSinkConnector/config/validate",
+        cfg,
+        status=400,
+        label="connector.class does not match the path plugin",
+    )
     no_class = {"name": "<<v>>", "tasks.max": "1", "topic": "t"}
-    cf.call("PUT", "/connector-plugins/FileStreamSourceConnector/config/validate", no_class, status=500,
-            deliberate=Deliberate("the validate endpoint uses 400 for a request it cannot interpret; "
-                                  "no class-name prefix", 400, ("connector type",)),
-            label="validate without connector.class")
+    cf.call(
+        "PUT",
+        "/connector-plugins/FileStreamSourceConnector/config/validate",
+        no_class,
+        status=500,
+        deliberate=Deliberate(
+            "the validate endpoint uses 400 for a request it cannot interpret; no class-name prefix",
+            400,
+            ("connector type",),
+        ),
+        label="validate without connector.class",
+    )
     unknown = {"connector.class": "com.example.NoSuchConnector", "name": "<<v>>"}
-    cf.call("PUT", "/connector-plugins/NoSuchConnector/config/validate", unknown, status=500,
-            deliberate=Deliberate("unknown connector.class is 400 naming the class", 400,
-                                  ("com.example.NoSuchConnector",)),
-            label="validate with an unknown connector.class")
-    cf.call("POST", "/connector-plugins/FileStreamSourceConnector/config/validate", cfg, status=405,
-            label="POST on validate is 405")
+    cf.call(
+        "PUT",
+        "/connector-plugins/NoSuchConnector/config/validate",
+        unknown,
+        status=500,
+        deliberate=Deliberate("unknown connector.class is 400 naming the class", 400, ("com.example.NoSuchConnector",)),
+        label="validate with an unknown connector.class",
+    )
+    cf.call(
+        "POST",
+        "/connector-plugins/FileStreamSourceConnector/config/validate",
+        cfg,
+        status=405,
+        label="POST on validate is 405",
+    )
 
 
 def test_routing_basics(cf: Conformance) -> None:

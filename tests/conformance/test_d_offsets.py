@@ -3,6 +3,7 @@
 FileStream's alter_offsets hooks return true, so success answers are the "definite" messages.
 Invalid bodies follow contract section 4, scenarios 58 (sink) and 59 (source).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -23,12 +24,14 @@ FORMAT_400 = "source-offset format violations are 400 (the reference: 500)"
 def _source_at(position: int):
     def check(body: Any) -> bool:
         return [o["offset"]["position"] for o in body["offsets"]] == [position]
+
     return check
 
 
 def _sink_at(offset: int):
     def check(body: Any) -> bool:
         return [o["offset"]["kafka_offset"] for o in body["offsets"]] == [offset]
+
     return check
 
 
@@ -38,40 +41,87 @@ def test_source_offsets(cf: Conformance) -> None:
     cf.call("POST", "/connectors", {"name": "<<c>>", "config": source_config()}, status=201)
     cf.poll("/connectors/<<c>>/offsets", _source_at(END), label="RUNNING source: offsets reach end of file")
     partition = {"filename": "<<dir>>/<<topic>>.in"}
-    cf.call("PATCH", "/connectors/<<c>>/offsets", {"offsets": [{"partition": partition, "offset": {"position": 4}}]},
-            status=400, label="alter while RUNNING: 400 must be STOPPED")
+    cf.call(
+        "PATCH",
+        "/connectors/<<c>>/offsets",
+        {"offsets": [{"partition": partition, "offset": {"position": 4}}]},
+        status=400,
+        label="alter while RUNNING: 400 must be STOPPED",
+    )
     cf.call("DELETE", "/connectors/<<c>>/offsets", status=400, label="reset while RUNNING")
     cf.call("PUT", "/connectors/<<c>>/pause", status=202)
     cf.poll("/connectors/<<c>>/status", state_is("PAUSED", ["PAUSED"]))
-    cf.call("PATCH", "/connectors/<<c>>/offsets", {"offsets": [{"partition": partition, "offset": {"position": 4}}]},
-            status=400, label="alter while PAUSED: 400")
+    cf.call(
+        "PATCH",
+        "/connectors/<<c>>/offsets",
+        {"offsets": [{"partition": partition, "offset": {"position": 4}}]},
+        status=400,
+        label="alter while PAUSED: 400",
+    )
     cf.call("PUT", "/connectors/<<c>>/stop", status=204)
     cf.poll("/connectors/<<c>>/status", state_is("STOPPED", []))
     cf.call("GET", "/connectors/<<c>>/offsets", status=200, label="STOPPED source offsets")
 
     # Scenario 59: invalid bodies on a STOPPED source.
-    for raw, label in [('[]', "array body"), ('{"key": []}', "unknown field"), ('{"offsets": {}}', "offsets not a list"),
-                       ('{"offsets": [123]}', "entry not an object"), ('{"offsets": [{"key": "val"}]}', "unknown entry field"),
-                       ('{"offsets": [{"partition": []]}]}', "malformed JSON")]:
-        cf.call("PATCH", "/connectors/<<c>>/offsets", raw=raw, status=500, label=f"invalid body: {label}",
-                deliberate=Deliberate(JSON_400, 400))
+    for raw, label in [
+        ("[]", "array body"),
+        ('{"key": []}', "unknown field"),
+        ('{"offsets": {}}', "offsets not a list"),
+        ('{"offsets": [123]}', "entry not an object"),
+        ('{"offsets": [{"key": "val"}]}', "unknown entry field"),
+        ('{"offsets": [{"partition": []]}]}', "malformed JSON"),
+    ]:
+        cf.call(
+            "PATCH",
+            "/connectors/<<c>>/offsets",
+            raw=raw,
+            status=500,
+            label=f"invalid body: {label}",
+            deliberate=Deliberate(JSON_400, 400),
+        )
     cf.call("PATCH", "/connectors/<<c>>/offsets", {}, status=400, label="invalid body: {}")
     cf.call("PATCH", "/connectors/<<c>>/offsets", {"offsets": []}, status=400, label="invalid body: empty offsets")
-    cf.call("PATCH", "/connectors/<<c>>/offsets", {"offsets": [{"partition": partition, "offset": {"position": {"x": 1}}}]},
-            status=500, deliberate=Deliberate(FORMAT_400, 400, ("position",)), label="non-primitive offset value")
-    cf.call("PATCH", "/connectors/<<nope>>/offsets", {"offsets": [{"partition": partition, "offset": None}]},
-            status=404, label="alter an unknown connector")
-    cf.call("PATCH", "/connectors/<<nope>>/offsets", {"offsets": []}, status=400,
-            label="empty offsets is 400 before the existence check")
+    cf.call(
+        "PATCH",
+        "/connectors/<<c>>/offsets",
+        {"offsets": [{"partition": partition, "offset": {"position": {"x": 1}}}]},
+        status=500,
+        deliberate=Deliberate(FORMAT_400, 400, ("position",)),
+        label="non-primitive offset value",
+    )
+    cf.call(
+        "PATCH",
+        "/connectors/<<nope>>/offsets",
+        {"offsets": [{"partition": partition, "offset": None}]},
+        status=404,
+        label="alter an unknown connector",
+    )
+    cf.call(
+        "PATCH",
+        "/connectors/<<nope>>/offsets",
+        {"offsets": []},
+        status=400,
+        label="empty offsets is 400 before the existence check",
+    )
 
-    cf.call("PATCH", "/connectors/<<c>>/offsets", {"offsets": [{"partition": partition, "offset": {"position": 4}}]},
-            status=200, label="alter: definite message")
+    cf.call(
+        "PATCH",
+        "/connectors/<<c>>/offsets",
+        {"offsets": [{"partition": partition, "offset": {"position": 4}}]},
+        status=200,
+        label="alter: definite message",
+    )
     cf.call("GET", "/connectors/<<c>>/offsets", status=200, label="altered to 4")
     cf.call("DELETE", "/connectors/<<c>>/offsets", status=200, label="reset: definite message")
     cf.call("GET", "/connectors/<<c>>/offsets", status=200, label="after reset: []")
     cf.call("DELETE", "/connectors/<<c>>/offsets", status=200, label="reset again succeeds")
-    cf.call("PATCH", "/connectors/<<c>>/offsets", {"offsets": [{"partition": partition, "offset": {"position": 4}}]},
-            status=200, label="alter after reset")
+    cf.call(
+        "PATCH",
+        "/connectors/<<c>>/offsets",
+        {"offsets": [{"partition": partition, "offset": {"position": 4}}]},
+        status=200,
+        label="alter after reset",
+    )
     cf.call("PUT", "/connectors/<<c>>/resume", status=202)
     cf.poll("/connectors/<<c>>/offsets", _source_at(END), label="resumed from 4, back at end of file")
     cf.call("DELETE", "/connectors/<<nope>>/offsets", status=404)
@@ -89,8 +139,12 @@ def test_sink_offsets(cf: Conformance) -> None:
     # SINK_CATCH_UP_S: on Tansu a consumer group's first join takes about session.timeout.ms / 2 (the Java
     # consumer's default is 45 s), and in distributed mode the second create can rebalance the worker group
     # and restart the sink task's join: the reference's sink once needed more than 60 s under CI load.
-    cf.poll("/connectors/<<c>>/offsets", _sink_at(len(LINES)), timeout_s=SINK_CATCH_UP_S,
-            label="RUNNING sink: committed offsets reach the record count")
+    cf.poll(
+        "/connectors/<<c>>/offsets",
+        _sink_at(len(LINES)),
+        timeout_s=SINK_CATCH_UP_S,
+        label="RUNNING sink: committed offsets reach the record count",
+    )
     for target in cf.targets:  # the sink really wrote what the source read
         out = cf.path_of(target, "<<dir>>/<<topic>>.out")
         got = out.read_text().splitlines() if out.exists() else None
@@ -103,29 +157,51 @@ def test_sink_offsets(cf: Conformance) -> None:
     # Scenario 58: invalid bodies on a STOPPED sink, all 400 in the reference too.
     tp = {"kafka_topic": "<<topic>>", "kafka_partition": 0}
     for body, label in [
-        ({}, "{}"), ({"offsets": []}, "empty offsets"), ({"offsets": [{}]}, "empty entry"),
+        ({}, "{}"),
+        ({"offsets": []}, "empty offsets"),
+        ({"offsets": [{}]}, "empty entry"),
         ({"offsets": [{"partition": None, "offset": None}]}, "null partition"),
         ({"offsets": [{"partition": {}, "offset": None}]}, "partition without keys"),
-        ({"offsets": [{"partition": {"kafka_topic": "<<topic>>", "kafka_partition": "not a number"}, "offset": None}]},
-         "partition not a number"),
+        (
+            {
+                "offsets": [
+                    {"partition": {"kafka_topic": "<<topic>>", "kafka_partition": "not a number"}, "offset": None}
+                ]
+            },
+            "partition not a number",
+        ),
         ({"offsets": [{"partition": tp, "offset": {}}]}, "offset without kafka_offset"),
         ({"offsets": [{"partition": tp, "offset": {"kafka_offset": "not a number"}}]}, "offset not a number"),
         ({"offsets": [{"partition": tp, "offset": {"kafka_offset": None}}]}, "kafka_offset null"),
         ({"offsets": [{"partition": {"kafka_topic": None, "kafka_partition": 0}, "offset": None}]}, "null topic"),
-        ({"offsets": [{"partition": {"kafka_topic": "<<topic>>", "kafka_partition": None}, "offset": None}]},
-         "null partition number"),
+        (
+            {"offsets": [{"partition": {"kafka_topic": "<<topic>>", "kafka_partition": None}, "offset": None}]},
+            "null partition number",
+        ),
     ]:
         cf.call("PATCH", "/connectors/<<c>>/offsets", body, status=400, label=f"invalid sink body: {label}")
 
-    cf.call("PATCH", "/connectors/<<c>>/offsets", {"offsets": [{"partition": tp, "offset": {"kafka_offset": "1"}}]},
-            status=200, label="alter (numeric string accepted): definite message")
+    cf.call(
+        "PATCH",
+        "/connectors/<<c>>/offsets",
+        {"offsets": [{"partition": tp, "offset": {"kafka_offset": "1"}}]},
+        status=200,
+        label="alter (numeric string accepted): definite message",
+    )
     cf.call("GET", "/connectors/<<c>>/offsets", status=200, label="altered to 1")
     cf.call("DELETE", "/connectors/<<c>>/offsets", status=200, label="reset: definite message")
     cf.call("GET", "/connectors/<<c>>/offsets", status=200, label="after reset: []")
     cf.call("DELETE", "/connectors/<<c>>/offsets", status=200, label="reset again succeeds")
-    cf.call("PATCH", "/connectors/<<c>>/offsets", {"offsets": [{"partition": tp, "offset": {"kafka_offset": 2}}]},
-            status=200, label="alter to 2")
+    cf.call(
+        "PATCH",
+        "/connectors/<<c>>/offsets",
+        {"offsets": [{"partition": tp, "offset": {"kafka_offset": 2}}]},
+        status=200,
+        label="alter to 2",
+    )
     cf.call("PUT", "/connectors/<<c>>/resume", status=202)
-    cf.poll("/connectors/<<c>>/offsets", _sink_at(len(LINES)), timeout_s=SINK_CATCH_UP_S, label="resumed from 2, caught up")
+    cf.poll(
+        "/connectors/<<c>>/offsets", _sink_at(len(LINES)), timeout_s=SINK_CATCH_UP_S, label="resumed from 2, caught up"
+    )
     cf.call("DELETE", "/connectors/<<c>>", status=204)
     cf.call("DELETE", "/connectors/<<src>>", status=204)

@@ -1,4 +1,5 @@
 """Unit tests of the suite's own logic: normalisers and the comparison rules (no workers needed)."""
+
 from __future__ import annotations
 
 import httpx
@@ -23,19 +24,28 @@ def test_placeholders_replace_the_longest_name_first() -> None:
 
 
 def test_worker_ids_traces_and_timestamps_are_masked_but_not_dropped() -> None:
-    body = {"connector": {"state": "FAILED", "worker_id": "127.0.0.1:8083", "trace": "boom\n at x"},
-            "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "10.0.0.1:1"}], "last_modified": 17}
+    body = {
+        "connector": {"state": "FAILED", "worker_id": "127.0.0.1:8083", "trace": "boom\n at x"},
+        "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "10.0.0.1:1"}],
+        "last_modified": 17,
+    }
     assert normalise_body(body, []) == {
         "connector": {"state": "FAILED", "worker_id": "<worker>", "trace": "<trace>"},
-        "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "<worker>"}], "last_modified": "<timestamp>"}
+        "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "<worker>"}],
+        "last_modified": "<timestamp>",
+    }
     # A null worker_id is not a "host:port" string and must stay visible as a difference.
     assert normalise_body({"worker_id": None}, []) == {"worker_id": None}
 
 
 def test_unordered_collections_are_sorted() -> None:
-    body = {"offsets": [{"partition": {"kafka_partition": 1}, "offset": None},
-                        {"partition": {"kafka_partition": 0}, "offset": None}],
-            "c": {"topics": ["b", "a"]}}
+    body = {
+        "offsets": [
+            {"partition": {"kafka_partition": 1}, "offset": None},
+            {"partition": {"kafka_partition": 0}, "offset": None},
+        ],
+        "c": {"topics": ["b", "a"]},
+    }
     out = normalise_body(body, [])
     assert [o["partition"]["kafka_partition"] for o in out["offsets"]] == [0, 1]
     assert out["c"]["topics"] == ["a", "b"]
@@ -43,7 +53,10 @@ def test_unordered_collections_are_sorted() -> None:
 
 def test_java_map_renderings_in_messages_are_sorted() -> None:
     body = {"message": "Connector config {name=x, topic=t, tasks.max=1} contains no connector type"}
-    assert normalise_body(body, [])["message"] == "Connector config {name=x, tasks.max=1, topic=t} contains no connector type"
+    assert (
+        normalise_body(body, [])["message"]
+        == "Connector config {name=x, tasks.max=1, topic=t} contains no connector type"
+    )
 
 
 def test_location_keeps_the_encoded_path_only() -> None:
@@ -64,12 +77,23 @@ def _conformance() -> Conformance:
 
 def test_body_and_status_differences_are_reported() -> None:
     cf = _conformance()
-    cf._check(_step(Answer(200, {"a": 1}, None, "application/json"), Answer(200, {"a": 2}, None, "application/json")),
-              200, None, True)
+    cf._check(
+        _step(Answer(200, {"a": 1}, None, "application/json"), Answer(200, {"a": 2}, None, "application/json")),
+        200,
+        None,
+        True,
+    )
     assert len(cf.diffs) == 1 and "body differs" in cf.diffs[0]
     cf = _conformance()
-    cf._check(_step(Answer(404, {"error_code": 404, "message": "m"}, None, None),
-                    Answer(422, {"detail": []}, None, "application/json")), 404, None, True)
+    cf._check(
+        _step(
+            Answer(404, {"error_code": 404, "message": "m"}, None, None),
+            Answer(422, {"detail": []}, None, "application/json"),
+        ),
+        404,
+        None,
+        True,
+    )
     assert any("ours answered 422, expected 404" in d for d in cf.diffs)
     assert any("not {error_code, message}" in d for d in cf.diffs)
 
@@ -81,16 +105,29 @@ def test_deliberate_differences_check_our_status_and_message_only() -> None:
     cf._check(_step(Answer(500, {"error_code": 500, "message": "Jackson"}, None, None), ok), 500, why, True)
     assert cf.diffs == []
     cf = _conformance()
-    cf._check(_step(Answer(500, {"error_code": 500, "message": "Jackson"}, None, None),
-                    Answer(500, {"error_code": 500, "message": "Jackson"}, None, "application/json")), 500, why, True)
+    cf._check(
+        _step(
+            Answer(500, {"error_code": 500, "message": "Jackson"}, None, None),
+            Answer(500, {"error_code": 500, "message": "Jackson"}, None, "application/json"),
+        ),
+        500,
+        why,
+        True,
+    )
     assert any("expected 400" in d and "section 0 rule" in d for d in cf.diffs)
 
 
 def test_our_errors_need_a_json_content_type() -> None:
     cf = _conformance()
-    cf._check(_step(Answer(404, {"error_code": 404, "message": "HTTP 404 Not Found"}, None, None),
-                    Answer(404, {"error_code": 404, "message": "HTTP 404 Not Found"}, None, "text/plain")),
-              404, None, True)
+    cf._check(
+        _step(
+            Answer(404, {"error_code": 404, "message": "HTTP 404 Not Found"}, None, None),
+            Answer(404, {"error_code": 404, "message": "HTTP 404 Not Found"}, None, "text/plain"),
+        ),
+        404,
+        None,
+        True,
+    )
     assert len(cf.diffs) == 1 and "Content-Type" in cf.diffs[0]
 
 

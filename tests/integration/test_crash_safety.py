@@ -1,6 +1,7 @@
 """Crash safety: kill -9 a standalone worker mid-stream, restart it on the same workdir, and check that
 every record of every source task reaches the sink's output file, with no gaps and duplicates bounded by
 what one offset-flush interval can replay (at-least-once, as Kafka Connect promises)."""
+
 from __future__ import annotations
 
 import json
@@ -12,10 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.integration.scenarios.helpers import Kafka, sink_config, source_config, source_offsets
 from tests.support.broker import unique
 from tests.support.worker import WorkerProcess, wait_for
-
-from tests.integration.scenarios.helpers import Kafka, sink_config, source_config, source_offsets
 
 pytestmark = pytest.mark.integration
 
@@ -70,8 +70,16 @@ def test_kill_minus_nine_loses_nothing(bootstrap_servers: str, tmp_path: Path) -
             assert http.post("/connectors", json={"name": sink, "config": sink_config(topic, out)}).status_code == 201
             # one partition per task: the Tansu broker used in tests can hide records from a consumer
             # tailing a partition that several producers write at once (seen here; Apache Kafka cannot)
-            assert http.post("/connectors", json={"name": source, "config": source_config(
-                topic, tasks=TASKS, throughput=THROUGHPUT, task_own_partition="true")}).status_code == 201
+            assert (
+                http.post(
+                    "/connectors",
+                    json={
+                        "name": source,
+                        "config": source_config(topic, tasks=TASKS, throughput=THROUGHPUT, task_own_partition="true"),
+                    },
+                ).status_code
+                == 201
+            )
             # stream until the sink has written a good amount and offsets have been flushed a few times
             wait_for(lambda: out.exists() and len(parse_output(out)) > THROUGHPUT, 45, 0.5, "sink output")
             time.sleep(2.5)
@@ -81,7 +89,9 @@ def test_kill_minus_nine_loses_nothing(bootstrap_servers: str, tmp_path: Path) -
         worker.start()  # same workdir: connectors, target states and source offsets come back from files
         with httpx.Client(base_url=worker.url, timeout=30) as http:
             assert sorted(http.get("/connectors").json()) == sorted([source, sink])
-            wait_for(lambda: len(parse_output(out)) > written_before_crash + THROUGHPUT, 60, 0.5, "output after restart")
+            wait_for(
+                lambda: len(parse_output(out)) > written_before_crash + THROUGHPUT, 60, 0.5, "output after restart"
+            )
             time.sleep(1)
             assert http.put(f"/connectors/{source}/stop").status_code == 204
             final = source_offsets(http.get(f"/connectors/{source}/offsets").json()["offsets"])

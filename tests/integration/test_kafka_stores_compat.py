@@ -6,6 +6,7 @@ the oracle, started on those topics (which our stores created), reports them ove
 Runs on the Tansu broker; the oracle's distributed herder joins its group there (no members are listed by
 describe-groups on Tansu, which nothing here needs).
 """
+
 from __future__ import annotations
 
 import time
@@ -62,10 +63,15 @@ class DistributedOracle(ServiceProcess):
         self.tool, self.workdir, self.props = tool, workdir, props
         self.url = str(props["listeners"])
 
-    def __enter__(self) -> "DistributedOracle":
+    def __enter__(self) -> DistributedOracle:
         props_file = write_properties(self.workdir / "oracle-worker.properties", self.props)
-        self.launch([str(self.tool), "distributed", str(props_file)], self.url + "/health", 120, poll_s=0.3,
-                    what="distributed oracle")
+        self.launch(
+            [str(self.tool), "distributed", str(props_file)],
+            self.url + "/health",
+            120,
+            poll_s=0.3,
+            what="distributed oracle",
+        )
         return self
 
     def tail(self, lines: int = 60) -> str:
@@ -92,15 +98,27 @@ def test_stores_read_what_the_reference_wrote(bootstrap_servers, tmp_path):
             assert response.status_code == 201, response.text
         for name, position in (("src-paused", 14), ("src-stopped", 11)):
             # the reference may commit a partial position first: wait for the whole file's
-            wait_for(lambda: [e["offset"] for e in oracle.get(f"/connectors/{name}/offsets").json()["offsets"]]
-                     == [{"position": position}], 60, what=f"{name} committing offsets\n{oracle.tail()}")
+            wait_for(
+                lambda: (
+                    [e["offset"] for e in oracle.get(f"/connectors/{name}/offsets").json()["offsets"]]
+                    == [{"position": position}]
+                ),
+                60,
+                what=f"{name} committing offsets\n{oracle.tail()}",
+            )
             assert oracle.get(f"/connectors/{name}/offsets").json()["offsets"][0]["offset"] == {"position": position}
         assert httpx.put(oracle.url + "/connectors/src-paused/pause", timeout=30).status_code == 202
         assert httpx.put(oracle.url + "/connectors/src-stopped/stop", timeout=30).status_code == 204
-        wait_for(lambda: oracle.get("/connectors/src-paused/status").json()["connector"]["state"] == "PAUSED", 30,
-                 what="oracle pausing")
-        wait_for(lambda: oracle.get("/connectors/src-stopped/status").json()["connector"]["state"] == "STOPPED", 30,
-                 what="oracle stopping")
+        wait_for(
+            lambda: oracle.get("/connectors/src-paused/status").json()["connector"]["state"] == "PAUSED",
+            30,
+            what="oracle pausing",
+        )
+        wait_for(
+            lambda: oracle.get("/connectors/src-stopped/status").json()["connector"]["state"] == "STOPPED",
+            30,
+            what="oracle stopping",
+        )
         oracle_worker_id = oracle.get("/connectors/src-paused/status").json()["connector"]["worker_id"]
 
     settings = KafkaStoreSettings.from_worker(props)
@@ -112,17 +130,24 @@ def test_stores_read_what_the_reference_wrote(bootstrap_servers, tmp_path):
         paused = snapshot.connectors["src-paused"]
         assert paused.target_state is TargetState.PAUSED
         assert {k: paused.config[k] for k in ("connector.class", "file", "name")} == {
-            "connector.class": "FileStreamSource", "file": str(paused_file), "name": "src-paused"}
+            "connector.class": "FileStreamSource",
+            "file": str(paused_file),
+            "name": "src-paused",
+        }
         assert len(paused.task_configs) == 1 and paused.task_configs[0]["task.class"] == TASK_CLASS
         assert paused.task_configs[0]["file"] == str(paused_file)
         stopped = snapshot.connectors["src-stopped"]
         assert stopped.target_state is TargetState.STOPPED and stopped.task_configs == []
         assert snapshot.session_key is not None and snapshot.session_key.algorithm == "HmacSHA256"
 
-        decoded = {offset_codec.decode_key(k)[0]: (offset_codec.decode_key(k)[1], offset_codec.decode_value(v))
-                   for k, v in offsets.items()}
-        assert decoded == {"src-paused": ({"filename": str(paused_file)}, {"position": 14}),
-                           "src-stopped": ({"filename": str(stopped_file)}, {"position": 11})}
+        decoded = {
+            offset_codec.decode_key(k)[0]: (offset_codec.decode_key(k)[1], offset_codec.decode_value(v))
+            for k, v in offsets.items()
+        }
+        assert decoded == {
+            "src-paused": ({"filename": str(paused_file)}, {"position": 14}),
+            "src-stopped": ({"filename": str(stopped_file)}, {"position": 11}),
+        }
         # our key bytes for the same partition are the oracle's, so lookups by key find its offsets
         key = offset_codec.encode_key("src-paused", {"filename": str(paused_file)})
         assert offsets.get([key]) == {key: b'{"position":14}'}
@@ -147,10 +172,17 @@ def test_reference_reads_what_the_stores_wrote(bootstrap_servers, tmp_path):
     configs.start()
     offsets.start()
     try:  # topics created by our stores; the oracle checks them (compacted, one config partition)
-        configs.save("ours-src", ConnectorState({**source_config(source_file, data_topic), "name": "ours-src"},
-                                                TargetState.STOPPED, []))
-        offsets.set({offset_codec.encode_key("ours-src", {"filename": str(source_file)}):
-                     offset_codec.encode_value({"position": 8})})
+        configs.save(
+            "ours-src",
+            ConnectorState({**source_config(source_file, data_topic), "name": "ours-src"}, TargetState.STOPPED, []),
+        )
+        offsets.set(
+            {
+                offset_codec.encode_key("ours-src", {"filename": str(source_file)}): offset_codec.encode_value(
+                    {"position": 8}
+                )
+            }
+        )
     finally:
         configs.stop()
         offsets.stop()
@@ -158,22 +190,35 @@ def test_reference_reads_what_the_stores_wrote(bootstrap_servers, tmp_path):
     with DistributedOracle(tool, tmp_path, props) as oracle:
         assert oracle.get("/connectors").json() == ["ours-src"]
         assert oracle.get("/connectors/ours-src").json()["tasks"] == []
-        wait_for(lambda: oracle.get("/connectors/ours-src/status").json()["connector"]["state"] == "STOPPED", 60,
-                 what=f"the oracle reporting ours-src STOPPED\n{oracle.tail()}")
+        wait_for(
+            lambda: oracle.get("/connectors/ours-src/status").json()["connector"]["state"] == "STOPPED",
+            60,
+            what=f"the oracle reporting ours-src STOPPED\n{oracle.tail()}",
+        )
         assert oracle.get("/connectors/ours-src/status").json()["tasks"] == []
         assert oracle.get("/connectors/ours-src/offsets").json() == {
-            "offsets": [{"partition": {"filename": str(source_file)}, "offset": {"position": 8}}]}
+            "offsets": [{"partition": {"filename": str(source_file)}, "offset": {"position": 8}}]
+        }
         # and it acts on them: resumed, the task starts reading at our offset
         assert httpx.put(oracle.url + "/connectors/ours-src/resume", timeout=30).status_code == 202
-        wait_for(lambda: oracle.get("/connectors/ours-src/offsets").json()["offsets"][0]["offset"] == {"position": 16},
-                 60, what=f"the oracle resuming from our offset\n{oracle.tail()}")
+        wait_for(
+            lambda: oracle.get("/connectors/ours-src/offsets").json()["offsets"][0]["offset"] == {"position": 16},
+            60,
+            what=f"the oracle resuming from our offset\n{oracle.tail()}",
+        )
     produced = read_values(bootstrap_servers, data_topic)
     assert [orjson.loads(v)["payload"] for v in produced] == ["read-me"]  # "skipped" was before our offset
 
 
 def read_values(bootstrap: str, topic: str, timeout_s: float = 15.0) -> list[bytes]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("compat-read"),
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": unique("compat-read"),
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
     partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
     consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
     values: list[bytes] = []

@@ -1,5 +1,6 @@
 """A source record's own Kafka partition and timestamp reach the broker (a worker that batches sends must not
 drop them: confluent-kafka's produce_batch ignores a message's partition and refuses timestamps)."""
+
 from __future__ import annotations
 
 import uuid
@@ -23,11 +24,22 @@ def test_records_land_in_their_partition_with_their_timestamp(bootstrap_servers:
     topic = Kafka(bootstrap_servers).create_topic(unique("placed"), PARTITIONS)
     props = {"value.converter": "org.apache.kafka.connect.storage.StringConverter"}
     with WorkerProcess(tmp_path / "w", bootstrap_servers, props=props) as worker:
-        config = {"connector.class": "tests.integration.plugins.placed_source.PlacedSourceConnector",
-                  "topic": topic, "partitions": str(PARTITIONS), "records": str(RECORDS), "tasks.max": "1"}
+        config = {
+            "connector.class": "tests.integration.plugins.placed_source.PlacedSourceConnector",
+            "topic": topic,
+            "partitions": str(PARTITIONS),
+            "records": str(RECORDS),
+            "tasks.max": "1",
+        }
         assert worker.client.post("/connectors", json={"name": unique("placed"), "config": config}).status_code == 201
-        consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": uuid.uuid4().hex,
-                             "auto.offset.reset": "earliest", "enable.auto.commit": False})
+        consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap_servers,
+                "group.id": uuid.uuid4().hex,
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+            }
+        )
         consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
         seen: dict[int, tuple[int, tuple[int, int]]] = {}
 

@@ -3,6 +3,7 @@
 postgres.py), Airflow's simple auth manager with one admin user, driven through Airflow's REST API; the
 OpenLineage provider writes the tasks' lineage events to a file.
 """
+
 from __future__ import annotations
 
 import json
@@ -69,8 +70,9 @@ class AirflowDeployment:
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
             "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "1",
             "AIRFLOW__TRIGGERER__JOB_HEARTBEAT_SEC": "1",
-            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "file", "log_file_path": str(self.lineage_file),
-                                                           "append": True}),
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+                {"type": "file", "log_file_path": str(self.lineage_file), "append": True}
+            ),
             "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
             **env,
         }
@@ -79,16 +81,23 @@ class AirflowDeployment:
 
     # ---- lifecycle ------------------------------------------------------------------------------------
 
-    def start(self) -> "AirflowDeployment":
-        subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=self.env, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
+    def start(self) -> AirflowDeployment:
+        subprocess.run(
+            [sys.executable, "-m", "airflow", "db", "migrate"],
+            env=self.env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=600,
+        )
         for component in ("api-server", *COMPONENTS):
-            log = open(self.log_path(component), "wb")  # noqa: SIM115 - closed when the process is stopped
+            log = open(self.log_path(component), "wb")
             args = [sys.executable, "-m", "airflow", component]
             if component == "api-server":
                 args += ["--port", str(self.port), "--host", "127.0.0.1"]
-            self.processes[component] = subprocess.Popen(args, env=self.env, cwd=self.root, stdout=log,
-                                                         stderr=subprocess.STDOUT, start_new_session=True)
+            self.processes[component] = subprocess.Popen(
+                args, env=self.env, cwd=self.root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         wait_for(self._healthy, 240, 1, "the Airflow deployment to report every component healthy")
         return self
 
@@ -121,7 +130,7 @@ class AirflowDeployment:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(10)
 
-    def __enter__(self) -> "AirflowDeployment":
+    def __enter__(self) -> AirflowDeployment:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -136,8 +145,9 @@ class AirflowDeployment:
 
     def api(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         if self._token is None:
-            response = httpx.post(f"{self.url}/auth/token", json={"username": "admin", "password": self.password},
-                                  timeout=30)
+            response = httpx.post(
+                f"{self.url}/auth/token", json={"username": "admin", "password": self.password}, timeout=30
+            )
             response.raise_for_status()
             self._token = response.json()["access_token"]
         headers = {"Authorization": f"Bearer {self._token}", **kwargs.pop("headers", {})}
@@ -145,9 +155,11 @@ class AirflowDeployment:
 
     def wait_dag(self, dag_id: str, timeout_s: float = 120) -> None:
         """Until the dag-processor has parsed the DAG file and the DAG is active."""
+
         def parsed() -> bool:
             response = self.api("GET", f"/api/v2/dags/{dag_id}")
             return response.status_code == 200 and not response.json().get("is_paused")
+
         wait_for(parsed, timeout_s, 1, f"DAG {dag_id} to be parsed")
 
     def trigger(self, dag_id: str, conf: dict[str, Any]) -> str:
@@ -164,6 +176,7 @@ class AirflowDeployment:
         def finished() -> dict[str, Any] | None:
             run = self.api("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}").json()
             return run if run.get("state") in ("success", "failed") else None
+
         return wait_for(finished, timeout_s, 1, f"{dag_id} run {run_id} to finish")
 
     def task_states(self, dag_id: str, run_id: str) -> dict[str, str]:
@@ -174,7 +187,10 @@ class AirflowDeployment:
     def task_log(self, dag_id: str, run_id: str, task_id: str, try_number: int = 1) -> list[dict[str, Any]]:
         """The task instance's log events: the task's own lines and, after a deferral, its trigger's lines
         (the triggerer writes those to the task's log, not to its own output)."""
-        response = self.api("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/logs/"
-                                   f"{try_number}", params={"full_content": "true"})
+        response = self.api(
+            "GET",
+            f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/logs/{try_number}",
+            params={"full_content": "true"},
+        )
         response.raise_for_status()
         return [event if isinstance(event, dict) else {"event": str(event)} for event in response.json()["content"]]

@@ -6,11 +6,12 @@ create_partitions fail; and a consumer tailing a partition that several producer
 records a later read from the start sees (about 80 of 500,000 in a 20 s probe with two or three producers,
 none with one), so tests that count every record give each source task a partition of its own.
 """
+
 from __future__ import annotations
 
 import os
 import uuid
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

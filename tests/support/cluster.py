@@ -1,4 +1,5 @@
 """A distributed Connect cluster of worker processes on the test broker: its own group and internal topics."""
+
 from __future__ import annotations
 
 import threading
@@ -66,8 +67,16 @@ class Cluster:
         response = self.api(via).get(f"/connectors/{name}/status")
         return response.json() if response.status_code == 200 else None
 
-    def wait_state(self, name: str, connector: str, tasks: int, task_state: str = "RUNNING", via: int = 0,
-                   timeout_s: float = 30.0, exclude_worker: str | None = None) -> dict[str, Any]:
+    def wait_state(
+        self,
+        name: str,
+        connector: str,
+        tasks: int,
+        task_state: str = "RUNNING",
+        via: int = 0,
+        timeout_s: float = 30.0,
+        exclude_worker: str | None = None,
+    ) -> dict[str, Any]:
         def check() -> dict[str, Any] | None:
             body = self.status(name, via)
             if body is None or body["connector"]["state"] != connector or len(body["tasks"]) != tasks:
@@ -80,7 +89,9 @@ class Cluster:
             return body
 
         try:
-            return wait_for(check, timeout_s, 0.1, f"{name} {connector} with {tasks} tasks {task_state} (via worker {via})")
+            return wait_for(
+                check, timeout_s, 0.1, f"{name} {connector} with {tasks} tasks {task_state} (via worker {via})"
+            )
         except AssertionError as exc:  # say what the worker showed instead, for the next reader of a CI log
             shown = {i: self.status(name, i) for i in range(len(self.workers)) if self.workers[i].process is not None}
             raise AssertionError(f"{exc}; statuses shown by each worker: {shown}") from None
@@ -89,9 +100,12 @@ class Cluster:
         """The generation worker `index` applied, from its /metrics; None while it rebalances."""
         from prometheus_client.parser import text_string_to_metric_families
 
-        values = {sample.name: sample.value
-                  for family in text_string_to_metric_families(self.api(index).get("/metrics").text)
-                  for sample in family.samples if sample.name.startswith("kafka_connect_worker_rebalance_")}
+        values = {
+            sample.name: sample.value
+            for family in text_string_to_metric_families(self.api(index).get("/metrics").text)
+            for sample in family.samples
+            if sample.name.startswith("kafka_connect_worker_rebalance_")
+        }
         if values.get("kafka_connect_worker_rebalance_rebalancing") != 0:
             return None
         return values.get("kafka_connect_worker_rebalance_epoch")

@@ -1,4 +1,5 @@
 """Rules for real components in tests: skip locally when missing, fail in CI (CI=true)."""
+
 from __future__ import annotations
 
 import os

@@ -5,15 +5,16 @@ and runs `ConnectStandalone` (or, with `mode="distributed"`, `ConnectDistributed
 mirrors `tests.support.worker.WorkerProcess`: `start()`, `.url`, `stop()`. Java missing -> `require` (skip locally,
 fail in CI).
 """
+
 from __future__ import annotations
 
 import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
-
+from typing import Any
 
 from runtime.embedded_broker import free_port
 
@@ -22,8 +23,10 @@ from .process import ServiceProcess
 from .worker import write_properties
 
 # shared/ sits beside the repository's checkout (in CI and on developers' machines)
-CANDIDATE_TOOLS = (Path(__file__).resolve().parents[3] / "shared" / "tools" / "kafka-connect-oracle",
-                   Path("/work/shared/tools/kafka-connect-oracle"))
+CANDIDATE_TOOLS = (
+    Path(__file__).resolve().parents[3] / "shared" / "tools" / "kafka-connect-oracle",
+    Path("/work/shared/tools/kafka-connect-oracle"),
+)
 
 
 def oracle_tool() -> Path | None:
@@ -110,16 +113,21 @@ class OracleProcess(ServiceProcess):
             return None
         return found[-1].rstrip("/") if found else None
 
-    def start(self, timeout_s: float = 120.0) -> "OracleProcess":
+    def start(self, timeout_s: float = 120.0) -> OracleProcess:
         props_file = write_properties(self.workdir / f"worker-{self.port}.properties", self.props)
         env = {**os.environ, "JAVA_TOOL_OPTIONS": self.java_options} if self.java_options else None
         files = [*map(str, self.connector_files)] if self.mode == "standalone" else []
         # Jetty answers 404 to everything until the resources are registered; /health is 200 only once
         # the herder is ready (standalone: after the command-line connectors; distributed: in the group).
-        self.launch([str(self.tool), self.mode, str(props_file), *files],
-                    self.url + "/health", timeout_s, env=env, poll_s=0.2, what=f"{self.mode} oracle")
+        self.launch(
+            [str(self.tool), self.mode, str(props_file), *files],
+            self.url + "/health",
+            timeout_s,
+            env=env,
+            poll_s=0.2,
+            what=f"{self.mode} oracle",
+        )
         return self
 
-    def __enter__(self) -> "OracleProcess":
+    def __enter__(self) -> OracleProcess:
         return self.start()
-

@@ -3,6 +3,7 @@
 PostgreSQL refuses to run as root, so under root the server runs as the `postgres` system user the
 Debian package creates (`runuser`), with its data and socket directories owned by that user.
 """
+
 from __future__ import annotations
 
 import glob
@@ -49,13 +50,32 @@ class PostgresServer:
             command = ["runuser", "-u", "postgres", "--", *command]
         return subprocess.run(command, check=True, capture_output=True, text=True, timeout=120, **kwargs)
 
-    def start(self) -> "PostgresServer":
+    def start(self) -> PostgresServer:
         if self._as_root:
             shutil.chown(self.root, "postgres", "postgres")
-        self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", self.user, "--auth=trust",
-                  "--encoding=UTF8", "--no-sync")
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60",
-                  "-o", f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+        self._run(
+            str(self.bin / "initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            self.user,
+            "--auth=trust",
+            "--encoding=UTF8",
+            "--no-sync",
+        )
+        self._run(
+            str(self.bin / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off",
+            "start",
+        )
         return self
 
     def create_database(self, name: str) -> str:
@@ -72,7 +92,7 @@ class PostgresServer:
             pass
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def __enter__(self) -> "PostgresServer":
+    def __enter__(self) -> PostgresServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

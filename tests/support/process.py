@@ -1,13 +1,15 @@
 """A server in a process of its own: launched, polled until an HTTP GET answers 200, stopped with SIGTERM
 (then SIGKILL). Our workers and the reference's JVMs (tests and benchmarks) are all run this way."""
+
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any, Sequence
+from typing import IO, Any
 
 import httpx
 
@@ -26,12 +28,28 @@ class ServiceProcess:
         self.process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
 
-    def launch(self, argv: Sequence[str], ready_url: str, timeout_s: float, *, cwd: Path | None = None,
-               env: dict[str, str] | None = None, poll_s: float = 0.1, what: str = "process") -> None:
+    def launch(
+        self,
+        argv: Sequence[str],
+        ready_url: str,
+        timeout_s: float,
+        *,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        poll_s: float = 0.1,
+        what: str = "process",
+    ) -> None:
         """Start `argv` (output to the log file) and wait until `ready_url` answers 200."""
         self._log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(list(argv), cwd=cwd, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, start_new_session=self.process_group)
+        self.process = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=self.process_group,
+        )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

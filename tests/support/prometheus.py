@@ -1,4 +1,5 @@
 """A real Prometheus server (Debian's `prometheus` package) on loopback, scraping given targets every second."""
+
 from __future__ import annotations
 
 import shutil
@@ -28,7 +29,7 @@ class PrometheusServer(ServiceProcess):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout_s: float = 60.0) -> "PrometheusServer":
+    def start(self, timeout_s: float = 60.0) -> PrometheusServer:
         binary = shutil.which("prometheus")
         require(binary is not None, "Prometheus (Debian's prometheus package)")
         assert binary is not None
@@ -37,10 +38,20 @@ class PrometheusServer(ServiceProcess):
         config.write_text(
             "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
             f"scrape_configs:\n  - job_name: connect\n    metrics_path: {self.metrics_path}\n"
-            f"    static_configs:\n      - targets: [{quoted}]\n")
-        self.launch([binary, f"--config.file={config}", f"--storage.tsdb.path={self.workdir / 'data'}",
-                     f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"],
-                    self.url + "/-/ready", timeout_s, what="prometheus")
+            f"    static_configs:\n      - targets: [{quoted}]\n"
+        )
+        self.launch(
+            [
+                binary,
+                f"--config.file={config}",
+                f"--storage.tsdb.path={self.workdir / 'data'}",
+                f"--web.listen-address=127.0.0.1:{self.port}",
+                "--log.level=warn",
+            ],
+            self.url + "/-/ready",
+            timeout_s,
+            what="prometheus",
+        )
         return self
 
     def query(self, promql: str) -> list[dict[str, Any]]:
@@ -50,7 +61,7 @@ class PrometheusServer(ServiceProcess):
         assert body["status"] == "success", body
         return body["data"]["result"]
 
-    def __enter__(self) -> "PrometheusServer":
+    def __enter__(self) -> PrometheusServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

@@ -14,6 +14,7 @@ formats are accepted as compatible.
 Faults for outage tests: `outage("refuse")` answers 503, `outage("hang")` holds requests unanswered
 until `outage(None)` or the client's timeout.
 """
+
 from __future__ import annotations
 
 import base64
@@ -47,8 +48,11 @@ class RegistryState:
         if key not in self.ids:
             new_id = len(self.schemas) + 1
             self.ids[key] = new_id
-            self.schemas[new_id] = {"schema": body["schema"], "schemaType": key[0],
-                                    "references": body.get("references") or []}
+            self.schemas[new_id] = {
+                "schema": body["schema"],
+                "schemaType": key[0],
+                "references": body.get("references") or [],
+            }
         return self.ids[key]
 
 
@@ -78,7 +82,12 @@ def avro_backward_compatible(new: Any, old: Any) -> bool:
                 return False
         return True
     return _type_name(new) == _type_name(old) or (_type_name(old), _type_name(new)) in {
-        ("int", "long"), ("int", "float"), ("int", "double"), ("long", "double"), ("float", "double")}
+        ("int", "long"),
+        ("int", "float"),
+        ("int", "double"),
+        ("long", "double"),
+        ("float", "double"),
+    }
 
 
 def _type_name(avro: Any) -> Any:
@@ -90,10 +99,10 @@ def _type_name(avro: Any) -> Any:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "_Server"
+    server: _Server
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet test output
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def _body(self) -> dict[str, Any]:
@@ -111,13 +120,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _error(self, status: int, code: int, message: str) -> None:
         self._send(status, {"error_code": code, "message": message})
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self._dispatch("GET")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self._dispatch("POST")
 
-    def do_PUT(self) -> None:  # noqa: N802
+    def do_PUT(self) -> None:
         self._dispatch("PUT")
 
     def _dispatch(self, method: str) -> None:
@@ -142,8 +151,9 @@ class _Handler(BaseHTTPRequestHandler):
         with state.lock:
             self._route(state, method, path, query, body)
 
-    def _route(self, state: RegistryState, method: str, path: list[str], query: dict[str, list[str]],
-               body: dict[str, Any]) -> None:
+    def _route(
+        self, state: RegistryState, method: str, path: list[str], query: dict[str, list[str]], body: dict[str, Any]
+    ) -> None:
         if method == "GET" and path == ["subjects"]:
             return self._send(200, sorted(state.subjects))
         if method == "GET" and len(path) == 3 and path[:2] == ["schemas", "ids"]:
@@ -190,8 +200,9 @@ class _Handler(BaseHTTPRequestHandler):
             if _same(state.schemas[schema_id], body):
                 return self._send(200, {"id": schema_id})
         if versions and not self._compatible(state, subject, body):
-            return self._error(409, 409, "Schema being registered is incompatible with an earlier schema for "
-                                         f"subject \"{subject}\"")
+            return self._error(
+                409, 409, f'Schema being registered is incompatible with an earlier schema for subject "{subject}"'
+            )
         schema_id = state.schema_id(body)
         versions.append(schema_id)
         return self._send(200, {"id": schema_id, "subject": subject, "version": len(versions)})
@@ -249,7 +260,7 @@ class SchemaRegistryServer:
         self.url = f"{scheme}://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, name="schema-registry", daemon=True)
 
-    def __enter__(self) -> "SchemaRegistryServer":
+    def __enter__(self) -> SchemaRegistryServer:
         self._thread.start()
         return self
 
@@ -271,14 +282,31 @@ class SchemaRegistryServer:
 def self_signed_certificate(directory: str) -> tuple[str, str]:
     """A certificate for 127.0.0.1 and its key, as PEM files made with the openssl command."""
     cert, key = os.path.join(directory, "registry.pem"), os.path.join(directory, "registry-key.pem")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
-                    "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            key,
+            "-out",
+            cert,
+        ],
+        check=True,
+        capture_output=True,
+    )
     return cert, key
 
 
 def registry_url_from_env() -> str | None:
     url = os.environ.get(ENV_URL)
     return url.rstrip("/") if url else None
-
-

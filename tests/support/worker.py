@@ -1,12 +1,14 @@
 """Run a real worker process (`python -m runtime.cli ...`) for black-box tests."""
+
 from __future__ import annotations
 
 import json
 import os
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import httpx
 
@@ -60,14 +62,19 @@ class WorkerProcess(ServiceProcess):
     def client(self) -> httpx.Client:
         return httpx.Client(base_url=self.url, timeout=30)
 
-    def start(self, timeout_s: float = 60.0, wait_healthy: bool = True) -> "WorkerProcess":
+    def start(self, timeout_s: float = 60.0, wait_healthy: bool = True) -> WorkerProcess:
         props_file = write_properties(self.workdir / "worker.properties", self.props)
-        self.launch([sys.executable, "-m", "runtime.cli", self.mode, str(props_file), *map(str, self.connector_files)],
-                    self.url + ("/health" if wait_healthy else "/"), timeout_s, cwd=REPO_ROOT,
-                    env={**os.environ, "PYTHONUNBUFFERED": "1"}, what="worker")
+        self.launch(
+            [sys.executable, "-m", "runtime.cli", self.mode, str(props_file), *map(str, self.connector_files)],
+            self.url + ("/health" if wait_healthy else "/"),
+            timeout_s,
+            cwd=REPO_ROOT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            what="worker",
+        )
         return self
 
-    def __enter__(self) -> "WorkerProcess":
+    def __enter__(self) -> WorkerProcess:
         return self.start()
 
 

@@ -1,4 +1,5 @@
 """The broker monitor behind /health's 'Kafka unreachable' answer."""
+
 from __future__ import annotations
 
 import threading

@@ -10,6 +10,7 @@ IncrementalCooperativeConnectProtocol, run through jshell on the oracle's class 
         List.of("c"), List.of(new ConnectorTaskId("c", 0)), List.of(), List.of(), 0));
     IncrementalCooperativeConnectProtocol.serializeMetadata(w, false);
 """
+
 from __future__ import annotations
 
 import pytest
@@ -26,15 +27,18 @@ from runtime.distributed.connect_protocol import (
 
 REFERENCE_ASSIGNMENT = bytes.fromhex(
     "0001000000026d31000a687474703a2f2f783a31000000000000002a0000000200016300000002ffffffff0000000000016400"
-    "000001000000010000000100016500000001ffffffff00000005")
+    "000001000000010000000100016500000001ffffffff00000005"
+)
 REFERENCE_METADATA = bytes.fromhex(
     "0001000a687474703a2f2f783a3100000000000000070000002b000100000000000000000000000000070000000100016300"
-    "000002ffffffff000000000000000000000000")
+    "000002ffffffff000000000000000000000000"
+)
 
 
 def test_an_assignment_is_written_and_read_as_the_reference_does() -> None:
-    assignment = ConnectAssignment("m1", "http://x:1", 42, frozenset({"c"}), frozenset({("c", 0), ("d", 1)}),
-                                   frozenset({"e"}), frozenset(), 5)
+    assignment = ConnectAssignment(
+        "m1", "http://x:1", 42, frozenset({"c"}), frozenset({("c", 0), ("d", 1)}), frozenset({"e"}), frozenset(), 5
+    )
     assert encode_assignment(assignment) == REFERENCE_ASSIGNMENT
     assert decode_assignment(REFERENCE_ASSIGNMENT) == assignment
 
@@ -50,7 +54,7 @@ def test_version_0_and_missing_trailing_fields_are_read_with_defaults() -> None:
     v0 = ConnectAssignment("m", "http://w:1", 9, frozenset({"c"}), version=0)
     assert decode_assignment(encode_assignment(v0)) == v0
     # a v1 assignment without its revocations and delay (the reference tolerates missing fields)
-    truncated = encode_assignment(ConnectAssignment("m", "u", 1, frozenset({"c"})))[:-(4 + 4)]
+    truncated = encode_assignment(ConnectAssignment("m", "u", 1, frozenset({"c"})))[: -(4 + 4)]
     assert decode_assignment(truncated) == ConnectAssignment("m", "u", 1, frozenset({"c"}))
     assert decode_assignment(b"") is None
 

@@ -1,5 +1,6 @@
 """The combined offset store of a source connector with its own offsets topic (KIP-618, KAFKA-15018),
 and the choice of store per connector (Worker.offsetStoreForRegularSource*)."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -67,7 +68,9 @@ def test_reads_come_from_the_connector_store_and_list_the_partitions_of_both(wor
 def test_offsets_requests_list_worker_only_partitions_without_an_offset(worker, connector) -> None:
     from runtime.storage.offset_codec import encode_key, encode_value
 
-    worker.set({encode_key("c", {"p": 1}): encode_value({"n": 1}), encode_key("other", {"p": 1}): encode_value({"n": 9})})
+    worker.set(
+        {encode_key("c", {"p": 1}): encode_value({"n": 1}), encode_key("other", {"p": 1}): encode_value({"n": 9})}
+    )
     connector.set({encode_key("c", {"p": 2}): encode_value({"n": 2})})
     manager = OffsetsManager(WorkerConfig(WORKER_PROPS), worker)
     listed = manager._source_partitions("c", ConnectorOffsetStore(worker, connector, "own-topic"))
@@ -136,21 +139,32 @@ def test_without_the_key_or_in_standalone_mode_a_connector_uses_the_worker_store
 
 
 def test_the_worker_topic_on_the_worker_cluster_is_just_the_worker_store(worker) -> None:
-    config = {"offsets.storage.topic": "connect-offsets", "producer.override.bootstrap.servers": "broker-b:9092,broker-a:9092"}
+    config = {
+        "offsets.storage.topic": "connect-offsets",
+        "producer.override.bootstrap.servers": "broker-b:9092,broker-a:9092",
+    }
     assert not stores(worker).for_connector("c", config).has_connector_store
 
 
 def test_a_connector_topic_lives_on_the_producer_cluster_with_the_worker_topic_settings(worker) -> None:
-    config = {"offsets.storage.topic": "connect-offsets", "producer.override.bootstrap.servers": "other:9092",
-              "admin.override.socket.timeout.ms": "1234", "producer.override.linger.ms": "7",
-              "producer.override.max.request.size": "100"}  # Java-only: librdkafka would refuse the config
+    config = {
+        "offsets.storage.topic": "connect-offsets",
+        "producer.override.bootstrap.servers": "other:9092",
+        "admin.override.socket.timeout.ms": "1234",
+        "producer.override.linger.ms": "7",
+        "producer.override.max.request.size": "100",
+    }  # Java-only: librdkafka would refuse the config
     store = stores(worker).for_connector("c", config)
     assert store.has_connector_store and store.worker_store is worker
     kafka_store = store.connector_store
     assert isinstance(kafka_store, KafkaOffsetStore)
     log = kafka_store.log
-    assert (log.spec.name, log.spec.partitions, log.spec.replication_factor, log.spec.setting) == \
-        ("connect-offsets", 7, 2, "offsets.storage.topic")
+    assert (log.spec.name, log.spec.partitions, log.spec.replication_factor, log.spec.setting) == (
+        "connect-offsets",
+        7,
+        2,
+        "offsets.storage.topic",
+    )
     assert log._producer_conf["bootstrap.servers"] == "other:9092" and log._producer_conf["linger.ms"] == "7"
     assert "max.request.size" not in log._producer_conf
     assert log._admin_conf["bootstrap.servers"] == "other:9092" and log._admin_conf["socket.timeout.ms"] == "1234"

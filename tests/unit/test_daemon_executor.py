@@ -1,4 +1,5 @@
 """runtime.daemon_executor: per-key serial jobs on daemon threads."""
+
 from __future__ import annotations
 
 import threading

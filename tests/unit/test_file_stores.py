@@ -1,4 +1,5 @@
 """Standalone file stores (runtime.storage.files): atomic rewrites, refusal of corrupt files, KIP-915 tolerance."""
+
 from __future__ import annotations
 
 import json
@@ -63,7 +64,9 @@ def test_failed_config_save_changes_nothing(tmp_path, monkeypatch):
     store = started(FileConfigStore(path))
     store.save("c", ConnectorState(dict(CONFIG)))
     before = path.read_bytes()
-    monkeypatch.setattr("runtime.storage.files.write_atomically", lambda *_: (_ for _ in ()).throw(OSError("disk full")))
+    monkeypatch.setattr(
+        "runtime.storage.files.write_atomically", lambda *_: (_ for _ in ()).throw(OSError("disk full"))
+    )
     with pytest.raises(OSError):
         store.save("d", ConnectorState(dict(CONFIG, name="d")))
     assert list(store.load()) == ["c"]
@@ -84,16 +87,21 @@ def test_corrupt_file_is_refused_and_not_overwritten(tmp_path, content, store_cl
 
 def test_config_file_unknown_fields_and_records_are_skipped(tmp_path, caplog):
     path = tmp_path / "connect.configs"
-    path.write_text(json.dumps({
-        "format": FORMAT, "written-by": "a newer version",
-        "records": [
-            {"key": "target-state-c", "value": {"state": "PAUSED", "state.v2": "STOPPED"}, "timestamp": 1},
-            {"key": "connector-c", "value": {"properties": CONFIG}},
-            {"key": "some-future-record", "value": {}},
-            {"value": {"no": "key"}},
-            "not even an object",
-        ],
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "format": FORMAT,
+                "written-by": "a newer version",
+                "records": [
+                    {"key": "target-state-c", "value": {"state": "PAUSED", "state.v2": "STOPPED"}, "timestamp": 1},
+                    {"key": "connector-c", "value": {"properties": CONFIG}},
+                    {"key": "some-future-record", "value": {}},
+                    {"value": {"no": "key"}},
+                    "not even an object",
+                ],
+            }
+        )
+    )
     with caplog.at_level(logging.WARNING):
         store = started(FileConfigStore(path))
     assert store.load() == {"c": ConnectorState(CONFIG, TargetState.STOPPED, [])}
@@ -102,7 +110,9 @@ def test_config_file_unknown_fields_and_records_are_skipped(tmp_path, caplog):
 
 def test_newer_format_is_still_read(tmp_path, caplog):
     path = tmp_path / "connect.configs"
-    path.write_text(json.dumps({"format": FORMAT + 1, "records": [{"key": "connector-c", "value": {"properties": CONFIG}}]}))
+    path.write_text(
+        json.dumps({"format": FORMAT + 1, "records": [{"key": "connector-c", "value": {"properties": CONFIG}}]})
+    )
     with caplog.at_level(logging.WARNING, logger="runtime.storage.files"):
         store = started(FileConfigStore(path))
     assert list(store.load()) == ["c"]
@@ -121,21 +131,42 @@ def test_missing_files_start_empty(tmp_path):
 def test_offset_store_round_trip_with_tombstones_and_binary(tmp_path):
     path = tmp_path / "connect.offsets"
     store = started(FileOffsetStore(path))
-    store.set({b'["c",{"task.id":"c-0"}]': b'{"saved":5}', b'["c",{"task.id":"c-1"}]': b'{"saved":7}',
-               b"\xff\x00bin": b"\x80\x81"})
+    store.set(
+        {
+            b'["c",{"task.id":"c-0"}]': b'{"saved":5}',
+            b'["c",{"task.id":"c-1"}]': b'{"saved":7}',
+            b"\xff\x00bin": b"\x80\x81",
+        }
+    )
     store.set({b'["c",{"task.id":"c-1"}]': None})
     assert store.get([b'["c",{"task.id":"c-1"}]', b'["c",{"task.id":"c-0"}]']) == {
-        b'["c",{"task.id":"c-1"}]': None, b'["c",{"task.id":"c-0"}]': b'{"saved":5}'}
+        b'["c",{"task.id":"c-1"}]': None,
+        b'["c",{"task.id":"c-0"}]': b'{"saved":5}',
+    }
     reloaded = started(FileOffsetStore(path))
-    assert sorted(reloaded.items()) == sorted([(b'["c",{"task.id":"c-0"}]', b'{"saved":5}'), (b"\xff\x00bin", b"\x80\x81")])
+    assert sorted(reloaded.items()) == sorted(
+        [(b'["c",{"task.id":"c-0"}]', b'{"saved":5}'), (b"\xff\x00bin", b"\x80\x81")]
+    )
     entries = json.loads(path.read_text())["offsets"]
     assert ['["c",{"task.id":"c-1"}]', None] in entries  # tombstones are kept, as the reference's file store does
 
 
 def test_offset_file_unreadable_entries_are_skipped(tmp_path):
     path = tmp_path / "connect.offsets"
-    path.write_text(json.dumps({"format": FORMAT, "offsets": [
-        ['["c",{"p":1}]', '{"o":1}'], ["only-one"], [None, '{"o":2}'], [{"base64": "AAE="}, {"base64": "AgM="}], 7]}))
+    path.write_text(
+        json.dumps(
+            {
+                "format": FORMAT,
+                "offsets": [
+                    ['["c",{"p":1}]', '{"o":1}'],
+                    ["only-one"],
+                    [None, '{"o":2}'],
+                    [{"base64": "AAE="}, {"base64": "AgM="}],
+                    7,
+                ],
+            }
+        )
+    )
     store = started(FileOffsetStore(path))
     assert sorted(store.items()) == sorted([(b'["c",{"p":1}]', b'{"o":1}'), (b"\x00\x01", b"\x02\x03")])
 
@@ -144,7 +175,9 @@ def test_failed_offset_write_changes_nothing(tmp_path, monkeypatch):
     path = tmp_path / "connect.offsets"
     store = started(FileOffsetStore(path))
     store.set({b"k": b"1"})
-    monkeypatch.setattr("runtime.storage.files.write_atomically", lambda *_: (_ for _ in ()).throw(OSError("disk full")))
+    monkeypatch.setattr(
+        "runtime.storage.files.write_atomically", lambda *_: (_ for _ in ()).throw(OSError("disk full"))
+    )
     with pytest.raises(OSError):
         store.set({b"k": b"2"})
     assert store.get([b"k"]) == {b"k": b"1"}

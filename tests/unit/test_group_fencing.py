@@ -8,6 +8,7 @@ heartbeat was answered; and while its rejoin's JoinGroup was answered but not ye
 a generation id again. A resumed worker then restarted the work it held in the lost generation (which
 others ran by then) and later wrote UNASSIGNED over the new owners' statuses (issue 10). An answer read
 after the stall to a heartbeat sent before it must not end the fence either."""
+
 from __future__ import annotations
 
 import threading
@@ -38,8 +39,9 @@ class EmptyWorker:
     def worker_state(self) -> WorkerState:
         return WorkerState(self.url, -1)
 
-    def perform_assignment(self, generation: int, leader_id: str,
-                           members: dict[str, WorkerState]) -> dict[str, ConnectAssignment]:
+    def perform_assignment(
+        self, generation: int, leader_id: str, members: dict[str, WorkerState]
+    ) -> dict[str, ConnectAssignment]:
         return {member: ConnectAssignment(leader_id, self.url, -1) for member in members}
 
     def on_joined(self, generation: int, member_id: str, assignment: ConnectAssignment | None) -> None:
@@ -58,8 +60,14 @@ def members(bootstrap_servers: str) -> Iterator[list[tuple[WorkerGroup, EmptyWor
 
     for name in ("a", "b"):
         worker = EmptyWorker(f"http://{name}:8083")
-        group = WorkerGroup({"bootstrap.servers": bootstrap_servers, "group.id": group_id}, group_id, worker,
-                            SESSION_TIMEOUT_MS, HEARTBEAT_MS, REBALANCE_TIMEOUT_MS)
+        group = WorkerGroup(
+            {"bootstrap.servers": bootstrap_servers, "group.id": group_id},
+            group_id,
+            worker,
+            SESSION_TIMEOUT_MS,
+            HEARTBEAT_MS,
+            REBALANCE_TIMEOUT_MS,
+        )
         group.start(30)
         threading.Thread(target=tick, args=(group,), name=f"tick-{name}", daemon=True).start()
         made.append((group, worker))
@@ -75,7 +83,8 @@ def stable_generation(group: WorkerGroup) -> int | None:
 
 
 def test_a_member_stalled_past_its_session_stays_fenced_until_it_has_joined_again(
-        members: list[tuple[WorkerGroup, EmptyWorker]]) -> None:
+    members: list[tuple[WorkerGroup, EmptyWorker]],
+) -> None:
     (a, a_worker), (b, _) = members
 
     def one_generation() -> tuple[int] | None:  # a tuple: generation 0 is a generation
@@ -109,14 +118,18 @@ def test_a_member_stalled_past_its_session_stays_fenced_until_it_has_joined_agai
     finally:
         release.set()
     try:
-        rejoined = wait_for(lambda: (stable_generation(a) or -1) > before and stable_generation(a), 60, 0.05,
-                            "a back in the group")
+        rejoined = wait_for(
+            lambda: (stable_generation(a) or -1) > before and stable_generation(a), 60, 0.05, "a back in the group"
+        )
     finally:
         done.set()
         if sampler.is_alive():
             sampler.join(5)
     # never out of the fence in the generation it lost, nor in one whose join it has not completed
-    stale = [(generation, joined) for generation, joined in unfenced
-             if generation <= before or generation not in joined]
-    assert not stale, f"a looked like a member of generation {stale[0][0]} (joined {stale[0][1]}), " \
-                      f"having held {before} before its stall and rejoined in {rejoined}"
+    stale = [
+        (generation, joined) for generation, joined in unfenced if generation <= before or generation not in joined
+    ]
+    assert not stale, (
+        f"a looked like a member of generation {stale[0][0]} (joined {stale[0][1]}), "
+        f"having held {before} before its stall and rejoined in {rejoined}"
+    )

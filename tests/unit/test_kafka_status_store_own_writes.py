@@ -4,12 +4,13 @@ acknowledgement may be older or newer than the write, and the acknowledged offse
 The write path is replaced by one that holds the delivery callback, so the order of "record read" and
 "write acknowledged" is chosen by the test (with a broker it is a race; the broker-backed store tests are
 in tests/unit/storage_kafka)."""
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
-from confluent_kafka import KafkaError
 import pytest
+from confluent_kafka import KafkaError
 
 from runtime.storage.base import InstanceStatus
 from runtime.storage.kafka_log import TopicSpec
@@ -80,7 +81,8 @@ TASK_KEY = "status-task-c-1"
 
 @pytest.mark.parametrize("acknowledged_first", [False, True])
 def test_every_newer_record_of_another_worker_follows_the_first_one_over_an_own_stale_write(
-        store, acknowledged_first: bool) -> None:
+    store, acknowledged_first: bool
+) -> None:
     # the new owner wrote UNASSIGNED then RUNNING (offsets 7, 8) while this worker was frozen; back, it
     # stops the task and writes UNASSIGNED (offset 10) under the generation it lost, before reading them
     status_store, writes = store

@@ -4,6 +4,7 @@ Walks every module of the `runtime` package with `ast` (imports inside functions
 count too) and fails on an import from a higher layer or from another group of the same layer, or on a
 package or module missing from LAYERS.
 """
+
 from __future__ import annotations
 
 import ast
@@ -34,8 +35,9 @@ LAYERS: list[list[set[str]]] = [
     [{"cli", "entry"}],
 ]
 # name -> (layer, group within the layer)
-PLACE_OF = {name: (layer, group) for layer, groups in enumerate(LAYERS)
-            for group, names in enumerate(groups) for name in names}
+PLACE_OF = {
+    name: (layer, group) for layer, groups in enumerate(LAYERS) for group, names in enumerate(groups) for name in names
+}
 
 
 def _allowed(source: str, target: str) -> bool:
@@ -97,20 +99,30 @@ def test_no_module_imports_from_a_higher_layer_or_a_sibling_group() -> None:
     assert upward == []
 
 
-@pytest.mark.parametrize("source, target, allowed", [
-    ("transforms", "data", True), ("converters", "converters", True), ("converters", "transforms", False),
-    ("transforms", "converters", False), ("data", "converters", False), ("worker", "converters", True),
-])
+@pytest.mark.parametrize(
+    "source, target, allowed",
+    [
+        ("transforms", "data", True),
+        ("converters", "converters", True),
+        ("converters", "transforms", False),
+        ("transforms", "converters", False),
+        ("data", "converters", False),
+        ("worker", "converters", True),
+    ],
+)
 def test_groups_of_one_layer_do_not_import_each_other(source: str, target: str, allowed: bool) -> None:
     assert _allowed(source, target) is allowed
 
 
-@pytest.mark.parametrize("source, statement, expected", [
-    ("worker/offsets.py", "from ..herder.errors import ServerError", "runtime.herder.errors"),
-    ("rest/routes/offsets.py", "from ...control import errors", "runtime.control"),
-    ("worker/worker.py", "from .. import plugins", "runtime.plugins"),
-    ("worker/worker.py", "import runtime.rest.app", "runtime.rest.app"),
-])
+@pytest.mark.parametrize(
+    "source, statement, expected",
+    [
+        ("worker/offsets.py", "from ..herder.errors import ServerError", "runtime.herder.errors"),
+        ("rest/routes/offsets.py", "from ...control import errors", "runtime.control"),
+        ("worker/worker.py", "from .. import plugins", "runtime.plugins"),
+        ("worker/worker.py", "import runtime.rest.app", "runtime.rest.app"),
+    ],
+)
 def test_relative_imports_resolve(source: str, statement: str, expected: str) -> None:
     """The walk sees through relative imports (else the check above would pass vacuously)."""
     node = ast.parse(statement).body[0]

@@ -1,4 +1,5 @@
 """Source offset records: exact key/value bytes, tolerant decoding, Kafka's format validation."""
+
 from __future__ import annotations
 
 import logging
@@ -6,8 +7,13 @@ import logging
 import pytest
 
 from runtime.api.errors import DataError
-from runtime.storage.offset_codec import (decode_key, decode_value, encode_key, encode_value,
-                                          validate_source_offsets_format)
+from runtime.storage.offset_codec import (
+    decode_key,
+    decode_value,
+    encode_key,
+    encode_value,
+    validate_source_offsets_format,
+)
 
 
 def test_key_is_compact_json_list():
@@ -35,14 +41,17 @@ def test_round_trip():
     assert decode_value(None) is None
 
 
-@pytest.mark.parametrize("raw,log_text", [
-    (None, "unexpected null value"),
-    (b"\x00", "unknown serialization"),
-    (b'{"a":1}', "unexpected format"),
-    (b'["c",{"a":1},3]', "unexpected number of elements"),
-    (b'[1,{"a":1}]', "first element"),
-    (b'["c",[1]]', "second element"),
-])
+@pytest.mark.parametrize(
+    "raw,log_text",
+    [
+        (None, "unexpected null value"),
+        (b"\x00", "unknown serialization"),
+        (b'{"a":1}', "unexpected format"),
+        (b'["c",{"a":1},3]', "unexpected number of elements"),
+        (b'[1,{"a":1}]', "first element"),
+        (b'["c",[1]]', "second element"),
+    ],
+)
 def test_foreign_keys_are_skipped_with_a_warning(raw, log_text, caplog):
     with caplog.at_level(logging.WARNING, logger="runtime.storage.offset_codec"):
         assert decode_key(raw) is None

@@ -1,4 +1,5 @@
 """Plugin resolution (runtime.plugins): the names Kafka Connect accepts for connector.class and converters."""
+
 from __future__ import annotations
 
 import sys
@@ -21,18 +22,21 @@ def plugins() -> Plugins:
     return Plugins()
 
 
-@pytest.mark.parametrize("name, cls", [
-    ("runtime.connectors.testing.SequenceSourceConnector", SequenceSourceConnector),
-    ("runtime.connectors.testing:SequenceSourceConnector", SequenceSourceConnector),
-    ("SequenceSourceConnector", SequenceSourceConnector),
-    ("SequenceSource", SequenceSourceConnector),
-    ("  SequenceSource  ", SequenceSourceConnector),
-    ("RecordingSink", RecordingSinkConnector),
-    ("FileStreamSource", FileStreamSourceConnector),
-    ("FileStreamSinkConnector", FileStreamSinkConnector),
-    ("org.apache.kafka.connect.file.FileStreamSourceConnector", FileStreamSourceConnector),
-    ("org.apache.kafka.connect.file.FileStreamSinkConnector", FileStreamSinkConnector),
-])
+@pytest.mark.parametrize(
+    "name, cls",
+    [
+        ("runtime.connectors.testing.SequenceSourceConnector", SequenceSourceConnector),
+        ("runtime.connectors.testing:SequenceSourceConnector", SequenceSourceConnector),
+        ("SequenceSourceConnector", SequenceSourceConnector),
+        ("SequenceSource", SequenceSourceConnector),
+        ("  SequenceSource  ", SequenceSourceConnector),
+        ("RecordingSink", RecordingSinkConnector),
+        ("FileStreamSource", FileStreamSourceConnector),
+        ("FileStreamSinkConnector", FileStreamSinkConnector),
+        ("org.apache.kafka.connect.file.FileStreamSourceConnector", FileStreamSourceConnector),
+        ("org.apache.kafka.connect.file.FileStreamSinkConnector", FileStreamSinkConnector),
+    ],
+)
 def test_connector_names(plugins, name, cls):
     desc = plugins.connector_desc(name)
     assert desc.cls is cls
@@ -40,26 +44,41 @@ def test_connector_names(plugins, name, cls):
     assert isinstance(plugins.new_connector(name), cls)
 
 
-@pytest.mark.parametrize("name, cls", [
-    ("org.apache.kafka.connect.json.JsonConverter", JsonConverter),
-    ("org.apache.kafka.connect.storage.StringConverter", StringConverter),
-    ("org.apache.kafka.connect.converters.ByteArrayConverter", ByteArrayConverter),
-    ("runtime.converters.json.JsonConverter", JsonConverter),
-    ("StringConverter", StringConverter),
-])
+@pytest.mark.parametrize(
+    "name, cls",
+    [
+        ("org.apache.kafka.connect.json.JsonConverter", JsonConverter),
+        ("org.apache.kafka.connect.storage.StringConverter", StringConverter),
+        ("org.apache.kafka.connect.converters.ByteArrayConverter", ByteArrayConverter),
+        ("runtime.converters.json.JsonConverter", JsonConverter),
+        ("StringConverter", StringConverter),
+    ],
+)
 def test_converter_names(plugins, name, cls):
     assert plugins.converter_class(name) is cls
 
 
 def test_header_converter_names(plugins):
-    assert plugins.converter_class("org.apache.kafka.connect.storage.SimpleHeaderConverter", header=True) is SimpleHeaderConverter
+    assert (
+        plugins.converter_class("org.apache.kafka.connect.storage.SimpleHeaderConverter", header=True)
+        is SimpleHeaderConverter
+    )
     assert plugins.converter_class("SimpleHeaderConverter", header=True) is SimpleHeaderConverter
     with pytest.raises(ConnectError):
         plugins.converter_class("SimpleHeaderConverter")  # not a plain Converter
 
 
-@pytest.mark.parametrize("name", ["Nope", "com.example.NopeConnector", "json.JSONDecoder", "StringConverter",
-                                  "runtime.api.connector.SourceConnector", ""])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Nope",
+        "com.example.NopeConnector",
+        "json.JSONDecoder",
+        "StringConverter",
+        "runtime.api.connector.SourceConnector",
+        "",
+    ],
+)
 def test_unknown_connector_lists_available(plugins, name):
     with pytest.raises(ConnectError) as info:
         plugins.connector_desc(name)
@@ -67,7 +86,10 @@ def test_unknown_connector_lists_available(plugins, name):
     assert f"Failed to find any class that implements Connector and which name matches {name}" in message
     assert "available connectors are: " in message
     available = [d.class_name for d in plugins.connectors()]
-    assert {"runtime.connectors.testing.SequenceSourceConnector", "runtime.connectors.testing.RecordingSinkConnector"} <= set(available)
+    assert {
+        "runtime.connectors.testing.SequenceSourceConnector",
+        "runtime.connectors.testing.RecordingSinkConnector",
+    } <= set(available)
     assert any(n.endswith("FileStreamSinkConnector") for n in available)
     assert message.endswith("available connectors are: " + ", ".join(available))
 
@@ -91,7 +113,8 @@ def test_listing_order_and_info(plugins):
 
 def test_plugin_path_folder_and_dotted_path_of_unregistered_class(tmp_path):
     module = "h8_folder_plugin"
-    (tmp_path / f"{module}.py").write_text(textwrap.dedent("""
+    (tmp_path / f"{module}.py").write_text(
+        textwrap.dedent("""
         from runtime.api import ConfigDef, SourceConnector, SourceTask
 
         class FolderTask(SourceTask):
@@ -105,7 +128,8 @@ def test_plugin_path_folder_and_dotted_path_of_unregistered_class(tmp_path):
             def task_configs(self, max_tasks): return [{}]
             def stop(self): pass
             def config(self): return ConfigDef()
-        """))
+        """)
+    )
     try:
         plugins = Plugins([str(tmp_path)])
         with pytest.raises(ConnectError):

@@ -1,4 +1,5 @@
 """REST security: basic auth (Kafka's PropertyFileLoginModule format) and TLS listeners, over real sockets."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -8,8 +9,9 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -25,9 +27,18 @@ from starlette.routing import Route
 
 from runtime.api.errors import ConfigError
 from runtime.rest.security import (
-    BASIC_AUTH_EXTENSION, BasicAuthMiddleware, Credentials, SecurityConfigError, basic_auth_from_worker_config,
-    basic_authorization_header, client_ssl_context, credentials_file_from_jaas, forwarding_client_kwargs,
-    parse_basic_authorization, ssl_context_from_worker_config, uvicorn_ssl_kwargs,
+    BASIC_AUTH_EXTENSION,
+    BasicAuthMiddleware,
+    Credentials,
+    SecurityConfigError,
+    basic_auth_from_worker_config,
+    basic_authorization_header,
+    client_ssl_context,
+    credentials_file_from_jaas,
+    forwarding_client_kwargs,
+    parse_basic_authorization,
+    ssl_context_from_worker_config,
+    uvicorn_ssl_kwargs,
 )
 from runtime.worker_config import WorkerConfig
 
@@ -57,11 +68,17 @@ def _name(cn: str) -> x509.Name:
 
 
 def _cert(subject: str, key, issuer: str, issuer_key, ca: bool, sans: list[x509.GeneralName] | None = None):
-    now = dt.datetime.now(dt.timezone.utc)
-    builder = (x509.CertificateBuilder().subject_name(_name(subject)).issuer_name(_name(issuer))
-               .public_key(key.public_key()).serial_number(x509.random_serial_number())
-               .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=1))
-               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    now = dt.datetime.now(dt.UTC)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(_name(subject))
+        .issuer_name(_name(issuer))
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
     if sans:
         builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
     return builder.sign(issuer_key, hashes.SHA256())
@@ -73,8 +90,14 @@ class Pki:
         self.ca_key = ec.generate_private_key(ec.SECP256R1())
         self.ca = _cert("test-ca", self.ca_key, "test-ca", self.ca_key, ca=True)
         self.server_key = ec.generate_private_key(ec.SECP256R1())
-        self.server = _cert("localhost", self.server_key, "test-ca", self.ca_key, ca=False,
-                            sans=[x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
+        self.server = _cert(
+            "localhost",
+            self.server_key,
+            "test-ca",
+            self.ca_key,
+            ca=False,
+            sans=[x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))],
+        )
         self.client_key = ec.generate_private_key(ec.SECP256R1())
         self.client = _cert("client", self.client_key, "test-ca", self.ca_key, ca=False)
 
@@ -102,8 +125,9 @@ class Pki:
         return self.write("client.pem", self.key_pem(self.client_key) + self.cert_pem(self.client, self.ca))
 
     def p12(self, name: str, key, cert, password: bytes) -> str:
-        data = pkcs12.serialize_key_and_certificates(b"connect", key, cert, [self.ca],
-                                                     serialization.BestAvailableEncryption(password))
+        data = pkcs12.serialize_key_and_certificates(
+            b"connect", key, cert, [self.ca], serialization.BestAvailableEncryption(password)
+        )
         return self.write(name, data)
 
 
@@ -136,7 +160,7 @@ class Server:
         self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         self.thread.start()
         deadline = time.monotonic() + 10
         while not self.server.started:
@@ -203,13 +227,15 @@ def test_jaas_file_option_is_followed(tmp_path: Path) -> None:
     credentials = tmp_path / "users.properties"
     credentials.write_text("admin: admin-secret\n")
     jaas = tmp_path / "connect.jaas"
-    jaas.write_text('// comment\nOther { x.Y required file="/nope"; };\n'
-                    'KafkaConnect {\n  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule '
-                    f'required\n  file="{credentials}";\n}};\n')
+    jaas.write_text(
+        '// comment\nOther { x.Y required file="/nope"; };\n'
+        "KafkaConnect {\n  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule "
+        f'required\n  file="{credentials}";\n}};\n'
+    )
     assert credentials_file_from_jaas(str(jaas)) == str(credentials)
     auth = _basic_auth({"rest.basic.auth.jaas.config": str(jaas)}, environ={})
     assert auth is not None and auth.check("admin", "admin-secret")
-    inline = f'KafkaConnect {{ x.PropertyFileLoginModule required file={credentials}; }};'
+    inline = f"KafkaConnect {{ x.PropertyFileLoginModule required file={credentials}; }};"
     assert credentials_file_from_jaas(inline) == str(credentials)
     with pytest.raises(SecurityConfigError, match="no 'KafkaConnect' entry"):
         credentials_file_from_jaas('Other { a.B required file="x"; };')
@@ -268,9 +294,15 @@ def test_http_listener_has_no_ssl_context() -> None:
 
 
 def test_https_with_pem_keystore_file_and_trusting_client(pki: Pki, serve) -> None:
-    worker = _https(pki, **{"listeners.https.ssl.keystore.type": "PEM",
-                            "listeners.https.ssl.keystore.location": pki.server_pem_store(),
-                            "ssl.truststore.type": "PEM", "ssl.truststore.location": pki.ca_file()})
+    worker = _https(
+        pki,
+        **{
+            "listeners.https.ssl.keystore.type": "PEM",
+            "listeners.https.ssl.keystore.location": pki.server_pem_store(),
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": pki.ca_file(),
+        },
+    )
     server = serve(_app(), _server_context(worker))
     with httpx.Client(**_forwarding(worker)) as client:
         answer = client.get(f"https://127.0.0.1:{server.port}/connectors")
@@ -285,29 +317,43 @@ def test_https_with_pem_keystore_file_and_trusting_client(pki: Pki, serve) -> No
 
 
 def test_https_with_inline_pem_and_encrypted_key(pki: Pki, serve) -> None:
-    worker = _https(pki, **{"ssl.keystore.type": "PEM",
-                            "ssl.keystore.certificate.chain": pki.cert_pem(pki.server, pki.ca).decode(),
-                            "ssl.keystore.key": pki.key_pem(pki.server_key, b"key-pass").decode(),
-                            "ssl.key.password": "key-pass",
-                            "ssl.truststore.certificates": pki.cert_pem(pki.ca).decode()})
+    worker = _https(
+        pki,
+        **{
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.certificate.chain": pki.cert_pem(pki.server, pki.ca).decode(),
+            "ssl.keystore.key": pki.key_pem(pki.server_key, b"key-pass").decode(),
+            "ssl.key.password": "key-pass",
+            "ssl.truststore.certificates": pki.cert_pem(pki.ca).decode(),
+        },
+    )
     server = serve(_app(), _server_context(worker))
     answer = httpx.get(f"https://localhost:{server.port}/x", verify=_client_context(worker))
     assert answer.json() == {"path": "/x", "scheme": "https"}
 
 
 def test_https_with_pkcs12_stores_and_required_client_auth(pki: Pki, serve) -> None:
-    server_cfg = _https(pki, **{
-        "listeners.https.ssl.keystore.type": "PKCS12",
-        "listeners.https.ssl.keystore.location": pki.p12("server.p12", pki.server_key, pki.server, b"store-pass"),
-        "listeners.https.ssl.keystore.password": "store-pass",
-        "listeners.https.ssl.truststore.location": pki.ca_file(),
-        "listeners.https.ssl.client.auth": "required",
-    })
+    server_cfg = _https(
+        pki,
+        **{
+            "listeners.https.ssl.keystore.type": "PKCS12",
+            "listeners.https.ssl.keystore.location": pki.p12("server.p12", pki.server_key, pki.server, b"store-pass"),
+            "listeners.https.ssl.keystore.password": "store-pass",
+            "listeners.https.ssl.truststore.location": pki.ca_file(),
+            "listeners.https.ssl.client.auth": "required",
+        },
+    )
     server = serve(_app(), _server_context(server_cfg))
     url = f"https://127.0.0.1:{server.port}/"
     # a peer worker with its own PKCS12 key store (type sniffed) and the CA as trust store gets in
-    peer = _https(pki, **{"ssl.keystore.location": pki.p12("client.p12", pki.client_key, pki.client, b"c-pass"),
-                          "ssl.keystore.password": "c-pass", "ssl.truststore.location": pki.ca_file()})
+    peer = _https(
+        pki,
+        **{
+            "ssl.keystore.location": pki.p12("client.p12", pki.client_key, pki.client, b"c-pass"),
+            "ssl.keystore.password": "c-pass",
+            "ssl.truststore.location": pki.ca_file(),
+        },
+    )
     with httpx.Client(**_forwarding(peer)) as client:
         assert client.get(url).status_code == 200
     # one that trusts the server but shows no certificate is refused by the server
@@ -317,10 +363,21 @@ def test_https_with_pkcs12_stores_and_required_client_auth(pki: Pki, serve) -> N
 
 
 def test_requested_client_auth_lets_anonymous_clients_in(pki: Pki, serve) -> None:
-    cfg = _https(pki, **{"ssl.keystore.location": pki.server_pem_store(), "ssl.truststore.location": pki.ca_file(),
-                         "ssl.client.auth": "requested"})
+    cfg = _https(
+        pki,
+        **{
+            "ssl.keystore.location": pki.server_pem_store(),
+            "ssl.truststore.location": pki.ca_file(),
+            "ssl.client.auth": "requested",
+        },
+    )
     server = serve(_app(), _server_context(cfg))
-    assert httpx.get(f"https://localhost:{server.port}/", verify=ssl.create_default_context(cafile=pki.ca_file())).status_code == 200
+    assert (
+        httpx.get(
+            f"https://localhost:{server.port}/", verify=ssl.create_default_context(cafile=pki.ca_file())
+        ).status_code
+        == 200
+    )
 
 
 def test_enabled_protocols_are_enforced(pki: Pki, serve) -> None:
@@ -368,18 +425,24 @@ def test_configuration_errors_are_clear(pki: Pki, tmp_path: Path) -> None:
     with pytest.raises(SecurityConfigError, match="JKS is not supported.*keytool"):
         _server_context({"listeners": "https://:8443", "ssl.keystore.location": str(jks)})
     with pytest.raises(SecurityConfigError, match="JKS is not supported"):
-        _server_context({"listeners": "https://:8443", "ssl.keystore.type": "JKS",
-                                        "ssl.keystore.location": pki.server_pem_store()})
+        _server_context(
+            {"listeners": "https://:8443", "ssl.keystore.type": "JKS", "ssl.keystore.location": pki.server_pem_store()}
+        )
     p12 = pki.p12("wrong.p12", pki.server_key, pki.server, b"right")
     with pytest.raises(SecurityConfigError, match="wrong password"):
-        _server_context({"listeners": "https://:8443", "ssl.keystore.location": p12,
-                                        "ssl.keystore.password": "wrong"})
+        _server_context({"listeners": "https://:8443", "ssl.keystore.location": p12, "ssl.keystore.password": "wrong"})
     with pytest.raises(SecurityConfigError, match="Cannot read the key store"):
         _server_context({"listeners": "https://:8443", "ssl.keystore.location": str(tmp_path / "none")})
     # a bad value of a typed setting is the worker file's error, whether given as ssl.* or listeners.https.*
     with pytest.raises(ConfigError, match="Invalid value always for configuration ssl.client.auth"):
-        _server_context({"listeners": "https://:8443", "ssl.keystore.location": pki.server_pem_store(),
-                         "ssl.client.auth": "always"})
+        _server_context(
+            {"listeners": "https://:8443", "ssl.keystore.location": pki.server_pem_store(), "ssl.client.auth": "always"}
+        )
     with pytest.raises(ConfigError, match="configuration listeners.https.ssl.client.auth"):
-        _server_context({"listeners": "https://:8443", "ssl.keystore.location": pki.server_pem_store(),
-                         "listeners.https.ssl.client.auth": "always"})
+        _server_context(
+            {
+                "listeners": "https://:8443",
+                "ssl.keystore.location": pki.server_pem_store(),
+                "listeners.https.ssl.client.auth": "always",
+            }
+        )

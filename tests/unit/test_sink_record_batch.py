@@ -1,5 +1,6 @@
 """SinkRecordBatch: read as a sequence it is the list of SinkRecords the worker would have built (the same
 objects on every read), and the sinks that read its columns write exactly what they write from records."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,14 +38,30 @@ class Message:
 
 
 def fields(record: SinkRecord) -> tuple[Any, ...]:
-    return (record.topic, record.kafka_partition, record.kafka_offset, record.key, record.value, record.key_schema,
-            record.value_schema, record.timestamp, record.timestamp_type, record.headers)
+    return (
+        record.topic,
+        record.kafka_partition,
+        record.kafka_offset,
+        record.key,
+        record.value,
+        record.key_schema,
+        record.value_schema,
+        record.timestamp,
+        record.timestamp_type,
+        record.headers,
+    )
 
 
 def batch() -> SinkRecordBatch:
     messages = [Message("a", 0, 5), Message("a", 0, 6, (0, -1)), Message("b", 3, 9, (2, 42))]
-    return SinkRecordBatch(messages, ["k", "k", None], ["x", {"n": 1}, None], [STRING_SCHEMA, STRING_SCHEMA, None],
-                           [STRING_SCHEMA, None, None], {1: [Header("h", "v", STRING_SCHEMA)]})
+    return SinkRecordBatch(
+        messages,
+        ["k", "k", None],
+        ["x", {"n": 1}, None],
+        [STRING_SCHEMA, STRING_SCHEMA, None],
+        [STRING_SCHEMA, None, None],
+        {1: [Header("h", "v", STRING_SCHEMA)]},
+    )
 
 
 def test_a_batch_reads_as_the_sink_records_it_holds() -> None:
@@ -80,6 +97,7 @@ def test_file_stream_sink_writes_the_same_lines_from_a_batch_as_from_records(tmp
         task.stop()
         return (tmp_path / name).read_text()
 
-    values = SinkRecordBatch([Message("t", 0, i) for i in range(3)], [None] * 3, ["one", "two", "three"],
-                             [None] * 3, [STRING_SCHEMA] * 3)
+    values = SinkRecordBatch(
+        [Message("t", 0, i) for i in range(3)], [None] * 3, ["one", "two", "three"], [None] * 3, [STRING_SCHEMA] * 3
+    )
     assert written(values, "batch.txt") == written(list(values), "records.txt") == "one\ntwo\nthree\n"

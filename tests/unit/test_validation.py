@@ -1,24 +1,61 @@
 """Connector config validation (contract sections 1.4, 1.7, 1.8, 4 scenarios 4/13/14/15/23/24, section 0)."""
+
 from __future__ import annotations
 
 import pytest
 
 from runtime.connectors.testing import RECORDING_CONFIG_DEF, SEQUENCE_CONFIG_DEF
 from runtime.control.errors import BadRequest
-from runtime.herder.validation import NULL_VALUE_MESSAGE, error_messages, invalid_config_message, validate_connector_config
+from runtime.herder.validation import (
+    NULL_VALUE_MESSAGE,
+    error_messages,
+    invalid_config_message,
+    validate_connector_config,
+)
 from runtime.plugins import Plugins
 
 SOURCE_FRAMEWORK_KEYS = {
-    "name", "connector.class", "tasks.max", "tasks.max.enforce", "key.converter", "value.converter", "header.converter",
-    "transforms", "predicates", "config.action.reload", "errors.retry.timeout", "errors.retry.delay.max.ms",
-    "errors.tolerance", "errors.log.enable", "errors.log.include.messages", "topic.creation.groups",
-    "exactly.once.support", "transaction.boundary", "transaction.boundary.interval.ms", "offsets.storage.topic",
+    "name",
+    "connector.class",
+    "tasks.max",
+    "tasks.max.enforce",
+    "key.converter",
+    "value.converter",
+    "header.converter",
+    "transforms",
+    "predicates",
+    "config.action.reload",
+    "errors.retry.timeout",
+    "errors.retry.delay.max.ms",
+    "errors.tolerance",
+    "errors.log.enable",
+    "errors.log.include.messages",
+    "topic.creation.groups",
+    "exactly.once.support",
+    "transaction.boundary",
+    "transaction.boundary.interval.ms",
+    "offsets.storage.topic",
 }
 SINK_FRAMEWORK_KEYS = {
-    "name", "connector.class", "tasks.max", "tasks.max.enforce", "key.converter", "value.converter", "header.converter",
-    "transforms", "predicates", "config.action.reload", "errors.retry.timeout", "errors.retry.delay.max.ms",
-    "errors.tolerance", "errors.log.enable", "errors.log.include.messages", "topics", "topics.regex",
-    "errors.deadletterqueue.topic.name", "errors.deadletterqueue.topic.replication.factor",
+    "name",
+    "connector.class",
+    "tasks.max",
+    "tasks.max.enforce",
+    "key.converter",
+    "value.converter",
+    "header.converter",
+    "transforms",
+    "predicates",
+    "config.action.reload",
+    "errors.retry.timeout",
+    "errors.retry.delay.max.ms",
+    "errors.tolerance",
+    "errors.log.enable",
+    "errors.log.include.messages",
+    "topics",
+    "topics.regex",
+    "errors.deadletterqueue.topic.name",
+    "errors.deadletterqueue.topic.replication.factor",
     "errors.deadletterqueue.context.headers.enable",
 }
 
@@ -35,7 +72,13 @@ def source(**extra):
 
 
 def sink(**extra):
-    config = {"name": "snk", "connector.class": "RecordingSink", "tasks.max": "1", "topics": "t", "output.file": "/tmp/x"}
+    config = {
+        "name": "snk",
+        "connector.class": "RecordingSink",
+        "tasks.max": "1",
+        "topics": "t",
+        "output.file": "/tmp/x",
+    }
     config.update(extra)
     return {k: v for k, v in config.items() if v is not ...}
 
@@ -113,10 +156,16 @@ def test_unknown_converter_class_is_one_error(plugins):
 
 
 def test_java_converter_names_are_accepted(plugins):
-    infos = validate_connector_config(plugins, source(**{
-        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter"}))
+    infos = validate_connector_config(
+        plugins,
+        source(
+            **{
+                "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+                "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                "header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+            }
+        ),
+    )
     assert infos["error_count"] == 0
 
 
@@ -126,7 +175,8 @@ def test_invalid_config_message_format(plugins):
         "Connector configuration is invalid and contains the following 2 error(s):\n"
         "Invalid value 0 for configuration tasks.max: Value must be at least 1\n"
         'Missing required configuration "topic" which has no default value.\n'
-        "You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`")
+        "You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`"
+    )
     assert error_messages(infos) == invalid_config_message(infos).split("\n")[1:-1]
 
 
@@ -152,6 +202,7 @@ def test_unknown_connector_class_names_the_available_connectors(plugins):
 
 # ---- through the herder: a config that does not validate creates nothing ------------------------------------
 
+
 @pytest.fixture
 def herder(plugins):
     """A herder on memory stores: validation fails before any Kafka client is made, so no broker is needed."""
@@ -165,19 +216,23 @@ def herder(plugins):
     config = WorkerConfig({"bootstrap.servers": "127.0.0.1:9"})
     offsets, statuses = MemoryOffsetStore(), StatusStore()
     worker = Worker(config, plugins, offsets, statuses, "w:1")
-    h = StandaloneHerder(config, plugins, worker, MemoryConfigStore(), statuses, OffsetsManager(config, offsets),
-                         "w:1", None)
+    h = StandaloneHerder(
+        config, plugins, worker, MemoryConfigStore(), statuses, OffsetsManager(config, offsets), "w:1", None
+    )
     h.start()
     yield h
     h.stop()
 
 
-@pytest.mark.parametrize("config, fragment", [
-    (source(extra=None), "contains the following 1 error(s):\n" + NULL_VALUE_MESSAGE),
-    (source(**{"connector.class": "com.example.Nope"}), "available connectors are:"),
-    (source(name=""), "Invalid value  for configuration name: String may not be empty"),
-    (sink(topics=...), "contains the following 2 error(s):"),
-])
+@pytest.mark.parametrize(
+    "config, fragment",
+    [
+        (source(extra=None), "contains the following 1 error(s):\n" + NULL_VALUE_MESSAGE),
+        (source(**{"connector.class": "com.example.Nope"}), "available connectors are:"),
+        (source(name=""), "Invalid value  for configuration name: String may not be empty"),
+        (sink(topics=...), "contains the following 2 error(s):"),
+    ],
+)
 def test_invalid_create_is_a_bad_request_and_creates_nothing(herder, config, fragment):
     with pytest.raises(BadRequest) as info:
         herder.put_connector_config(config["name"], config, False)
@@ -197,15 +252,26 @@ def test_invalid_update_keeps_the_old_config(herder):
 
 # ---- scenario 23: transforms, predicates and topic creation groups each report their own error -----------------
 
-@pytest.mark.parametrize("extra, key_prefix", [
-    ({"transforms": "a,a", "transforms.a.type": "org.apache.kafka.connect.transforms.InsertField$Value",
-      "transforms.a.static.field": "f", "transforms.a.static.value": "v"}, "transforms"),
-    ({"transforms": "a"}, "transforms.a."),  # no transforms.a.type
-    ({"transforms": "a", "transforms.a.type": "no.such.Transform"}, "transforms.a."),
-    ({"predicates": "p"}, "predicates.p."),  # no predicates.p.type
-    ({"predicates": "p", "predicates.p.type": "no.such.Predicate"}, "predicates.p."),
-    ({"topic.creation.groups": "g,g"}, "topic.creation.groups"),
-])
+
+@pytest.mark.parametrize(
+    "extra, key_prefix",
+    [
+        (
+            {
+                "transforms": "a,a",
+                "transforms.a.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+                "transforms.a.static.field": "f",
+                "transforms.a.static.value": "v",
+            },
+            "transforms",
+        ),
+        ({"transforms": "a"}, "transforms.a."),  # no transforms.a.type
+        ({"transforms": "a", "transforms.a.type": "no.such.Transform"}, "transforms.a."),
+        ({"predicates": "p"}, "predicates.p."),  # no predicates.p.type
+        ({"predicates": "p", "predicates.p.type": "no.such.Predicate"}, "predicates.p."),
+        ({"topic.creation.groups": "g,g"}, "topic.creation.groups"),
+    ],
+)
 def test_transform_predicate_and_topic_group_errors(plugins, extra, key_prefix):
     infos = validate_connector_config(plugins, source(**extra))
     assert infos["error_count"] == 1, error_messages(infos)
@@ -216,10 +282,17 @@ def test_transform_predicate_and_topic_group_errors(plugins, extra, key_prefix):
 def test_value_entries_show_given_default_and_unset_values(plugins):
     infos = validate_connector_config(plugins, source(**{"tasks.max": 2}))
     values = {c["value"]["name"]: c["value"] for c in infos["configs"] if c["value"]}
-    assert values["tasks.max"] == {"name": "tasks.max", "value": "2", "recommended_values": [], "errors": [],
-                                   "visible": True}
+    assert values["tasks.max"] == {
+        "name": "tasks.max",
+        "value": "2",
+        "recommended_values": [],
+        "errors": [],
+        "visible": True,
+    }
     assert values["errors.tolerance"]["value"] == "none"  # defaults are shown
     assert values["tasks.max.enforce"]["value"] == "true"
     assert values["key.converter"]["value"] is None  # optional, unset
     assert values["topic"]["value"] == "t"  # the connector's own key
-    assert all(c["definition"]["name"] == c["value"]["name"] for c in infos["configs"] if c["definition"] and c["value"])
+    assert all(
+        c["definition"]["name"] == c["value"]["name"] for c in infos["configs"] if c["definition"] and c["value"]
+    )

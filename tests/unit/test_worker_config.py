@@ -1,4 +1,5 @@
 """Worker properties: Java properties syntax (java.util.Properties.load) and WorkerConfig's derived settings."""
+
 from __future__ import annotations
 
 import logging
@@ -10,32 +11,35 @@ from runtime.api.errors import ConfigError
 from runtime.worker_config import WorkerConfig, parse_properties, read_properties
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("a=b", {"a": "b"}),
-    ("a:b", {"a": "b"}),
-    ("a b", {"a": "b"}),
-    ("a   =   b", {"a": "b"}),
-    ("  a\t:\tb", {"a": "b"}),
-    ("a", {"a": ""}),
-    ("a=", {"a": ""}),
-    ("a=b  ", {"a": "b  "}),  # trailing blanks of a value are kept
-    ("a=b=c:d", {"a": "b=c:d"}),
-    ("a:b=c", {"a": "b=c"}),
-    ("a==b", {"a": "=b"}),
-    ("a b c", {"a": "b c"}),
-    ("my\\ key=v", {"my key": "v"}),
-    ("k\\=x=1", {"k=x": "1"}),
-    ("k\\:x:1", {"k:x": "1"}),
-    ("t=\\t\\n\\r\\f", {"t": "\t\n\r\f"}),
-    ("u=caf\\u00e9", {"u": "café"}),
-    ("q=\\q\\\"", {"q": "q\""}),
-    ("path=C:\\\\dir\\\\", {"path": "C:\\dir\\"}),  # even backslashes: no continuation
-    ("# comment\n! other\n  # indented\nx=1", {"x": "1"}),
-    ("x=1 # not a comment", {"x": "1 # not a comment"}),
-    ("a=1\na=2", {"a": "2"}),
-    ("", {}),
-    ("\n\n  \n", {}),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("a=b", {"a": "b"}),
+        ("a:b", {"a": "b"}),
+        ("a b", {"a": "b"}),
+        ("a   =   b", {"a": "b"}),
+        ("  a\t:\tb", {"a": "b"}),
+        ("a", {"a": ""}),
+        ("a=", {"a": ""}),
+        ("a=b  ", {"a": "b  "}),  # trailing blanks of a value are kept
+        ("a=b=c:d", {"a": "b=c:d"}),
+        ("a:b=c", {"a": "b=c"}),
+        ("a==b", {"a": "=b"}),
+        ("a b c", {"a": "b c"}),
+        ("my\\ key=v", {"my key": "v"}),
+        ("k\\=x=1", {"k=x": "1"}),
+        ("k\\:x:1", {"k:x": "1"}),
+        ("t=\\t\\n\\r\\f", {"t": "\t\n\r\f"}),
+        ("u=caf\\u00e9", {"u": "café"}),
+        ('q=\\q\\"', {"q": 'q"'}),
+        ("path=C:\\\\dir\\\\", {"path": "C:\\dir\\"}),  # even backslashes: no continuation
+        ("# comment\n! other\n  # indented\nx=1", {"x": "1"}),
+        ("x=1 # not a comment", {"x": "1 # not a comment"}),
+        ("a=1\na=2", {"a": "2"}),
+        ("", {}),
+        ("\n\n  \n", {}),
+    ],
+)
 def test_properties_syntax(text, expected):
     assert parse_properties(text) == expected
 
@@ -91,7 +95,9 @@ def test_state_files():
     config = WorkerConfig({"offset.storage.file.filename": "/var/lib/connect/connect.offsets"})
     assert config.offsets_file() == Path("/var/lib/connect/connect.offsets")
     assert config.configs_file() == Path("/var/lib/connect/connect.configs")
-    config = WorkerConfig({"offset.storage.file.filename": "/tmp/o.offsets", "config.storage.file.filename": "/data/c.json"})
+    config = WorkerConfig(
+        {"offset.storage.file.filename": "/tmp/o.offsets", "config.storage.file.filename": "/data/c.json"}
+    )
     assert config.configs_file() == Path("/data/c.json")
     assert WorkerConfig({"config.storage.file.filename": "/data/c.json"}).configs_file() == Path("/data/c.json")
 
@@ -101,16 +107,24 @@ def test_listeners_and_worker_id():
     assert config.rest_bind() == ("127.0.0.1", 8084)
     assert config.worker_id() == "127.0.0.1:8084"
     assert WorkerConfig({"listeners": "http://127.0.0.1:0"}).worker_id(bound_port=41234) == "127.0.0.1:41234"
-    advertised = WorkerConfig({"listeners": "http://0.0.0.0:8083", "rest.advertised.host.name": "connect-1",
-                               "rest.advertised.port": "18083"})
+    advertised = WorkerConfig(
+        {"listeners": "http://0.0.0.0:8083", "rest.advertised.host.name": "connect-1", "rest.advertised.port": "18083"}
+    )
     assert advertised.worker_id() == "connect-1:18083"
     with pytest.raises(ConfigError):
         WorkerConfig({"listeners": "ftp://x:1"}).rest_bind()
 
 
 def test_bootstrap_servers_and_client_prefixes():
-    config = WorkerConfig({"bootstrap.servers": "a:1, b:2", "producer.linger.ms": "7", "consumer.session.timeout.ms": "6000",
-                           "admin.request.timeout.ms": 5, "producer.override.x": "ignored-prefix-collision"})
+    config = WorkerConfig(
+        {
+            "bootstrap.servers": "a:1, b:2",
+            "producer.linger.ms": "7",
+            "consumer.session.timeout.ms": "6000",
+            "admin.request.timeout.ms": 5,
+            "producer.override.x": "ignored-prefix-collision",
+        }
+    )
     assert config.bootstrap_servers == "a:1,b:2"
     assert config.client_configs("producer.") == {"linger.ms": "7", "override.x": "ignored-prefix-collision"}
     assert config.client_configs("consumer.") == {"session.timeout.ms": "6000"}
@@ -122,33 +136,55 @@ def test_bootstrap_servers_and_client_prefixes():
 
 
 def test_prefix_families_are_typed_as_the_settings_they_override():
-    config = WorkerConfig({"ssl.enabled.protocols": "TLSv1.2, TLSv1.3", "ssl.keystore.password": "top",
-                           "listeners.https.ssl.keystore.password": "listener", "listeners.https.ssl.client.auth": " ",
-                           "ssl.client.auth": "REQUESTED", "rest.extension.classes": "a.B, c.D",
-                           "config.providers": "file, env", "config.providers.file.class": "FileConfigProvider",
-                           "config.providers.file.param.x": 1, "config.providers.env.class": "EnvVarConfigProvider"})
+    config = WorkerConfig(
+        {
+            "ssl.enabled.protocols": "TLSv1.2, TLSv1.3",
+            "ssl.keystore.password": "top",
+            "listeners.https.ssl.keystore.password": "listener",
+            "listeners.https.ssl.client.auth": " ",
+            "ssl.client.auth": "REQUESTED",
+            "rest.extension.classes": "a.B, c.D",
+            "config.providers": "file, env",
+            "config.providers.file.class": "FileConfigProvider",
+            "config.providers.file.param.x": 1,
+            "config.providers.env.class": "EnvVarConfigProvider",
+        }
+    )
     assert config.rest_ssl("ssl.enabled.protocols") == ["TLSv1.2", "TLSv1.3"]
     assert config.rest_ssl("ssl.keystore.password") == "listener"  # the listener's own wins
     assert config.rest_ssl("ssl.client.auth") == "REQUESTED"  # a blank listener setting counts as unset
     assert config.rest_ssl("ssl.truststore.location") is None
     assert config.get_list("rest.extension.classes") == ["a.B", "c.D"]
-    assert config.config_providers() == [("file", "FileConfigProvider", {"x": "1"}), ("env", "EnvVarConfigProvider", {})]
+    assert config.config_providers() == [
+        ("file", "FileConfigProvider", {"x": "1"}),
+        ("env", "EnvVarConfigProvider", {}),
+    ]
     with pytest.raises(ConfigError, match='Missing required configuration "config.providers.vault.class"'):
         WorkerConfig({"config.providers": "vault"}).config_providers()
 
 
-@pytest.mark.parametrize("props, key", [
-    ({"listeners.https.ssl.client.auth": "always"}, "listeners.https.ssl.client.auth"),
-    ({"ssl.client.auth": "always"}, "ssl.client.auth"),
-    ({"listeners.https.ssl.keystore.location": 5}, "listeners.https.ssl.keystore.location"),
-])
+@pytest.mark.parametrize(
+    "props, key",
+    [
+        ({"listeners.https.ssl.client.auth": "always"}, "listeners.https.ssl.client.auth"),
+        ({"ssl.client.auth": "always"}, "ssl.client.auth"),
+        ({"listeners.https.ssl.keystore.location": 5}, "listeners.https.ssl.keystore.location"),
+    ],
+)
 def test_bad_prefixed_values_are_rejected_as_worker_config_errors(props, key):
     with pytest.raises(ConfigError, match=f"configuration {key}"):
         WorkerConfig(props)
 
 
-@pytest.mark.parametrize("props", [{"offset.flush.interval.ms": "soon"}, {"offset.flush.interval.ms": "-1"},
-                                   {"log.level": "LOUD"}, {"topic.tracking.enable": "maybe"}])
+@pytest.mark.parametrize(
+    "props",
+    [
+        {"offset.flush.interval.ms": "soon"},
+        {"offset.flush.interval.ms": "-1"},
+        {"log.level": "LOUD"},
+        {"topic.tracking.enable": "maybe"},
+    ],
+)
 def test_invalid_values_are_rejected(props):
     with pytest.raises(ConfigError):
         WorkerConfig(props)
@@ -173,18 +209,30 @@ def test_properties_files_are_read_as_iso_8859_1_like_java(tmp_path):
 def test_distributed_settings_are_typed_with_the_reference_defaults():
     config = WorkerConfig({})
     assert config.get("group.id") is None
-    assert [config.get_int(k) for k in ("session.timeout.ms", "heartbeat.interval.ms", "rebalance.timeout.ms",
-                                        "scheduled.rebalance.max.delay.ms")] == [10000, 3000, 60000, 300000]
+    assert [
+        config.get_int(k)
+        for k in (
+            "session.timeout.ms",
+            "heartbeat.interval.ms",
+            "rebalance.timeout.ms",
+            "scheduled.rebalance.max.delay.ms",
+        )
+    ] == [10000, 3000, 60000, 300000]
     assert [config.get_int(k) for k in ("offset.storage.partitions", "status.storage.partitions")] == [25, 5]
     assert {config.get_int(f"{t}.storage.replication.factor") for t in ("config", "offset", "status")} == {3}
     assert config.get("internal.log.read.strategy") == "watermark"
 
 
-@pytest.mark.parametrize("key, value", [
-    ("offset.storage.partitions", "0"), ("status.storage.replication.factor", "-2"),
-    ("scheduled.rebalance.max.delay.ms", "-1"), ("session.timeout.ms", "ten"),
-    ("internal.log.read.strategy", "other"),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("offset.storage.partitions", "0"),
+        ("status.storage.replication.factor", "-2"),
+        ("scheduled.rebalance.max.delay.ms", "-1"),
+        ("session.timeout.ms", "ten"),
+        ("internal.log.read.strategy", "other"),
+    ],
+)
 def test_invalid_distributed_settings_are_refused(key, value):
     with pytest.raises(ConfigError, match=key):
         WorkerConfig({key: value})

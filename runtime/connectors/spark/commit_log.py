@@ -14,6 +14,7 @@ State is the fold of the entries in order: `offsets` override per partition (nul
 Several tasks may share a log: a writer passes the offsets its batch assumed, and a commit whose
 partitions moved meanwhile (another task, a zombie) raises CommitConflict instead of duplicating.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,9 +24,10 @@ import re
 import shutil
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ...api.errors import ConnectError
 from ...api.records import TopicPartition
@@ -64,8 +66,10 @@ class LogState:
 
 
 def _offsets_json(offsets: Mapping[TopicPartition, int | None]) -> list[dict[str, Any]]:
-    return [{"topic": tp.topic, "partition": tp.partition, "offset": off}
-            for tp, off in sorted(offsets.items(), key=lambda kv: (kv[0].topic, kv[0].partition))]
+    return [
+        {"topic": tp.topic, "partition": tp.partition, "offset": off}
+        for tp, off in sorted(offsets.items(), key=lambda kv: (kv[0].topic, kv[0].partition))
+    ]
 
 
 class CommitLog:
@@ -153,13 +157,24 @@ class CommitLog:
         while True:
             self.refresh()
             if expected is not None:
-                moved = {tp: (want, self.state.offsets.get(tp)) for tp, want in expected.items()
-                         if self.state.offsets.get(tp) != want}
+                moved = {
+                    tp: (want, self.state.offsets.get(tp))
+                    for tp, want in expected.items()
+                    if self.state.offsets.get(tp) != want
+                }
                 if moved:
                     raise CommitConflict(f"Offsets moved since the batch was prepared: {moved}")
             batch = self.state.batch + 1
-            entry = {"version": VERSION, "batch": batch, "writer": writer, "timestamp": int(time.time() * 1000),
-                     "reset": reset, "offsets": _offsets_json(offsets), "files": list(files), "staging": staging}
+            entry = {
+                "version": VERSION,
+                "batch": batch,
+                "writer": writer,
+                "timestamp": int(time.time() * 1000),
+                "reset": reset,
+                "offsets": _offsets_json(offsets),
+                "files": list(files),
+                "staging": staging,
+            }
             if self._write_atomically(self._entry_path(batch), entry, exclusive=True):
                 self.state.apply(entry)
                 if files:
@@ -171,8 +186,13 @@ class CommitLog:
 
     def _compact(self) -> None:
         self.publish()  # a snapshot forgets staging dirs, so everything in it must be visible first
-        snapshot = {"version": VERSION, "batch": self.state.batch, "reset": True,
-                    "offsets": _offsets_json(self.state.offsets), "files": self.state.files}
+        snapshot = {
+            "version": VERSION,
+            "batch": self.state.batch,
+            "reset": True,
+            "offsets": _offsets_json(self.state.offsets),
+            "files": self.state.files,
+        }
         self._write_atomically(self.dir / f"{self.state.batch:020d}.compact.json", snapshot, exclusive=False)
 
     # ---- publishing and cleanup -----------------------------------------------------------------

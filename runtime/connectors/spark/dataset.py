@@ -3,6 +3,7 @@
 Only local (or locally mounted, e.g. NFS shared with a cluster) paths are supported: the commit
 log relies on the POSIX guarantees of `link` (exclusive create) and `rename` (atomic move).
 """
+
 from __future__ import annotations
 
 import os
@@ -16,7 +17,7 @@ FORMATS = ("parquet", "orc", "json", "csv")
 def local_root(path: str) -> Path:
     """The dataset directory of a `path` config (`/x`, `file:/x` or `file:///x`)."""
     if path.startswith("file:"):
-        path = path[len("file:"):]
+        path = path[len("file:") :]
         while path.startswith("//"):
             path = path[1:]
     elif "://" in path:

@@ -3,11 +3,13 @@
 The sink turns a batch of record values into a pyarrow Table (Spark builds a DataFrame from Arrow
 without per-row pickling); the source turns Arrow rows back into Connect STRUCT values.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
 import decimal
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ...api.data import Schema, SchemaBuilder
 from ...api.errors import DataError
@@ -35,8 +37,19 @@ _PRIMITIVE_TYPES = ("int8", "int16", "int32", "int64", "float32", "float64", "bo
 
 
 def _primitive(type_name: str) -> Any:
-    return {"int8": pa.int8, "int16": pa.int16, "int32": pa.int32, "int64": pa.int64, "float32": pa.float32,
-            "float64": pa.float64, "boolean": pa.bool_, "string": pa.string, "bytes": pa.binary}[type_name]()
+    return {
+        "int8": pa.int8,
+        "int16": pa.int16,
+        "int32": pa.int32,
+        "int64": pa.int64,
+        "float32": pa.float32,
+        "float64": pa.float64,
+        "boolean": pa.bool_,
+        "string": pa.string,
+        "bytes": pa.binary,
+    }[type_name]()
+
+
 _EPOCH = _dt.date(1970, 1, 1)
 
 KAFKA_COLUMNS = ("kafka_topic", "kafka_partition", "kafka_offset")
@@ -78,7 +91,7 @@ def _logical_value(schema: Schema, value: Any) -> Any:
     if value is None:
         return None
     if schema.name == TIMESTAMP and isinstance(value, int):
-        return _dt.datetime.fromtimestamp(value / 1000, tz=_dt.timezone.utc)
+        return _dt.datetime.fromtimestamp(value / 1000, tz=_dt.UTC)
     if schema.name == DATE and isinstance(value, int):
         return _EPOCH + _dt.timedelta(days=value)
     if schema.name == TIME and isinstance(value, int):
@@ -105,7 +118,9 @@ def _fix(schema: Schema, value: Any) -> Any:
     return _logical_value(schema, value)
 
 
-def records_to_table(values: list[Any], value_schema: Schema | None, extra: dict[str, list[Any]] | None = None) -> pa.Table:
+def records_to_table(
+    values: list[Any], value_schema: Schema | None, extra: dict[str, list[Any]] | None = None
+) -> pa.Table:
     """A pyarrow Table of record values: STRUCT schema -> one column per field; schemaless dicts
     -> columns inferred by Arrow; anything else -> a single `value` column."""
     extra = extra or {}
@@ -136,6 +151,7 @@ def records_to_table(values: list[Any], value_schema: Schema | None, extra: dict
 
 
 # ---- Arrow/Spark -> Connect (the source side) ---------------------------------------------------
+
 
 def connect_schema(arrow_schema: pa.Schema, name: str | None = None) -> Schema:
     """A Connect STRUCT schema for rows of `arrow_schema` (all fields optional, as Spark's are)."""
@@ -197,14 +213,16 @@ def table_rows(table: pa.Table) -> list[dict[str, Any]]:
     return rows
 
 
-def _value_converter(t: pa.DataType):  # noqa: ANN202 - small internal closure factory
+def _value_converter(t: pa.DataType):
     if pa.types.is_timestamp(t):
+
         def ts(v: Any) -> Any:
             if v is None:
                 return None
             if v.tzinfo is None:
-                v = v.replace(tzinfo=_dt.timezone.utc)
+                v = v.replace(tzinfo=_dt.UTC)
             return int(v.timestamp() * 1000)
+
         return ts
     if pa.types.is_date(t):
         return lambda v: None if v is None else (v - _EPOCH).days
@@ -217,4 +235,4 @@ def _value_converter(t: pa.DataType):  # noqa: ANN202 - small internal closure f
 
 def iter_chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]

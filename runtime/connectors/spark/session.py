@@ -5,11 +5,13 @@ Starting a session costs 10-15 s and a JVM, so tasks never start their own: they
 later callers' runtime-settable SQL options are applied, anything else that differs is logged
 (a JVM's static configuration cannot change while it runs).
 """
+
 from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -27,7 +29,7 @@ _DEFAULTS = {
 }
 
 _lock = threading.Lock()
-_session: "SparkSession | None" = None
+_session: SparkSession | None = None
 _applied: dict[str, str] = {}
 
 
@@ -36,7 +38,7 @@ def spark_settings(config: Mapping[str, Any]) -> dict[str, str]:
     return {k: str(v) for k, v in config.items() if k.startswith("spark.") and k != LOG_LEVEL_KEY}
 
 
-def get_spark(config: Mapping[str, Any] | None = None) -> "SparkSession":
+def get_spark(config: Mapping[str, Any] | None = None) -> SparkSession:
     """The worker's shared session, created lazily and thread-safely from `config`'s spark.* keys."""
     global _session
     config = config or {}
@@ -50,7 +52,7 @@ def get_spark(config: Mapping[str, Any] | None = None) -> "SparkSession":
         return _session
 
 
-def _build(settings: dict[str, str], log_level: str) -> "SparkSession":
+def _build(settings: dict[str, str], log_level: str) -> SparkSession:
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName("kafka-connect-spark").master(settings.get("spark.master", DEFAULT_MASTER))
@@ -63,7 +65,7 @@ def _build(settings: dict[str, str], log_level: str) -> "SparkSession":
     return session
 
 
-def _reconcile(session: "SparkSession", wanted: dict[str, str]) -> None:
+def _reconcile(session: SparkSession, wanted: dict[str, str]) -> None:
     for key, value in wanted.items():
         if _applied.get(key) == value:
             continue
@@ -71,7 +73,12 @@ def _reconcile(session: "SparkSession", wanted: dict[str, str]) -> None:
             session.conf.set(key, value)
             _applied[key] = value
         else:
-            log.warning("Spark setting %s=%s ignored: the shared SparkSession already runs with %s", key, value, _applied.get(key))
+            log.warning(
+                "Spark setting %s=%s ignored: the shared SparkSession already runs with %s",
+                key,
+                value,
+                _applied.get(key),
+            )
 
 
 def stop_spark() -> None:

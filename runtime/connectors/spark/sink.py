@@ -10,6 +10,7 @@ Why Spark writes the files (rather than pyarrow alone): Spark is the engine user
 batch crosses into Spark as one Arrow table (no per-row pickling), which keeps us near a plain
 Spark job's speed.
 """
+
 from __future__ import annotations
 
 import logging
@@ -43,14 +44,36 @@ WRITER_ID = "task.writer.id"
 def sink_config() -> ConfigDef:
     return (
         common_config()
-        .define(PARTITION_BY, Type.LIST, "", importance=Importance.MEDIUM,
-                documentation="Columns to partition the dataset by (directories `col=value`).")
-        .define(FLUSH_SIZE, Type.INT, 10000, Range.at_least(1), Importance.MEDIUM,
-                "Records buffered before a batch is written and committed.")
-        .define(FLUSH_INTERVAL_MS, Type.LONG, 10000, Range.at_least(0), Importance.MEDIUM,
-                "Longest time a record waits in the buffer before its batch is committed.")
-        .define(KAFKA_METADATA, Type.BOOLEAN, False, importance=Importance.LOW,
-                documentation="Add kafka_topic, kafka_partition and kafka_offset columns to every row.")
+        .define(
+            PARTITION_BY,
+            Type.LIST,
+            "",
+            importance=Importance.MEDIUM,
+            documentation="Columns to partition the dataset by (directories `col=value`).",
+        )
+        .define(
+            FLUSH_SIZE,
+            Type.INT,
+            10000,
+            Range.at_least(1),
+            Importance.MEDIUM,
+            "Records buffered before a batch is written and committed.",
+        )
+        .define(
+            FLUSH_INTERVAL_MS,
+            Type.LONG,
+            10000,
+            Range.at_least(0),
+            Importance.MEDIUM,
+            "Longest time a record waits in the buffer before its batch is committed.",
+        )
+        .define(
+            KAFKA_METADATA,
+            Type.BOOLEAN,
+            False,
+            importance=Importance.LOW,
+            documentation="Add kafka_topic, kafka_partition and kafka_offset columns to every row.",
+        )
     )
 
 
@@ -115,7 +138,7 @@ class SparkSinkTask(SinkTask):
             log.warning("Could not start the Spark session ahead of the first batch: %s", exc)
 
     @property
-    def spark(self):  # noqa: ANN201 - pyspark types stay out of import time
+    def spark(self):
         if self._spark is None:
             self._spark = get_spark(self._spark_props)
         return self._spark
@@ -133,7 +156,7 @@ class SparkSinkTask(SinkTask):
         # leaving and could not be committed are dropped: the log's offsets say where to resume.
         try:
             self._flush_buffer()
-        except Exception:  # noqa: BLE001 - the batch will be consumed again from the logged offsets
+        except Exception:
             log.exception("Could not commit the buffered batch while closing partitions")
         leaving = set(partitions)
         self._buffer = [r for r in self._buffer if TopicPartition(r.topic, r.kafka_partition) not in leaving]
@@ -168,7 +191,7 @@ class SparkSinkTask(SinkTask):
         """Write and commit the buffer in batches of flush.size, retrying on conflicts."""
         while self._buffer and (not full_batches_only or len(self._buffer) >= self._flush_size):
             chunk = self._buffer[: self._flush_size]
-            for attempt in range(5):
+            for _attempt in range(5):
                 try:
                     self._commit_batch(chunk)
                     break
@@ -184,8 +207,9 @@ class SparkSinkTask(SinkTask):
         # Drop what the log already holds: a zombie's late batch after the new owner committed, or an
         # alter_offsets that moved the log past a buffered batch. (The runtime starts each assignment
         # at the offsets open() asked for, so records from before them are never delivered.)
-        fresh = [r for r in records
-                 if r.kafka_offset >= state.offsets.get(TopicPartition(r.topic, r.kafka_partition), -1)]
+        fresh = [
+            r for r in records if r.kafka_offset >= state.offsets.get(TopicPartition(r.topic, r.kafka_partition), -1)
+        ]
         next_offsets: dict[TopicPartition, int] = {}
         for r in records:
             tp = TopicPartition(r.topic, r.kafka_partition)
@@ -210,8 +234,11 @@ class SparkSinkTask(SinkTask):
         for index, (schema, run) in enumerate(_runs_by_schema(r for r in records if r.value is not None)):
             extra = None
             if self._metadata:
-                extra = {KAFKA_COLUMNS[0]: [r.topic for r in run], KAFKA_COLUMNS[1]: [r.kafka_partition for r in run],
-                         KAFKA_COLUMNS[2]: [r.kafka_offset for r in run]}
+                extra = {
+                    KAFKA_COLUMNS[0]: [r.topic for r in run],
+                    KAFKA_COLUMNS[1]: [r.kafka_partition for r in run],
+                    KAFKA_COLUMNS[2]: [r.kafka_offset for r in run],
+                }
             table = records_to_table([r.value for r in run], schema, extra)
             target = self._root / staging / f"g{index}"
             writer = self.spark.createDataFrame(table).write.format(self._format).mode("overwrite")
@@ -230,7 +257,7 @@ class SparkSinkTask(SinkTask):
         return files
 
 
-def _flatten(group_dir: "os.PathLike[str]", staging_root: "os.PathLike[str]") -> None:
+def _flatten(group_dir: os.PathLike[str], staging_root: os.PathLike[str]) -> None:
     """Move a group's visible files up into the staging root (same relative paths), drop the rest."""
     group_dir, staging_root = Path(group_dir), Path(staging_root)
     for dirpath, dirnames, filenames in os.walk(group_dir):

@@ -10,6 +10,7 @@ Modes:
   Offset `{"incrementing": <value>}`.
 The source partition is `{"path": <path config>}`.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,14 +43,31 @@ def source_config() -> ConfigDef:
     return (
         common_config()
         .define(TOPIC, Type.STRING, importance=Importance.HIGH, documentation="Topic the rows are written to.")
-        .define(MODE, Type.STRING, "files", ValidString.of("files", "incrementing"), Importance.HIGH,
-                "files: emit the rows of each new data file; incrementing: emit rows whose "
-                "incrementing.column is above the last one emitted.")
-        .define(INCREMENTING_COLUMN, Type.STRING, "", importance=Importance.MEDIUM,
-                documentation="Strictly increasing column (numeric or string) used by mode=incrementing.")
+        .define(
+            MODE,
+            Type.STRING,
+            "files",
+            ValidString.of("files", "incrementing"),
+            Importance.HIGH,
+            "files: emit the rows of each new data file; incrementing: emit rows whose "
+            "incrementing.column is above the last one emitted.",
+        )
+        .define(
+            INCREMENTING_COLUMN,
+            Type.STRING,
+            "",
+            importance=Importance.MEDIUM,
+            documentation="Strictly increasing column (numeric or string) used by mode=incrementing.",
+        )
         .define(BATCH_SIZE, Type.INT, 2000, Range.at_least(1), Importance.LOW, "Most rows returned by one poll.")
-        .define(POLL_INTERVAL_MS, Type.LONG, 1000, Range.at_least(0), Importance.LOW,
-                "Pause before looking at the dataset again when nothing new was found.")
+        .define(
+            POLL_INTERVAL_MS,
+            Type.LONG,
+            1000,
+            Range.at_least(0),
+            Importance.LOW,
+            "Pause before looking at the dataset again when nothing new was found.",
+        )
     )
 
 
@@ -81,7 +99,9 @@ def check_offset(mode: str, offset: dict[str, Any] | None) -> None:
         decode_files(offset[FILES_KEY])
     else:
         if set(offset) != {INCREMENTING_KEY}:
-            raise ConnectError(f"Offsets in mode 'incrementing' must contain only the key '{INCREMENTING_KEY}', got {sorted(offset)}")
+            raise ConnectError(
+                f"Offsets in mode 'incrementing' must contain only the key '{INCREMENTING_KEY}', got {sorted(offset)}"
+            )
         value = offset[INCREMENTING_KEY]
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
             raise ConnectError(f"Offset '{INCREMENTING_KEY}' must be a number or a string, got {value!r}")
@@ -112,13 +132,17 @@ class SparkSourceConnector(SourceConnector):
                     value.add_error("incrementing.column is required when mode=incrementing")
         return values
 
-    def alter_offsets(self, connector_config: dict[str, str], offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> bool:
+    def alter_offsets(
+        self, connector_config: dict[str, str], offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]
+    ) -> bool:
         """Accept offsets of this dataset's partition in this mode's shape; the task re-reads or skips
         exactly what they say when it starts."""
         config = AbstractConfig(source_config(), connector_config)
         for partition, offset in offsets:
             if partition != {"path": config.get(PATH)}:
-                raise ConnectError(f"This connector only has the source partition {{'path': {config.get(PATH)!r}}}, got {partition!r}")
+                raise ConnectError(
+                    f"This connector only has the source partition {{'path': {config.get(PATH)!r}}}, got {partition!r}"
+                )
             check_offset(config.get(MODE), offset)
         return True
 
@@ -147,7 +171,7 @@ class SparkSourceTask(SourceTask):
         self._spark = None
 
     @property
-    def spark(self):  # noqa: ANN201
+    def spark(self):
         if self._spark is None:
             self._spark = get_spark(self._props)
         return self._spark
@@ -161,7 +185,7 @@ class SparkSourceTask(SourceTask):
         if not self._pending:
             self._idle()
             return None
-        batch, self._pending = self._pending[: self._batch_size], self._pending[self._batch_size:]
+        batch, self._pending = self._pending[: self._batch_size], self._pending[self._batch_size :]
         return batch
 
     def _idle(self) -> None:
@@ -169,7 +193,7 @@ class SparkSourceTask(SourceTask):
         while not self._stopping and time.monotonic() < deadline:
             time.sleep(min(0.1, self._poll_interval_s))
 
-    def _reader(self):  # noqa: ANN202
+    def _reader(self):
         reader = self.spark.read.format(self._format).option("basePath", str(self._root))
         if self._format == "csv":
             reader = reader.option("header", "true").option("inferSchema", "true")
@@ -189,8 +213,7 @@ class SparkSourceTask(SourceTask):
             rows = table_rows(table)
             for i, row in enumerate(rows):
                 offset = {FILES_KEY: after if i == len(rows) - 1 else before}
-                records.append(SourceRecord(self._partition, offset, self._topic, None, None, row,
-                                            value_schema=schema))
+                records.append(SourceRecord(self._partition, offset, self._topic, None, None, row, value_schema=schema))
             if len(records) >= self._batch_size:
                 break
         return records
@@ -211,6 +234,9 @@ class SparkSourceTask(SourceTask):
             if value is None:
                 continue  # a row without the column can never be ordered: skip it
             self._last = value
-            records.append(SourceRecord(self._partition, {INCREMENTING_KEY: value}, self._topic, None, None, row,
-                                        value_schema=schema))
+            records.append(
+                SourceRecord(
+                    self._partition, {INCREMENTING_KEY: value}, self._topic, None, None, row, value_schema=schema
+                )
+            )
         return records

@@ -3,11 +3,13 @@
 Values are encoded and decoded by fastavro with the writer's parsed schema; the registry client, the
 subject strategies and the wire format live in `serde`, the schema and value mapping in `avro_data`.
 """
+
 from __future__ import annotations
 
 import io
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import fastavro
 from confluent_kafka.schema_registry import Schema as RegistrySchema
@@ -29,8 +31,9 @@ class AvroConverter(SchemaRegistryConverter):
             record_name = f"{avro['namespace']}.{avro['name']}" if avro.get("namespace") else avro["name"]
         return WriterSchema(RegistrySchema(json.dumps(avro, separators=(",", ":")), "AVRO"), record_name)
 
-    def make_writer(self, schema: Schema, registered: RegistrySchema, writer_schema: WriterSchema
-                    ) -> tuple[Callable[[Any], bytes], list[int] | None]:
+    def make_writer(
+        self, schema: Schema, registered: RegistrySchema, writer_schema: WriterSchema
+    ) -> tuple[Callable[[Any], bytes], list[int] | None]:
         named: dict[str, Any] = {}
         for referenced in self._references(registered):
             fastavro.parse_schema(referenced, named_schemas=named)
@@ -38,15 +41,18 @@ class AvroConverter(SchemaRegistryConverter):
         convert = to_avro_value(schema)
         write = fastavro.schemaless_writer
         if convert is None:
+
             def encode(value: Any) -> bytes:
                 buffer = io.BytesIO()
                 write(buffer, parsed, value)
                 return buffer.getvalue()
         else:
+
             def encode(value: Any) -> bytes:
                 buffer = io.BytesIO()
                 write(buffer, parsed, convert(value))
                 return buffer.getvalue()
+
         return encode, None
 
     def make_reader(self, registered: RegistrySchema, version: int | None) -> Reader:
@@ -61,11 +67,14 @@ class AvroConverter(SchemaRegistryConverter):
         read = fastavro.schemaless_reader
 
         if convert is None:
+
             def decode(body: memoryview) -> Any:
                 return read(io.BytesIO(body), parsed, None)
         else:
+
             def decode(body: memoryview) -> Any:
                 return convert(read(io.BytesIO(body), parsed, None))
+
         return Reader(connect, decode)
 
     def _references(self, registered: RegistrySchema, seen: set[tuple[str, int]] | None = None) -> list[Any]:
@@ -77,8 +86,10 @@ class AvroConverter(SchemaRegistryConverter):
             if key in seen:
                 continue
             seen.add(key)
-            found = call_registry(f"get the referenced schema {ref.name} ({ref.subject} version {ref.version})",
-                                  lambda ref=ref: self.client.get_version(ref.subject, ref.version))
+            found = call_registry(
+                f"get the referenced schema {ref.name} ({ref.subject} version {ref.version})",
+                lambda ref=ref: self.client.get_version(ref.subject, ref.version),
+            )
             out.extend(self._references(found.schema, seen))
             out.append(json.loads(found.schema.schema_str))
         return out

@@ -21,12 +21,14 @@ Values: fastavro already writes and reads Connect's Python values (dicts for str
 `time`, aware `datetime`), so a schema only gets a value converter where the two differ: exact-scale
 decimals, naive timestamps (UTC here, local time in fastavro), non-string-keyed maps and general unions.
 """
+
 from __future__ import annotations
 
 import copy
 import datetime as _dt
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ...api.data import Field, Schema
 from ...api.errors import DataError
@@ -64,13 +66,23 @@ AVRO_TYPE_ENUM = NAMESPACE + ".Enum"
 CONNECT_AVRO_DECIMAL_PRECISION_PROP = "connect.decimal.precision"
 DEFAULT_DECIMAL_PRECISION = 64
 
-_PRIMITIVE_AVRO = {"int32": "int", "int64": "long", "float32": "float", "float64": "double",
-                   "boolean": "boolean", "string": "string", "bytes": "bytes", "int8": "int", "int16": "int"}
+_PRIMITIVE_AVRO = {
+    "int32": "int",
+    "int64": "long",
+    "float32": "float",
+    "float64": "double",
+    "boolean": "boolean",
+    "string": "string",
+    "bytes": "bytes",
+    "int8": "int",
+    "int16": "int",
+}
 _AVRO_PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 _DEFAULT_NAME = re.compile(re.escape(NAMESPACE) + r"\." + DEFAULT_SCHEMA_NAME + r"\d*")
 
 
 # ---- Connect -> Avro schema ------------------------------------------------------------------------
+
 
 class _FromConnect:
     def __init__(self, meta: bool) -> None:
@@ -81,7 +93,7 @@ class _FromConnect:
     def convert(self, schema: Schema, ignore_optional: bool = False) -> Any:
         if not schema.optional and schema.name and schema.type == "struct" and schema in self.defined:
             return self.defined[schema]
-        namespace, name = (_split(schema.name) if schema.name else (NAMESPACE, None))
+        namespace, name = _split(schema.name) if schema.name else (NAMESPACE, None)
         connect_type = None
         t = schema.type
         base: Any
@@ -101,9 +113,12 @@ class _FromConnect:
             if key.type == "string" and not key.optional:
                 base = {"type": "map", "values": self.convert(value)}
             else:
-                entry: dict[str, Any] = {"type": "record", "name": name or MAP_ENTRY_TYPE_NAME,
-                                         "namespace": namespace, "fields": [self.field("key", key, None),
-                                                                            self.field("value", value, None)]}
+                entry: dict[str, Any] = {
+                    "type": "record",
+                    "name": name or MAP_ENTRY_TYPE_NAME,
+                    "namespace": namespace,
+                    "fields": [self.field("key", key, None), self.field("value", value, None)],
+                }
                 if name:
                     entry[CONNECT_INTERNAL_TYPE_NAME] = MAP_ENTRY_TYPE_NAME
                 base = {"type": "array", "items": entry}
@@ -123,8 +138,9 @@ class _FromConnect:
                 base["namespace"] = namespace
             if params.get(AVRO_RECORD_DOC_PROP) is not None:
                 base["doc"] = params[AVRO_RECORD_DOC_PROP]
-            base["fields"] = [self.field(f.name, f.schema, params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name))
-                              for f in schema.fields]
+            base["fields"] = [
+                self.field(f.name, f.schema, params.get(AVRO_FIELD_DOC_PREFIX_PROP + f.name)) for f in schema.fields
+            ]
         else:
             raise DataError(f"Unknown schema type: {t}")
         self._annotate(schema, base, connect_type)
@@ -162,8 +178,12 @@ class _FromConnect:
                 base[CONNECT_NAME_PROP] = schema.name
             if connect_type is not None:
                 base[CONNECT_TYPE_PROP] = connect_type
-        logical = {DECIMAL_LOGICAL_NAME: "decimal", DATE_LOGICAL_NAME: "date", TIME_LOGICAL_NAME: "time-millis",
-                   TIMESTAMP_LOGICAL_NAME: "timestamp-millis"}.get(schema.name or "")
+        logical = {
+            DECIMAL_LOGICAL_NAME: "decimal",
+            DATE_LOGICAL_NAME: "date",
+            TIME_LOGICAL_NAME: "time-millis",
+            TIMESTAMP_LOGICAL_NAME: "timestamp-millis",
+        }.get(schema.name or "")
         if logical is not None:
             base["logicalType"] = logical
         for key, value in params.items():
@@ -206,14 +226,22 @@ def default_to_avro(schema: Schema, value: Any) -> Any:
 
 # ---- Avro -> Connect schema ------------------------------------------------------------------------
 
+
 class _ToConnect:
     def __init__(self, meta: bool) -> None:
         self.meta = meta
         self.named: dict[str, Any] = {}  # full name -> definition (dict)
         self.in_progress: set[str] = set()
 
-    def convert(self, avro: Any, namespace: str | None, optional: bool = False, field_default: Any = None,
-                has_field_default: bool = False, version: int | None = None) -> Schema:
+    def convert(
+        self,
+        avro: Any,
+        namespace: str | None,
+        optional: bool = False,
+        field_default: Any = None,
+        has_field_default: bool = False,
+        version: int | None = None,
+    ) -> Schema:
         if isinstance(avro, str):
             if avro in _AVRO_PRIMITIVES:
                 avro = {"type": avro}
@@ -230,8 +258,11 @@ class _ToConnect:
         if not isinstance(avro, dict):
             raise DataError(f"Invalid Avro schema: {avro!r}")
         kind = avro.get("type")
-        if isinstance(kind, (dict, list)) or (isinstance(kind, str) and kind not in _AVRO_PRIMITIVES
-                                              and kind not in ("record", "enum", "fixed", "array", "map", "error")):
+        if isinstance(kind, (dict, list)) or (
+            isinstance(kind, str)
+            and kind not in _AVRO_PRIMITIVES
+            and kind not in ("record", "enum", "fixed", "array", "map", "error")
+        ):
             return self.convert(kind, namespace, optional, field_default, has_field_default, version)
         logical = avro.get("logicalType")
         connect_type = avro.get(CONNECT_TYPE_PROP)
@@ -287,8 +318,10 @@ class _ToConnect:
             if _is_map_entry(entry):
                 names = [f.get("name") for f in entry.get("fields", [])]
                 if sorted(names) != ["key", "value"]:
-                    raise DataError("Found map encoded as array of key-value pairs, but array elements do not "
-                                    "match the expected format.")
+                    raise DataError(
+                        "Found map encoded as array of key-value pairs, but array elements do not "
+                        "match the expected format."
+                    )
                 self._define(entry, namespace)
                 entry_ns = _namespace_of(entry, namespace)
                 by_name = {f["name"]: f for f in entry["fields"]}
@@ -313,8 +346,15 @@ class _ToConnect:
             for index, f in enumerate(avro.get("fields", [])):
                 if self.meta and f.get("doc") is not None:
                     params[AVRO_FIELD_DOC_PREFIX_PROP + f["name"]] = f["doc"]
-                built.append(Field(f["name"], index, self.convert(
-                    f["type"], record_ns, field_default=f.get("default"), has_field_default="default" in f)))
+                built.append(
+                    Field(
+                        f["name"],
+                        index,
+                        self.convert(
+                            f["type"], record_ns, field_default=f.get("default"), has_field_default="default" in f
+                        ),
+                    )
+                )
             self.in_progress.discard(full)
             fields = tuple(built)
             name = full
@@ -371,9 +411,17 @@ class _ToConnect:
             default = field_default
         else:
             default = connect_default
-        schema = Schema(t, optional=optional, name=name, version=schema_version, doc=doc,
-                        parameters=tuple(params.items()) or None, fields=fields, key_schema=key_schema,
-                        value_schema=value_schema)
+        schema = Schema(
+            t,
+            optional=optional,
+            name=name,
+            version=schema_version,
+            doc=doc,
+            parameters=tuple(params.items()) or None,
+            fields=fields,
+            key_schema=key_schema,
+            value_schema=value_schema,
+        )
         if default is not None:
             schema = _with_default(schema, default_from_avro(schema, default))
         return schema
@@ -412,8 +460,9 @@ class _ToConnect:
         return full
 
 
-def avro_to_connect_schema(avro: Any, version: int | None = None, connect_meta_data: bool = True,
-                           references: list[Any] = ()) -> Schema:
+def avro_to_connect_schema(
+    avro: Any, version: int | None = None, connect_meta_data: bool = True, references: list[Any] = ()
+) -> Schema:
     """The Connect schema Confluent's AvroConverter reads from an Avro schema (as parsed JSON), whose named
     types may be defined by `references` (the referenced schemas, dependencies first)."""
     converter = _ToConnect(connect_meta_data)
@@ -435,7 +484,7 @@ def default_from_avro(schema: Schema, value: Any) -> Any:
     if name == TIME_LOGICAL_NAME:
         return (_dt.datetime(1970, 1, 1) + _dt.timedelta(milliseconds=int(value))).time()
     if name == TIMESTAMP_LOGICAL_NAME:
-        return _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(milliseconds=int(value))
+        return _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC) + _dt.timedelta(milliseconds=int(value))
     t = schema.type
     if t in ("int8", "int16", "int32", "int64"):
         return int(value)
@@ -508,6 +557,7 @@ def _to_avro(schema: Schema) -> ValueFn | None:
         if not converters:
             inner = None
         else:
+
             def inner(v: Any) -> Any:
                 if not isinstance(v, dict):
                     raise DataError(f"Invalid type for STRUCT: {type(v)}")
@@ -525,13 +575,19 @@ def _to_avro(schema: Schema) -> ValueFn | None:
     return lambda v: None if v is None else fn(v)
 
 
+def _timestamp_value(v: Any) -> _dt.datetime:
+    return v if isinstance(v, _dt.datetime) else _EPOCH + _dt.timedelta(milliseconds=v)
+
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+
+
 def to_connect_value(schema: Schema) -> ValueFn | None:
     """A function turning what fastavro read into the Connect value of `schema`; None when none is needed."""
     t = schema.type
     inner: ValueFn | None
     if schema.name == TIMESTAMP_LOGICAL_NAME:
-        inner = lambda v: v if isinstance(v, _dt.datetime) else (  # noqa: E731
-            _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(milliseconds=v))
+        inner = _timestamp_value
     elif t == "array":
         item = to_connect_value(_require(schema.value_schema))
         inner = None if item is None else (lambda v: [item(x) for x in v])
@@ -556,6 +612,7 @@ def to_connect_value(schema: Schema) -> ValueFn | None:
         if not converters:
             inner = None
         else:
+
             def inner(v: Any) -> Any:
                 for field_name, fn in converters:
                     v[field_name] = fn(v[field_name])
@@ -571,9 +628,10 @@ def to_connect_value(schema: Schema) -> ValueFn | None:
 def _fits(schema: Schema, value: Any) -> bool:
     t = schema.type
     if t in ("int8", "int16", "int32", "int64"):
-        return isinstance(value, int) and not isinstance(value, bool) or (
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
             schema.name in (DATE_LOGICAL_NAME, TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME)
-            and isinstance(value, (_dt.date, _dt.time)))
+            and isinstance(value, (_dt.date, _dt.time))
+        )
     if t in ("float32", "float64"):
         return isinstance(value, float)
     if t == "boolean":
@@ -581,14 +639,16 @@ def _fits(schema: Schema, value: Any) -> bool:
     if t == "string":
         return isinstance(value, str)
     if t == "bytes":
-        return isinstance(value, (bytes, bytearray)) or schema.name == DECIMAL_LOGICAL_NAME and not isinstance(
-            value, (str, dict, list))
+        return isinstance(value, (bytes, bytearray)) or (
+            schema.name == DECIMAL_LOGICAL_NAME and not isinstance(value, (str, dict, list))
+        )
     if t == "array":
         return isinstance(value, list)
     return isinstance(value, dict)
 
 
 # ---- helpers -------------------------------------------------------------------------------------
+
 
 def _identity(value: Any) -> Any:
     return value
@@ -601,13 +661,33 @@ def _require(schema: Schema | None) -> Schema:
 
 
 def _non_optional(schema: Schema) -> Schema:
-    return Schema(schema.type, False, schema.default, schema.name, schema.version, schema.doc, schema.parameters,
-                  schema.fields, schema.key_schema, schema.value_schema)
+    return Schema(
+        schema.type,
+        False,
+        schema.default,
+        schema.name,
+        schema.version,
+        schema.doc,
+        schema.parameters,
+        schema.fields,
+        schema.key_schema,
+        schema.value_schema,
+    )
 
 
 def _with_default(schema: Schema, default: Any) -> Schema:
-    return Schema(schema.type, schema.optional, default, schema.name, schema.version, schema.doc,
-                  schema.parameters, schema.fields, schema.key_schema, schema.value_schema)
+    return Schema(
+        schema.type,
+        schema.optional,
+        default,
+        schema.name,
+        schema.version,
+        schema.doc,
+        schema.parameters,
+        schema.fields,
+        schema.key_schema,
+        schema.value_schema,
+    )
 
 
 def _split(full_name: str) -> tuple[str | None, str]:
@@ -632,9 +712,11 @@ def _namespace_of(avro: dict[str, Any], namespace: str | None) -> str | None:
 def _is_map_entry(avro: Any) -> bool:
     if not isinstance(avro, dict) or avro.get("type") != "record":
         return False
-    return avro.get(CONNECT_INTERNAL_TYPE_NAME) == MAP_ENTRY_TYPE_NAME or (
-        avro.get("name") == MAP_ENTRY_TYPE_NAME and avro.get("namespace") == NAMESPACE
-    ) or avro.get("name") == f"{NAMESPACE}.{MAP_ENTRY_TYPE_NAME}"
+    return (
+        avro.get(CONNECT_INTERNAL_TYPE_NAME) == MAP_ENTRY_TYPE_NAME
+        or (avro.get("name") == MAP_ENTRY_TYPE_NAME and avro.get("namespace") == NAMESPACE)
+        or avro.get("name") == f"{NAMESPACE}.{MAP_ENTRY_TYPE_NAME}"
+    )
 
 
 def _union_member_name(avro: Any) -> str:

@@ -5,10 +5,12 @@ schemas are thread-safe), so a thousand tasks do not ask the registry a thousand
 `mock://scope` URLs get confluent-kafka's in-memory registry, one per scope and process, as Confluent's
 `MockSchemaRegistry` scopes them: a source and a sink in one worker share what they register.
 """
+
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from confluent_kafka.schema_registry import SchemaRegistryClient, SchemaRegistryError
 
@@ -49,7 +51,11 @@ def call_registry(what: str, operation: Callable[[], T]) -> T:
     except SchemaRegistryError as exc:
         status = exc.http_status_code
         if status in _PERMANENT_STATUSES or (status is not None and 400 <= status < 500 and status not in (408, 429)):
-            raise DataError(f"Failed to {what}: {exc.error_message} (HTTP {status}, error code {exc.error_code})") from None
+            raise DataError(
+                f"Failed to {what}: {exc.error_message} (HTTP {status}, error code {exc.error_code})"
+            ) from None
         raise RetriableError(f"Failed to {what}: Schema Registry answered HTTP {status}: {exc.error_message}") from None
     except (httpx.TransportError, OSError, TimeoutError) as exc:
-        raise RetriableError(f"Failed to {what}: Schema Registry is unreachable ({type(exc).__name__}: {exc})") from None
+        raise RetriableError(
+            f"Failed to {what}: Schema Registry is unreachable ({type(exc).__name__}: {exc})"
+        ) from None

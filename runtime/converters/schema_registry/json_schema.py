@@ -3,11 +3,13 @@
 Payloads are plain JSON after the 5-byte header (orjson; the standard library's parser only where a
 schema holds decimals, so their digits are never rounded through a float).
 """
+
 from __future__ import annotations
 
 import decimal
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 from confluent_kafka.schema_registry import Schema as RegistrySchema
@@ -15,8 +17,13 @@ from confluent_kafka.schema_registry import Schema as RegistrySchema
 from ...api.config import ConfigDef, Importance, Type, ValidString
 from ...api.data import Schema
 from ...api.errors import ConfigError
-from .json_schema_data import connect_to_json_schema, json_schema_to_connect, needs_exact_numbers, \
-    to_connect_value, to_json_value
+from .json_schema_data import (
+    connect_to_json_schema,
+    json_schema_to_connect,
+    needs_exact_numbers,
+    to_connect_value,
+    to_json_value,
+)
 from .serde import Reader, SchemaRegistryConverter, WriterSchema
 
 DECIMAL_FORMAT = "decimal.format"
@@ -34,9 +41,14 @@ class JsonSchemaConverter(SchemaRegistryConverter):
 
     def config(self) -> ConfigDef:
         config = super().config()
-        config.define(DECIMAL_FORMAT, Type.STRING, "NUMERIC", validator=ValidString.of(
-            "BASE64", "NUMERIC", case_insensitive=True), importance=Importance.LOW,
-            documentation="Write decimals as JSON numbers (NUMERIC) or base64 strings of the unscaled value.")
+        config.define(
+            DECIMAL_FORMAT,
+            Type.STRING,
+            "NUMERIC",
+            validator=ValidString.of("BASE64", "NUMERIC", case_insensitive=True),
+            importance=Importance.LOW,
+            documentation="Write decimals as JSON numbers (NUMERIC) or base64 strings of the unscaled value.",
+        )
         return config
 
     def _configure_format(self, configs: dict[str, Any]) -> None:
@@ -50,8 +62,9 @@ class JsonSchemaConverter(SchemaRegistryConverter):
         record_name = document.get("title") if schema.type == "struct" else None
         return WriterSchema(RegistrySchema(json.dumps(document, separators=(",", ":")), "JSON"), record_name)
 
-    def make_writer(self, schema: Schema, registered: RegistrySchema, writer_schema: WriterSchema
-                    ) -> tuple[Callable[[Any], bytes], list[int] | None]:
+    def make_writer(
+        self, schema: Schema, registered: RegistrySchema, writer_schema: WriterSchema
+    ) -> tuple[Callable[[Any], bytes], list[int] | None]:
         convert = to_json_value(schema, self.numeric_decimals)
         dumps = orjson.dumps
 
@@ -64,6 +77,7 @@ class JsonSchemaConverter(SchemaRegistryConverter):
         connect = json_schema_to_connect(json.loads(registered.schema_str), version)
         convert = to_connect_value(connect)
         if needs_exact_numbers(connect):
+
             def decode(body: memoryview) -> Any:
                 return convert(json.loads(bytes(body), parse_float=decimal.Decimal))
         else:
@@ -71,4 +85,5 @@ class JsonSchemaConverter(SchemaRegistryConverter):
 
             def decode(body: memoryview) -> Any:
                 return convert(loads(body))
+
         return Reader(connect, decode)

@@ -9,13 +9,15 @@ properties carry `connect.index`. The schema's name is its `title`, its doc its 
 JSON Schema -> Connect reverses this, reading `"type": [..., "null"]`, local `$ref`s, `enum`s and
 `oneOf`/`anyOf` (`io.confluent.connect.json.OneOf` structs) as written by other producers too.
 """
+
 from __future__ import annotations
 
 import base64
 import binascii
 import datetime as _dt
 import decimal
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ...api.data import Field, Schema
 from ...api.errors import DataError
@@ -39,12 +41,13 @@ CONNECT_PARAMETERS_PROP = "connect.parameters"
 CONNECT_INDEX_PROP = "connect.index"
 JSON_TYPE_ENUM = NAMESPACE + ".Enum"
 JSON_TYPE_ONE_OF = NAMESPACE + ".OneOf"
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 
 ValueFn = Callable[[Any], Any]
 
 
 # ---- Connect -> JSON Schema -----------------------------------------------------------------------
+
 
 def connect_to_json_schema(schema: Schema, numeric_decimals: bool = True) -> dict[str, Any]:
     return _from_connect(schema, None, False, numeric_decimals)
@@ -74,12 +77,23 @@ def _from_connect(schema: Schema, index: int | None, ignore_optional: bool, nume
     elif t == "map":
         key, value = _require(schema.key_schema), _require(schema.value_schema)
         if key.type == "string" and not key.optional:
-            node = {"type": "object", "additionalProperties": _from_connect(value, None, False, numeric),
-                    CONNECT_TYPE_PROP: "map"}
+            node = {
+                "type": "object",
+                "additionalProperties": _from_connect(value, None, False, numeric),
+                CONNECT_TYPE_PROP: "map",
+            }
         else:
-            node = {"type": "array", "items": {"type": "object", "properties": {
-                "key": _from_connect(key, 0, False, numeric), "value": _from_connect(value, 1, False, numeric)}},
-                CONNECT_TYPE_PROP: "map"}
+            node = {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "key": _from_connect(key, 0, False, numeric),
+                        "value": _from_connect(value, 1, False, numeric),
+                    },
+                },
+                CONNECT_TYPE_PROP: "map",
+            }
     elif t == "struct" and schema.name == JSON_TYPE_ONE_OF:
         members = [{"type": "null"}] if schema.optional else []
         members += [_from_connect(_non_optional(f.schema), f.index, True, numeric) for f in schema.fields]
@@ -87,8 +101,10 @@ def _from_connect(schema: Schema, index: int | None, ignore_optional: bool, nume
     elif t == "struct" and schema.optional and not ignore_optional:
         node, combined = {"oneOf": [{"type": "null"}, _from_connect(_non_optional(schema), None, False, numeric)]}, True
     elif t == "struct":
-        node = {"type": "object", "properties": {
-            f.name: _from_connect(f.schema, f.index, False, numeric) for f in schema.fields}}
+        node = {
+            "type": "object",
+            "properties": {f.name: _from_connect(f.schema, f.index, False, numeric) for f in schema.fields},
+        }
     else:
         raise DataError(f"Unsupported type {t}")
     if not combined:
@@ -111,6 +127,7 @@ def _from_connect(schema: Schema, index: int | None, ignore_optional: bool, nume
 
 
 # ---- JSON Schema -> Connect -----------------------------------------------------------------------
+
 
 class _ToConnect:
     def __init__(self, document: dict[str, Any]) -> None:
@@ -164,8 +181,11 @@ class _ToConnect:
             if connect_type == "bytes":
                 t = "bytes"
             else:
-                t = connect_type if connect_type in ("float32", "float64", "int8", "int16", "int32", "int64") \
+                t = (
+                    connect_type
+                    if connect_type in ("float32", "float64", "int8", "int16", "int32", "int64")
                     else "float64"
+                )
         elif kind == "string":
             if "enum" in node:
                 t = "string"
@@ -187,18 +207,23 @@ class _ToConnect:
                 t = "array"
                 value_schema = self.convert(items)
         elif kind == "object":
-            if connect_type == "map" or ("properties" not in node and isinstance(node.get("additionalProperties"),
-                                                                                  dict)):
+            if connect_type == "map" or (
+                "properties" not in node and isinstance(node.get("additionalProperties"), dict)
+            ):
                 t = "map"
                 key_schema = Schema("string")
                 value_schema = self.convert(node.get("additionalProperties"))
             else:
                 t = "struct"
                 properties = list((node.get("properties") or {}).items())
-                order = sorted(range(len(properties)), key=lambda i: (
-                    properties[i][1].get(CONNECT_INDEX_PROP, i) if isinstance(properties[i][1], dict) else i, i))
-                fields = tuple(Field(properties[i][0], n, self.convert(properties[i][1]))
-                               for n, i in enumerate(order))
+                order = sorted(
+                    range(len(properties)),
+                    key=lambda i: (
+                        properties[i][1].get(CONNECT_INDEX_PROP, i) if isinstance(properties[i][1], dict) else i,
+                        i,
+                    ),
+                )
+                fields = tuple(Field(properties[i][0], n, self.convert(properties[i][1])) for n, i in enumerate(order))
         elif kind == "null":
             raise DataError("Standalone null schemas are not supported by this converter")
         else:
@@ -208,9 +233,17 @@ class _ToConnect:
         raw_params = node.get(CONNECT_PARAMETERS_PROP)
         if isinstance(raw_params, dict):
             params.update({str(k): str(v) for k, v in raw_params.items()})
-        schema = Schema(t, optional=optional, name=name, version=schema_version, doc=node.get("description"),
-                        parameters=tuple(params.items()) or None, fields=fields, key_schema=key_schema,
-                        value_schema=value_schema)
+        schema = Schema(
+            t,
+            optional=optional,
+            name=name,
+            version=schema_version,
+            doc=node.get("description"),
+            parameters=tuple(params.items()) or None,
+            fields=fields,
+            key_schema=key_schema,
+            value_schema=value_schema,
+        )
         if node.get("default") is not None:
             schema = _replace(schema, default=to_connect_value(schema)(node["default"]))
         return schema
@@ -219,10 +252,10 @@ class _ToConnect:
         non_null = [m for m in members if not (isinstance(m, dict) and m.get("type") == "null")]
         if len(members) == 2 and len(non_null) == 1:
             return self.convert(non_null[0], version, optional=True)
-        fields = tuple(Field(f"{JSON_TYPE_ONE_OF}.field.{i}", i, self.convert(m, optional=True))
-                       for i, m in enumerate(non_null))
-        return Schema("struct", optional=optional or len(non_null) < len(members), name=JSON_TYPE_ONE_OF,
-                      fields=fields)
+        fields = tuple(
+            Field(f"{JSON_TYPE_ONE_OF}.field.{i}", i, self.convert(m, optional=True)) for i, m in enumerate(non_null)
+        )
+        return Schema("struct", optional=optional or len(non_null) < len(members), name=JSON_TYPE_ONE_OF, fields=fields)
 
     def _resolve(self, ref: str) -> Any:
         if not ref.startswith("#"):
@@ -241,6 +274,7 @@ def json_schema_to_connect(document: dict[str, Any], version: int | None = None)
 
 
 # ---- values ----------------------------------------------------------------------------------------
+
 
 def to_json_value(schema: Schema, numeric_decimals: bool = True) -> ValueFn:
     """Connect value -> JSON-ready Python value (Decimal kept for exact numeric output)."""
@@ -261,11 +295,13 @@ def to_json_value(schema: Schema, numeric_decimals: bool = True) -> ValueFn:
     elif t == "bytes":
         base = lambda v: base64.b64encode(bytes(v)).decode()  # noqa: E731
     elif t in ("int8", "int16", "int32", "int64"):
+
         def base(v: Any) -> Any:
             if not isinstance(v, int) or isinstance(v, bool):
                 raise DataError(f"Invalid type for {t.upper()}: {type(v)}")
             return v
     elif t in ("float32", "float64"):
+
         def base(v: Any) -> Any:
             if not isinstance(v, (int, float)) or isinstance(v, bool):
                 raise DataError(f"Invalid type for {t.upper()}: {type(v)}")
@@ -337,21 +373,25 @@ def to_connect_value(schema: Schema) -> ValueFn:
     elif t in ("int8", "int16", "int32", "int64"):
         base = lambda v: _int(v, t.upper())  # noqa: E731
     elif t in ("float32", "float64"):
+
         def base(v: Any) -> Any:
             if isinstance(v, bool) or not isinstance(v, (int, float, decimal.Decimal)):
                 raise DataError(f"Invalid value for {t.upper()}: {v!r}")
             return float(v)
     elif t == "boolean":
+
         def base(v: Any) -> Any:
             if not isinstance(v, bool):
                 raise DataError(f"Invalid value for BOOLEAN: {v!r}")
             return v
     elif t == "string":
+
         def base(v: Any) -> Any:
             if not isinstance(v, str):
                 raise DataError(f"Invalid value for STRING: {v!r}")
             return v
     elif t == "bytes":
+
         def base(v: Any) -> Any:
             try:
                 return base64.b64decode(v, validate=True)
@@ -451,8 +491,17 @@ def _non_optional(schema: Schema) -> Schema:
 
 
 def _replace(schema: Schema, **changes: Any) -> Schema:
-    values = {"type": schema.type, "optional": schema.optional, "default": schema.default, "name": schema.name,
-              "version": schema.version, "doc": schema.doc, "parameters": schema.parameters,
-              "fields": schema.fields, "key_schema": schema.key_schema, "value_schema": schema.value_schema}
+    values = {
+        "type": schema.type,
+        "optional": schema.optional,
+        "default": schema.default,
+        "name": schema.name,
+        "version": schema.version,
+        "doc": schema.doc,
+        "parameters": schema.parameters,
+        "fields": schema.fields,
+        "key_schema": schema.key_schema,
+        "value_schema": schema.value_schema,
+    }
     values.update(changes)
     return Schema(**values)

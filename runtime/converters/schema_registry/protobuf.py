@@ -5,16 +5,18 @@ converter; confluent-kafka supplies the pool of well-known and Confluent types, 
 registry references and the decimal message codec (its `common.protobuf` helpers, which its own
 serializers use: no maintained public API offers them).
 """
+
 from __future__ import annotations
 
 import base64
 import io
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from confluent_kafka.schema_registry import Schema as RegistrySchema
+from confluent_kafka.schema_registry._sync.protobuf import _resolve_named_schema
 from confluent_kafka.schema_registry.common.protobuf import _create_index_array, _init_pool, _str_to_proto
 from confluent_kafka.schema_registry.common.serde import SchemaId
-from confluent_kafka.schema_registry._sync.protobuf import _resolve_named_schema
 from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor
 
@@ -39,8 +41,9 @@ class ProtobufConverter(SchemaRegistryConverter):
         text = base64.standard_b64encode(file.SerializeToString()).decode("ascii")
         return WriterSchema(RegistrySchema(text, "PROTOBUF"), full_name)
 
-    def make_writer(self, schema: Schema, registered: RegistrySchema, writer_schema: WriterSchema
-                    ) -> tuple[Callable[[Any], bytes], list[int] | None]:
+    def make_writer(
+        self, schema: Schema, registered: RegistrySchema, writer_schema: WriterSchema
+    ) -> tuple[Callable[[Any], bytes], list[int] | None]:
         pool = _new_pool()
         _resolve_named_schema(registered, self.client, pool)
         file = _str_to_proto(f"{writer_schema.record_name}.proto", registered.schema_str)
@@ -82,7 +85,7 @@ class ProtobufConverter(SchemaRegistryConverter):
                 buffer = io.BytesIO(body)
                 indexes = tuple(SchemaId._read_index_array(buffer, zigzag=True))
                 connect, cls, convert = message_for(indexes)
-                payload = body[buffer.tell():]
+                payload = body[buffer.tell() :]
             message = cls()
             message.ParseFromString(payload)
             return connect, convert(message)

@@ -14,17 +14,18 @@ and maps are optional, enums are strings with `io.confluent.connect.protobuf.Enu
 The schema travels as a base64 `FileDescriptorProto`, as confluent-kafka's serializer registers it;
 well-known and Confluent types are imports the reader already knows (no registry references).
 """
+
 from __future__ import annotations
 
 import datetime as _dt
 import decimal
-from typing import Any, Callable
-
-from google.protobuf import descriptor_pb2
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from collections.abc import Callable
+from typing import Any
 
 from confluent_kafka.schema_registry.common.protobuf import decimal_to_protobuf, protobuf_to_decimal
 from confluent_kafka.schema_registry.confluent import meta_pb2
+from google.protobuf import descriptor_pb2
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from ...api.data import Field, Schema
 from ...api.errors import DataError
@@ -49,20 +50,37 @@ DECIMAL_TYPE = "confluent.type.Decimal"
 DATE_TYPE = "google.type.Date"
 TIME_TYPE = "google.type.TimeOfDay"
 TIMESTAMP_TYPE = "google.protobuf.Timestamp"
-_IMPORTS = {DECIMAL_TYPE: "confluent/type/decimal.proto", DATE_TYPE: "google/type/date.proto",
-            TIME_TYPE: "google/type/timeofday.proto", TIMESTAMP_TYPE: "google/protobuf/timestamp.proto"}
+_IMPORTS = {
+    DECIMAL_TYPE: "confluent/type/decimal.proto",
+    DATE_TYPE: "google/type/date.proto",
+    TIME_TYPE: "google/type/timeofday.proto",
+    TIMESTAMP_TYPE: "google/protobuf/timestamp.proto",
+}
 META_IMPORT = "confluent/meta.proto"
-_LOGICAL = {DECIMAL_LOGICAL_NAME: DECIMAL_TYPE, DATE_LOGICAL_NAME: DATE_TYPE, TIME_LOGICAL_NAME: TIME_TYPE,
-            TIMESTAMP_LOGICAL_NAME: TIMESTAMP_TYPE}
+_LOGICAL = {
+    DECIMAL_LOGICAL_NAME: DECIMAL_TYPE,
+    DATE_LOGICAL_NAME: DATE_TYPE,
+    TIME_LOGICAL_NAME: TIME_TYPE,
+    TIMESTAMP_LOGICAL_NAME: TIMESTAMP_TYPE,
+}
 F = descriptor_pb2.FieldDescriptorProto
-_SCALARS = {"int8": F.TYPE_INT32, "int16": F.TYPE_INT32, "int32": F.TYPE_INT32, "int64": F.TYPE_INT64,
-            "float32": F.TYPE_FLOAT, "float64": F.TYPE_DOUBLE, "boolean": F.TYPE_BOOL, "string": F.TYPE_STRING,
-            "bytes": F.TYPE_BYTES}
+_SCALARS = {
+    "int8": F.TYPE_INT32,
+    "int16": F.TYPE_INT32,
+    "int32": F.TYPE_INT32,
+    "int64": F.TYPE_INT64,
+    "float32": F.TYPE_FLOAT,
+    "float64": F.TYPE_DOUBLE,
+    "boolean": F.TYPE_BOOL,
+    "string": F.TYPE_STRING,
+    "bytes": F.TYPE_BYTES,
+}
 _MAP_KEYS = {"int8", "int16", "int32", "int64", "boolean", "string"}
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 
 
 # ---- Connect -> FileDescriptorProto -------------------------------------------------------------
+
 
 def connect_to_file_descriptor(schema: Schema) -> tuple[descriptor_pb2.FileDescriptorProto, str]:
     """A proto3 file holding the message for a struct schema, and the message's full name."""
@@ -96,8 +114,9 @@ class _FileBuilder:
             self.field(message, full_name, _proto_name(field.name), field.schema, field_number)
         return message
 
-    def field(self, message: descriptor_pb2.DescriptorProto, scope: str, name: str, schema: Schema,
-              number: int) -> None:
+    def field(
+        self, message: descriptor_pb2.DescriptorProto, scope: str, name: str, schema: Schema, number: int
+    ) -> None:
         proto = message.field.add(name=name, number=number, label=F.LABEL_OPTIONAL)
         if schema.type == "array":
             proto.label = F.LABEL_REPEATED
@@ -151,6 +170,7 @@ class _FileBuilder:
 
 # ---- Descriptor -> Connect ---------------------------------------------------------------------
 
+
 def descriptor_to_connect(descriptor: Descriptor, version: int | None) -> Schema:
     schema = _message_schema(descriptor, set())
     return Schema("struct", name=schema.name, version=version, fields=schema.fields)
@@ -165,8 +185,13 @@ def _message_schema(descriptor: Descriptor, seen: set[str]) -> Schema:
         if _is_synthetic(oneof):
             continue
         members = tuple(Field(f.name, i, _field_schema(f, seen)) for i, f in enumerate(oneof.fields))
-        fields.append(Field(f"{oneof.name}_{oneof.index}", len(fields), Schema(
-            "struct", optional=True, name=PROTOBUF_TYPE_UNION_PREFIX + oneof.name, fields=members)))
+        fields.append(
+            Field(
+                f"{oneof.name}_{oneof.index}",
+                len(fields),
+                Schema("struct", optional=True, name=PROTOBUF_TYPE_UNION_PREFIX + oneof.name, fields=members),
+            )
+        )
     for f in descriptor.fields:
         if f.containing_oneof is not None and not _is_synthetic(f.containing_oneof):
             continue
@@ -178,10 +203,18 @@ def _field_schema(f: FieldDescriptor, seen: set[str]) -> Schema:
     t = f.type
     params = _field_params(f)
     if t in (F.TYPE_INT32, F.TYPE_SINT32, F.TYPE_SFIXED32):
-        schema = Schema(params.get(CONNECT_TYPE_PROP) if params.get(CONNECT_TYPE_PROP) in ("int8", "int16")
-                        else "int32")
-    elif t in (F.TYPE_UINT32, F.TYPE_FIXED32, F.TYPE_INT64, F.TYPE_UINT64, F.TYPE_SINT64, F.TYPE_FIXED64,
-               F.TYPE_SFIXED64):
+        schema = Schema(
+            params.get(CONNECT_TYPE_PROP) if params.get(CONNECT_TYPE_PROP) in ("int8", "int16") else "int32"
+        )
+    elif t in (
+        F.TYPE_UINT32,
+        F.TYPE_FIXED32,
+        F.TYPE_INT64,
+        F.TYPE_UINT64,
+        F.TYPE_SINT64,
+        F.TYPE_FIXED64,
+        F.TYPE_SFIXED64,
+    ):
         schema = Schema("int64")
     elif t == F.TYPE_FLOAT:
         schema = Schema("float32")
@@ -196,33 +229,54 @@ def _field_schema(f: FieldDescriptor, seen: set[str]) -> Schema:
     elif t == F.TYPE_ENUM:
         enum = f.enum_type
         enum_params = [(PROTOBUF_TYPE_ENUM, enum.name)] + [
-            (f"{PROTOBUF_TYPE_ENUM}.{v.name}", str(v.number)) for v in enum.values]
+            (f"{PROTOBUF_TYPE_ENUM}.{v.name}", str(v.number)) for v in enum.values
+        ]
         schema = Schema("string", optional=True, name=enum.name, parameters=tuple(enum_params))
     elif t == F.TYPE_MESSAGE:
         full = f.message_type.full_name
         if full == DECIMAL_TYPE:
             base = decimal_schema(int(params.get("scale", 0)))
             extra = (("connect.decimal.precision", params["precision"]),) if "precision" in params else ()
-            schema = Schema("bytes", optional=True, name=base.name, version=1,
-                            parameters=(base.parameters or ()) + extra)
+            schema = Schema(
+                "bytes", optional=True, name=base.name, version=1, parameters=(base.parameters or ()) + extra
+            )
         elif full in (DATE_TYPE, TIME_TYPE, TIMESTAMP_TYPE):
-            name = {DATE_TYPE: DATE_LOGICAL_NAME, TIME_TYPE: TIME_LOGICAL_NAME,
-                    TIMESTAMP_TYPE: TIMESTAMP_LOGICAL_NAME}[full]
+            name = {DATE_TYPE: DATE_LOGICAL_NAME, TIME_TYPE: TIME_LOGICAL_NAME, TIMESTAMP_TYPE: TIMESTAMP_LOGICAL_NAME}[
+                full
+            ]
             schema = Schema("int64" if full == TIMESTAMP_TYPE else "int32", optional=True, name=name, version=1)
         elif f.message_type.GetOptions().map_entry or _is_map_entry(f):
             entry = f.message_type
             key, value = entry.fields_by_name["key"], entry.fields_by_name["value"]
-            return Schema("map", optional=True, name=entry.name[:-len("Entry")] if entry.name.endswith("Entry")
-                          else None, key_schema=_field_schema(key, seen), value_schema=_field_schema(value, seen))
+            return Schema(
+                "map",
+                optional=True,
+                name=entry.name[: -len("Entry")] if entry.name.endswith("Entry") else None,
+                key_schema=_field_schema(key, seen),
+                value_schema=_field_schema(value, seen),
+            )
         else:
             message = _message_schema(f.message_type, seen)
             schema = Schema("struct", optional=True, name=message.name, fields=message.fields)
     else:
         raise DataError(f"Unknown Connect schema type: {t}")
     if f.is_repeated:
-        element = schema if schema.optional else Schema(schema.type, True, None, schema.name, schema.version,
-                                                        schema.doc, schema.parameters, schema.fields,
-                                                        schema.key_schema, schema.value_schema)
+        element = (
+            schema
+            if schema.optional
+            else Schema(
+                schema.type,
+                True,
+                None,
+                schema.name,
+                schema.version,
+                schema.doc,
+                schema.parameters,
+                schema.fields,
+                schema.key_schema,
+                schema.value_schema,
+            )
+        )
         return Schema("array", optional=True, value_schema=element)
     return schema
 
@@ -245,11 +299,11 @@ def _is_synthetic(oneof: Any) -> bool:
 
 def _is_map_entry(f: FieldDescriptor) -> bool:
     entry = f.message_type
-    return f.is_repeated and entry.name.endswith("Entry") and [x.name for x in entry.fields] == [
-        "key", "value"]
+    return f.is_repeated and entry.name.endswith("Entry") and [x.name for x in entry.fields] == ["key", "value"]
 
 
 # ---- values --------------------------------------------------------------------------------------
+
 
 def to_message(message_class: type, schema: Schema) -> Callable[[Any], Any]:
     """A function filling a new message of `message_class` from a Connect struct value."""
@@ -292,6 +346,7 @@ def _setter(fd: FieldDescriptor, schema: Schema) -> Callable[[Any, str, Any], No
                 target = getattr(message, name)
                 for item in value:
                     fill(target.add(), item)
+
             return set_messages
         return lambda message, name, value: getattr(message, name).extend(value)
     if schema.type == "map":
@@ -307,6 +362,7 @@ def _setter(fd: FieldDescriptor, schema: Schema) -> Callable[[Any, str, Any], No
                     for k, v in value.items():
                         if v is not None:
                             fill(target[k], v)
+
                 return set_message_map
             return lambda message, name, value: getattr(message, name).update(value)
         key_set, value_set = _setter(key_fd, schema.key_schema or _missing()), _setter(value_fd, value_schema)
@@ -319,16 +375,19 @@ def _setter(fd: FieldDescriptor, schema: Schema) -> Callable[[Any, str, Any], No
                     key_set(item, "key", k)
                 if v is not None:
                     value_set(item, "value", v)
+
         return set_entries
     if fd.type == F.TYPE_MESSAGE:
         fill = _message_filler(fd, schema)
         return lambda message, name, value: fill(getattr(message, name), value)
     if fd.type == F.TYPE_ENUM:
+
         def set_enum(message: Any, name: str, value: Any) -> None:
             enum_value = fd.enum_type.values_by_name.get(value)
             if enum_value is None:
                 raise DataError(f"Invalid enum symbol {value!r} for {fd.enum_type.full_name}")
             setattr(message, name, enum_value.number)
+
         return set_enum
     return setattr
 
@@ -345,31 +404,38 @@ def _message_filler(fd: FieldDescriptor, schema: Schema) -> Callable[[Any, Any],
                 raise DataError("BigDecimal has mismatching scale value for given Decimal schema")
             # The target's class comes from this converter's descriptor pool, not confluent-kafka's.
             target.MergeFromString(decimal_to_protobuf(value, scale).SerializeToString())
+
         return fill_decimal
     if full == DATE_TYPE:
+
         def fill_date(target: Any, value: Any) -> None:
             if isinstance(value, int):
                 value = _dt.date(1970, 1, 1) + _dt.timedelta(days=value)
             if isinstance(value, _dt.datetime):
                 value = value.date()
             target.year, target.month, target.day = value.year, value.month, value.day
+
         return fill_date
     if full == TIME_TYPE:
+
         def fill_time(target: Any, value: Any) -> None:
             if isinstance(value, int):
                 value = (_dt.datetime(1970, 1, 1) + _dt.timedelta(milliseconds=value)).time()
             target.hours, target.minutes, target.seconds = value.hour, value.minute, value.second
             target.nanos = (value.microsecond // 1000) * 1_000_000
+
         return fill_time
     if full == TIMESTAMP_TYPE:
+
         def fill_timestamp(target: Any, value: Any) -> None:
             if isinstance(value, _dt.datetime):
-                aware = value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
+                aware = value if value.tzinfo else value.replace(tzinfo=_dt.UTC)
                 millis = (aware - _EPOCH) // _dt.timedelta(milliseconds=1)
             else:
                 millis = int(value)
             target.seconds, rest = divmod(millis, 1000)
             target.nanos = rest * 1_000_000
+
         return fill_timestamp
     return _struct_filler(fd.message_type, schema)
 
@@ -386,7 +452,7 @@ def from_message(schema: Schema, descriptor: Descriptor) -> Callable[[Any], Any]
 
 def _reader(schema: Schema, name: str, descriptor: Descriptor) -> Callable[[Any], Any]:
     if schema.type == "struct" and (schema.name or "").startswith(PROTOBUF_TYPE_UNION_PREFIX):
-        oneof = schema.name[len(PROTOBUF_TYPE_UNION_PREFIX):]
+        oneof = schema.name[len(PROTOBUF_TYPE_UNION_PREFIX) :]
         members = {f.name: _value(f.schema, descriptor.fields_by_name[f.name]) for f in schema.fields}
 
         def read_union(message: Any) -> Any:
@@ -394,6 +460,7 @@ def _reader(schema: Schema, name: str, descriptor: Descriptor) -> Callable[[Any]
             if chosen is None:
                 return None
             return {m: (members[m](getattr(message, m)) if m == chosen else None) for m in members}
+
         return read_union
     fd = descriptor.fields_by_name[name]
     convert = _value(schema, fd)
@@ -428,6 +495,7 @@ def _value(schema: Schema, fd: FieldDescriptor) -> Callable[[Any], Any]:
             if hasattr(v, "items"):
                 return {key(k): value(x) for k, x in v.items()}
             return {key(e.key): value(e.value) for e in v}
+
         return read_map
     if t == "struct":
         return from_message(schema, fd.message_type)

@@ -12,14 +12,16 @@ schema the value gets. A registry that does not answer raises RetriableError, so
 `errors.retry.timeout` decides how long to wait (KIP-298); an unknown id or a refused schema is a
 DataError, which `errors.tolerance=all` sends to the dead letter queue.
 """
+
 from __future__ import annotations
 
 import struct
 import threading
 from abc import abstractmethod
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from confluent_kafka.schema_registry import RegisteredSchema, SchemaRegistryClient
 from confluent_kafka.schema_registry import Schema as RegistrySchema
@@ -125,8 +127,9 @@ class SchemaRegistryConverter(Converter):
         """The registry schema written for values of a Connect schema."""
 
     @abstractmethod
-    def make_writer(self, schema: Schema, registered: RegistrySchema, writer_schema: WriterSchema
-                    ) -> tuple[Callable[[Any], bytes], list[int] | None]:
+    def make_writer(
+        self, schema: Schema, registered: RegistrySchema, writer_schema: WriterSchema
+    ) -> tuple[Callable[[Any], bytes], list[int] | None]:
         """An encoder of Connect values into the payload of `registered` (and Protobuf's message indexes)."""
 
     @abstractmethod
@@ -139,8 +142,10 @@ class SchemaRegistryConverter(Converter):
         if value is None:
             return None
         if schema is None:
-            raise DataError(f"The {self.format_name} converter needs a schema to write a value to topic {topic}; "
-                            "schemaless data needs a schemaless converter such as JsonConverter")
+            raise DataError(
+                f"The {self.format_name} converter needs a schema to write a value to topic {topic}; "
+                "schemaless data needs a schemaless converter such as JsonConverter"
+            )
         last = self._last_writer
         if last is not None and last[0] is schema and last[1] == topic:
             writer = last[2]
@@ -152,8 +157,9 @@ class SchemaRegistryConverter(Converter):
         except ConnectError:
             raise
         except Exception as exc:  # noqa: BLE001 - any encoder failure is this record's data error
-            raise DataError(f"Failed to serialize {self.format_name} data from topic {topic} : "
-                            f"{type(exc).__name__}: {exc}") from None
+            raise DataError(
+                f"Failed to serialize {self.format_name} data from topic {topic} : {type(exc).__name__}: {exc}"
+            ) from None
 
     def to_connect_data(self, topic: str, value: bytes | None) -> tuple[Schema | None, Any]:
         if value is None:
@@ -174,8 +180,9 @@ class SchemaRegistryConverter(Converter):
         except ConnectError:
             raise
         except Exception as exc:  # noqa: BLE001 - corrupt payloads are this record's data error
-            raise DataError(f"Failed to deserialize data for topic {topic} to {self.format_name}: "
-                            f"{type(exc).__name__}: {exc}") from None
+            raise DataError(
+                f"Failed to deserialize data for topic {topic} to {self.format_name}: {type(exc).__name__}: {exc}"
+            ) from None
 
     # ---- ids ------------------------------------------------------------------------------------------
 
@@ -191,8 +198,10 @@ class SchemaRegistryConverter(Converter):
             except ConnectError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a registered schema the data cannot be written with
-                raise DataError(f"Cannot write {self.format_name} data of subject {subject} with schema id "
-                                f"{schema_id}: {type(exc).__name__}: {exc}") from None
+                raise DataError(
+                    f"Cannot write {self.format_name} data of subject {subject} with schema id "
+                    f"{schema_id}: {type(exc).__name__}: {exc}"
+                ) from None
             header = SchemaId(self.schema_type, schema_id, message_indexes=indexes).id_to_bytes()
             writer = Writer(header, encode)
             self._writers.put(key, writer)
@@ -214,41 +223,53 @@ class SchemaRegistryConverter(Converter):
     def _schema_id(self, subject: str, writer_schema: WriterSchema) -> tuple[int, RegistrySchema]:
         settings, client, schema = self.settings, self.client, writer_schema.schema
         if settings.auto_register:
-            schema_id = call_registry(f"register the {self.format_name} schema under subject {subject}",
-                                      lambda: client.register_schema(subject, schema, settings.normalize))
+            schema_id = call_registry(
+                f"register the {self.format_name} schema under subject {subject}",
+                lambda: client.register_schema(subject, schema, settings.normalize),
+            )
             return schema_id, schema
         if settings.use_latest_version:
             latest: RegisteredSchema = call_registry(
-                f"get the latest version of subject {subject}", lambda: client.get_latest_version(subject))
+                f"get the latest version of subject {subject}", lambda: client.get_latest_version(subject)
+            )
             if settings.latest_compatibility_strict:
                 compatible = call_registry(
                     f"check the schema against the latest version of subject {subject}",
-                    lambda: client.test_compatibility(subject, schema, version="latest"))
+                    lambda: client.test_compatibility(subject, schema, version="latest"),
+                )
                 if not compatible:
-                    raise DataError(f"Incompatible schema: the data's {self.format_name} schema is not compatible "
-                                    f"with the latest version ({latest.version}) of subject {subject}, schema id "
-                                    f"{latest.schema_id}")
+                    raise DataError(
+                        f"Incompatible schema: the data's {self.format_name} schema is not compatible "
+                        f"with the latest version ({latest.version}) of subject {subject}, schema id "
+                        f"{latest.schema_id}"
+                    )
             return latest.schema_id, latest.schema
         found: RegisteredSchema = call_registry(
             f"look up the {self.format_name} schema in subject {subject} (auto.register.schemas=false)",
-            lambda: client.lookup_schema(subject, schema, settings.normalize))
+            lambda: client.lookup_schema(subject, schema, settings.normalize),
+        )
         return found.schema_id, schema
 
     def _load_reader(self, topic: str, schema_id: int) -> Reader:
         registered: RegistrySchema = call_registry(
             f"retrieve the {self.format_name} schema of id {schema_id} (topic {topic})",
-            lambda: self._fetch_schema(schema_id))
+            lambda: self._fetch_schema(schema_id),
+        )
         if (registered.schema_type or "AVRO") != self.schema_type:
-            raise DataError(f"Failed to deserialize data for topic {topic} to {self.format_name}: schema id "
-                            f"{schema_id} is a {registered.schema_type} schema")
+            raise DataError(
+                f"Failed to deserialize data for topic {topic} to {self.format_name}: schema id "
+                f"{schema_id} is a {registered.schema_type} schema"
+            )
         version = self._version(topic, schema_id, registered)
         try:
             return self.make_reader(registered, version)
         except ConnectError:
             raise
         except Exception as exc:  # noqa: BLE001 - an unreadable writer schema is a data error
-            raise DataError(f"Failed to deserialize data for topic {topic} to {self.format_name}: schema id "
-                            f"{schema_id}: {type(exc).__name__}: {exc}") from None
+            raise DataError(
+                f"Failed to deserialize data for topic {topic} to {self.format_name}: schema id "
+                f"{schema_id}: {type(exc).__name__}: {exc}"
+            ) from None
 
     def _fetch_schema(self, schema_id: int) -> RegistrySchema:
         return self.client.get_schema(schema_id)
@@ -259,8 +280,10 @@ class SchemaRegistryConverter(Converter):
             return None
         subject = subject_name("TopicNameStrategy", topic, self.is_key, None)
         try:
-            found = call_registry(f"look up schema id {schema_id} in subject {subject}",
-                                  lambda: self.client.lookup_schema(subject, registered))
+            found = call_registry(
+                f"look up schema id {schema_id} in subject {subject}",
+                lambda: self.client.lookup_schema(subject, registered),
+            )
         except DataError:
             return None  # written under another subject: the Connect schema simply has no version
         except RetriableError:

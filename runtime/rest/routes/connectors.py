@@ -1,5 +1,6 @@
 """`/connectors` and `/connectors/{c}`: listing, creating, configuring, deleting, statuses, target states
 (pause, resume, stop), restarts and active topics."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -27,8 +28,12 @@ def router(herder: Herder, leader_call: LeaderCalls) -> APIRouter:
             return await run_in_threadpool(herder.connector_names)
         return await run_in_threadpool(herder.connector_listing, "status" in expand, "info" in expand)
 
-    @routes.post("/connectors", status_code=201, summary="Create a new connector",
-                 openapi_extra=body_schema(model_schema(CreateConnectorRequest)))
+    @routes.post(
+        "/connectors",
+        status_code=201,
+        summary="Create a new connector",
+        openapi_extra=body_schema(model_schema(CreateConnectorRequest)),
+    )
     async def create_connector(request: Request) -> JSONResponse:
         body = await read_model(request, CreateConnectorRequest)
         if body.config is None:
@@ -36,10 +41,13 @@ def router(herder: Herder, leader_call: LeaderCalls) -> APIRouter:
         name = (body.name or "").strip()
         config = config_map(body.config)
         if "name" in config and config["name"] != name:
-            raise BadRequest(f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({name})")
+            raise BadRequest(
+                f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({name})"
+            )
         config["name"] = name
-        _, info = await leader_call(request, herder.put_connector_config, name, config, False, body.initial_state,
-                                    settle=name)
+        _, info = await leader_call(
+            request, herder.put_connector_config, name, config, False, body.initial_state, settle=name
+        )
         return JSONResponse(info, status_code=201, headers={"Location": _location(request, name)})
 
     @routes.get("/connectors/{connector}", summary="Get the details for the specified connector")
@@ -50,15 +58,21 @@ def router(herder: Herder, leader_call: LeaderCalls) -> APIRouter:
     async def get_config(connector: str) -> Any:
         return await run_in_threadpool(herder.connector_config, connector)
 
-    @routes.put("/connectors/{connector}/config", summary="Create or reconfigure the specified connector",
-                openapi_extra=body_schema(CONFIG_MAP_SCHEMA))
+    @routes.put(
+        "/connectors/{connector}/config",
+        summary="Create or reconfigure the specified connector",
+        openapi_extra=body_schema(CONFIG_MAP_SCHEMA),
+    )
     async def put_config(connector: str, request: Request) -> JSONResponse:
         config = await read_config(request)
         if "name" in config and config["name"] != connector:
-            raise BadRequest(f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({connector})")
+            raise BadRequest(
+                f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({connector})"
+            )
         config["name"] = connector
-        created, info = await leader_call(request, herder.put_connector_config, connector, config, True, None,
-                                          settle=connector)
+        created, info = await leader_call(
+            request, herder.put_connector_config, connector, config, True, None, settle=connector
+        )
         if created:
             return JSONResponse(info, status_code=201, headers={"Location": _location(request, connector)})
         return JSONResponse(info, status_code=200)
@@ -101,11 +115,17 @@ def router(herder: Herder, leader_call: LeaderCalls) -> APIRouter:
         await leader_call(request, herder.stop_connector, connector, settle=connector)
         return Response(status_code=204)
 
-    @routes.get("/connectors/{connector}/topics", summary="Get the list of topics actively used by the specified connector")
+    @routes.get(
+        "/connectors/{connector}/topics", summary="Get the list of topics actively used by the specified connector"
+    )
     async def topics(connector: str) -> Any:
         return await run_in_threadpool(herder.connector_topics, connector)
 
-    @routes.put("/connectors/{connector}/topics/reset", status_code=202, summary="Reset the list of topics actively used by the specified connector")
+    @routes.put(
+        "/connectors/{connector}/topics/reset",
+        status_code=202,
+        summary="Reset the list of topics actively used by the specified connector",
+    )
     async def reset_topics(connector: str) -> Response:
         await run_in_threadpool(herder.reset_connector_topics, connector)
         return Response(status_code=202)

@@ -1,5 +1,6 @@
 """The internal endpoints workers call on each other (the reference's InternalClusterResource); the
 standalone herder answers 500 to both."""
+
 from __future__ import annotations
 
 from fastapi import APIRouter, Request

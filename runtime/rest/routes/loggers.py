@@ -1,4 +1,5 @@
 """`/admin/loggers` (KIP-495, KIP-976): log levels of this worker, or of the cluster."""
+
 from __future__ import annotations
 
 import logging
@@ -19,7 +20,9 @@ log = logging.getLogger("runtime.rest.app")
 def router(loggers: LoggerAdmin, herder: Herder) -> APIRouter:
     routes = APIRouter()
 
-    @routes.get("/admin/loggers", summary="List the current loggers that have their levels explicitly set and their log levels")
+    @routes.get(
+        "/admin/loggers", summary="List the current loggers that have their levels explicitly set and their log levels"
+    )
     async def list_loggers() -> Any:
         return loggers.all()
 
@@ -27,8 +30,11 @@ def router(loggers: LoggerAdmin, herder: Herder) -> APIRouter:
     async def get_logger(logger: str) -> Any:
         return loggers.get(logger)
 
-    @routes.put("/admin/loggers/{logger}", summary="Set the log level for the specified logger",
-                openapi_extra=body_schema(model_schema(LoggerLevel)))
+    @routes.put(
+        "/admin/loggers/{logger}",
+        summary="Set the log level for the specified logger",
+        openapi_extra=body_schema(model_schema(LoggerLevel)),
+    )
     async def set_logger(logger: str, request: Request) -> Any:
         level = (await read_model(request, LoggerLevel)).level
         scope = request.query_params.get("scope", "worker")

@@ -1,4 +1,5 @@
 """`/connectors/{c}/offsets` (KIP-875): read, alter and reset a connector's offsets."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,8 +23,11 @@ def router(herder: Herder, leader_call: LeaderCalls) -> APIRouter:
     async def get_offsets(connector: str) -> Any:
         return await run_in_threadpool(herder.connector_offsets, connector)
 
-    @routes.patch("/connectors/{connector}/offsets", summary="Alter the offsets for the specified connector",
-                  openapi_extra=body_schema(model_schema(ConnectorOffsets)))
+    @routes.patch(
+        "/connectors/{connector}/offsets",
+        summary="Alter the offsets for the specified connector",
+        openapi_extra=body_schema(model_schema(ConnectorOffsets)),
+    )
     async def alter_offsets(connector: str, request: Request) -> Any:
         data = await read_json(request)
         if not isinstance(data, dict):

@@ -1,4 +1,5 @@
 """`/connector-plugins`: installed plugins, their config definitions, and config validation."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -21,12 +22,17 @@ def router(herder: Herder) -> APIRouter:
         descs = await run_in_threadpool(herder.plugins.connectors if connectors_only else herder.plugins.all)
         return [d.info() for d in descs]
 
-    @routes.get("/connector-plugins/{plugin}/config", summary="Get the configuration definition for the specified plugin")
+    @routes.get(
+        "/connector-plugins/{plugin}/config", summary="Get the configuration definition for the specified plugin"
+    )
     async def plugin_config(plugin: str) -> Any:
         return await run_in_threadpool(herder.plugin_config, plugin)
 
-    @routes.put("/connector-plugins/{plugin}/config/validate", summary="Validate the provided configuration against the configuration definition for the specified plugin",
-                openapi_extra=body_schema(CONFIG_MAP_SCHEMA))
+    @routes.put(
+        "/connector-plugins/{plugin}/config/validate",
+        summary="Validate the provided configuration against the configuration definition for the specified plugin",
+        openapi_extra=body_schema(CONFIG_MAP_SCHEMA),
+    )
     async def validate(plugin: str, request: Request) -> Any:
         config = await read_config(request)
         class_name = config.get("connector.class")

@@ -1,4 +1,5 @@
 """`GET /`, `/health` and `/metrics`."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,8 +19,11 @@ def router(herder: Herder) -> APIRouter:
 
     @routes.get("/", summary="Get details about this Connect worker and the ID of the Kafka cluster it is connected to")
     async def server_info() -> dict[str, Any]:
-        return {"version": KAFKA_COMPAT_VERSION, "commit": f"python-connect-runtime-{__version__}",
-                "kafka_cluster_id": herder.kafka_cluster_id}
+        return {
+            "version": KAFKA_COMPAT_VERSION,
+            "commit": f"python-connect-runtime-{__version__}",
+            "kafka_cluster_id": herder.kafka_cluster_id,
+        }
 
     @routes.get("/health", summary="Health check endpoint to verify worker readiness and liveness")
     async def health() -> JSONResponse:

@@ -11,6 +11,7 @@ CONFORMANCE_TARGETS=ours our cluster alone is checked against the reference's st
 `status=` of each step), bodies are not compared. Tests whose expectations differ by mode read the `mode`
 fixture ("distributed" here).
 """
+
 from __future__ import annotations
 
 import threading
@@ -56,8 +57,13 @@ JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 def group_props() -> dict[str, Any]:
     group = unique("cf-group")
-    return {**CLUSTER_PROPS, "group.id": group, "config.storage.topic": f"{group}-configs",
-            "offset.storage.topic": f"{group}-offsets", "status.storage.topic": f"{group}-status"}
+    return {
+        **CLUSTER_PROPS,
+        "group.id": group,
+        "config.storage.topic": f"{group}-configs",
+        "offset.storage.topic": f"{group}-offsets",
+        "status.storage.topic": f"{group}-status",
+    }
 
 
 class OracleCluster:
@@ -65,8 +71,17 @@ class OracleCluster:
 
     def __init__(self, root: Path, bootstrap_servers: str, size: int, tool: Path) -> None:
         props = group_props()
-        self.workers = [OracleProcess(root / f"oracle{i}", bootstrap_servers, props=props, tool=tool,
-                                      mode="distributed", java_options=JAVA_OPTIONS) for i in range(size)]
+        self.workers = [
+            OracleProcess(
+                root / f"oracle{i}",
+                bootstrap_servers,
+                props=props,
+                tool=tool,
+                mode="distributed",
+                java_options=JAVA_OPTIONS,
+            )
+            for i in range(size)
+        ]
 
     def start(self) -> OracleCluster:
         run_side_by_side([w.start for w in self.workers])
@@ -74,6 +89,7 @@ class OracleCluster:
 
     def follower(self) -> OracleProcess:
         """A worker that is not the leader, once every worker's latest assignment names the same leader."""
+
         def agreed() -> str | None:
             leaders = {w.leader_url() for w in self.workers}
             return leaders.pop() if len(leaders) == 1 and None not in leaders else None
@@ -120,14 +136,21 @@ def golden() -> None:
 
 
 @pytest.fixture(scope="session")
-def clusters(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory
-             ) -> Iterator[tuple[OracleCluster | None, Cluster | None]]:
+def clusters(
+    bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[OracleCluster | None, Cluster | None]]:
     """Both clusters, started at the same time (JVM start-up dominates)."""
     tool = require_oracle() if _wanted(ORACLE) else None
-    oracle = OracleCluster(tmp_path_factory.mktemp("oracle-cluster"), bootstrap_servers, ORACLE_WORKERS, tool) \
-        if tool is not None else None
-    ours = Cluster(tmp_path_factory.mktemp("our-cluster"), bootstrap_servers, OUR_WORKERS, **group_props()) \
-        if _wanted(OURS) else None
+    oracle = (
+        OracleCluster(tmp_path_factory.mktemp("oracle-cluster"), bootstrap_servers, ORACLE_WORKERS, tool)
+        if tool is not None
+        else None
+    )
+    ours = (
+        Cluster(tmp_path_factory.mktemp("our-cluster"), bootstrap_servers, OUR_WORKERS, **group_props())
+        if _wanted(OURS)
+        else None
+    )
     try:
         run_side_by_side([c.start for c in (oracle, ours) if c is not None])
         yield oracle, ours
@@ -142,8 +165,9 @@ def _target(name: str, url: str, datadir: Path) -> Iterator[Target]:
 
 
 @pytest.fixture(scope="session")
-def oracle_target(clusters: tuple[OracleCluster | None, Cluster | None],
-                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target | None]:
+def oracle_target(
+    clusters: tuple[OracleCluster | None, Cluster | None], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Target | None]:
     oracle = clusters[0]
     if oracle is None:
         yield None
@@ -152,8 +176,9 @@ def oracle_target(clusters: tuple[OracleCluster | None, Cluster | None],
 
 
 @pytest.fixture(scope="session")
-def ours_target(clusters: tuple[OracleCluster | None, Cluster | None],
-                tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target | None]:
+def ours_target(
+    clusters: tuple[OracleCluster | None, Cluster | None], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Target | None]:
     ours = clusters[1]
     if ours is None:
         yield None

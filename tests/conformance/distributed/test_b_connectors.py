@@ -5,6 +5,7 @@ default run keeps the create/read/update/delete sequence and leaves name handlin
 initial-state and alias variants (all also covered by tests/integration/distributed/scenarios against our
 cluster) to CONFORMANCE_DISTRIBUTED_ALL=1, which keeps the project suite within its time budget.
 """
+
 import os
 
 from tests.conformance.test_b_connectors import *

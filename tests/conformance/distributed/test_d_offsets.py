@@ -1,2 +1,3 @@
 """The standalone conformance tests of `tests/conformance/test_d_offsets.py`, against two clusters (see conftest.py)."""
+
 from tests.conformance.test_d_offsets import *

@@ -1,2 +1,3 @@
 """The internal-endpoint conformance tests of `tests/conformance/test_f_internal.py`, against two clusters."""
-from tests.conformance.test_f_internal import *  # noqa: F403
+
+from tests.conformance.test_f_internal import *

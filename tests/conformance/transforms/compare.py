@@ -5,6 +5,7 @@ transforms build HashMaps too, so map entries come out in hash-bucket order; thi
 Struct fields are ordered by their schema and compared as they are; only map entries (schema type map, or any
 object without a schema) are put in key order before comparing, and only when the exact bytes differ.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -75,8 +76,9 @@ def differences(case: dict[str, Any], reference: dict[str, Any], ours: dict[str,
 def without_messages(result: dict[str, Any]) -> dict[str, Any]:
     """`result` with the exceptions' messages dropped (their classes still compared)."""
     out = json.loads(json.dumps(result))
-    errors = [out.get("configure_error")] + [one.get(k) for one in out.get("results", [])
-                                              for k in ("error", "input_error", "output_error")]
+    errors = [out.get("configure_error")] + [
+        one.get(k) for one in out.get("results", []) for k in ("error", "input_error", "output_error")
+    ]
     for error in errors:
         if error:
             error.pop("message", None)

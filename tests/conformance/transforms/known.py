@@ -1,5 +1,6 @@
 """Where this runtime still differs from the reference, case by case (xfail, strict: a fix makes them fail
 until they are taken off this list), and the cases whose exception texts are JVM artefacts."""
+
 from __future__ import annotations
 
 # case id prefix -> why it still differs
@@ -11,7 +12,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     # The reference throws NullPointerException; this runtime a DataException that says what is wrong
     "tsc-error-string-without-format": "reference NPE on a string input without `format`; ours DataException",
     "tsc-error-schemaless-string-without-format": "reference NPE on a string input without `format`; ours "
-                                                  "DataException",
+    "DataException",
     "header-from-copy-missing-field": "reference NPE for a field the schema lacks; ours DataException",
     "header-from-move-missing-field": "reference NPE for a field the schema lacks; ours DataException",
     # `{}` parses (Values.parseString) to a map schema without key or value schema, which the reference's own

@@ -1,4 +1,5 @@
 """Builders for SMT conformance cases: schemas and payloads in JsonConverter's envelope form, records, configs."""
+
 from __future__ import annotations
 
 import base64
@@ -17,8 +18,12 @@ def s(type_: str, optional: bool = False, **extra: Any) -> dict[str, Any]:
 
 
 def struct(*fields: tuple[str, dict[str, Any]], optional: bool = False, **extra: Any) -> dict[str, Any]:
-    return {"type": "struct", "fields": [{**schema, "field": name} for name, schema in fields],
-            "optional": optional, **extra}
+    return {
+        "type": "struct",
+        "fields": [{**schema, "field": name} for name, schema in fields],
+        "optional": optional,
+        **extra,
+    }
 
 
 def array(items: dict[str, Any], optional: bool = False) -> dict[str, Any]:
@@ -30,8 +35,9 @@ def map_(keys: dict[str, Any], values: dict[str, Any], optional: bool = False) -
 
 
 def decimal(scale: int, optional: bool = False) -> dict[str, Any]:
-    return s("bytes", optional, name="org.apache.kafka.connect.data.Decimal", version=1,
-             parameters={"scale": str(scale)})
+    return s(
+        "bytes", optional, name="org.apache.kafka.connect.data.Decimal", version=1, parameters={"scale": str(scale)}
+    )
 
 
 def date(optional: bool = False) -> dict[str, Any]:
@@ -54,15 +60,30 @@ def b64(raw: bytes) -> str:
     return base64.b64encode(raw).decode()
 
 
-def record(value: Any = None, key: Any = None, topic: str = "orders", partition: int | None = 3, offset: int = 42,
-           timestamp: int | None = TS, headers: list[list[Any]] | None = None) -> dict[str, Any]:
+def record(
+    value: Any = None,
+    key: Any = None,
+    topic: str = "orders",
+    partition: int | None = 3,
+    offset: int = 42,
+    timestamp: int | None = TS,
+    headers: list[list[Any]] | None = None,
+) -> dict[str, Any]:
     """A record; key and value are envelopes (schemas on) or plain JSON (schemas off); headers [[k, envelope]]."""
-    return {"topic": topic, "partition": partition, "offset": offset, "timestamp": timestamp, "key": key,
-            "value": value, "headers": headers or []}
+    return {
+        "topic": topic,
+        "partition": partition,
+        "offset": offset,
+        "timestamp": timestamp,
+        "key": key,
+        "value": value,
+        "headers": headers or [],
+    }
 
 
-def chain(*stages: tuple[str, str, dict[str, Any]], predicates: dict[str, tuple[str, dict[str, Any]]] | None = None
-          ) -> dict[str, str]:
+def chain(
+    *stages: tuple[str, str, dict[str, Any]], predicates: dict[str, tuple[str, dict[str, Any]]] | None = None
+) -> dict[str, str]:
     """A connector config with `transforms` (alias, class, settings) and `predicates` (alias -> (class, settings))."""
     config: dict[str, str] = {"transforms": ",".join(alias for alias, _, _ in stages)}
     for alias, cls, settings in stages:
@@ -83,14 +104,22 @@ class Cases:
         self.items: list[dict[str, Any]] = []
         self._ids: set[str] = set()
 
-    def add(self, id_: str, config: dict[str, str], records: list[dict[str, Any]], schemas: bool = True,
-            kind: str = "sink") -> None:
+    def add(
+        self, id_: str, config: dict[str, str], records: list[dict[str, Any]], schemas: bool = True, kind: str = "sink"
+    ) -> None:
         if id_ in self._ids:
             raise ValueError(f"duplicate case id {id_}")
         self._ids.add(id_)
         self.items.append({"id": id_, "schemas": schemas, "kind": kind, "config": config, "records": records})
 
-    def one(self, id_: str, cls: str, settings: dict[str, Any], records: list[dict[str, Any]], schemas: bool = True,
-            kind: str = "sink") -> None:
+    def one(
+        self,
+        id_: str,
+        cls: str,
+        settings: dict[str, Any],
+        records: list[dict[str, Any]],
+        schemas: bool = True,
+        kind: str = "sink",
+    ) -> None:
         """A case with a single transform, alias `t`."""
         self.add(id_, chain(("t", cls, settings)), records, schemas, kind)

@@ -3,6 +3,7 @@
 Transforms are built the way the worker builds them (`TransformationChain` over the connector config, resolved
 by `Plugins`), and records go in and out through this runtime's JsonConverter, so the output is its bytes.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -19,9 +20,15 @@ from runtime.worker.transform_chain import TransformationChain
 # The Java exception each of this runtime's errors stands for (api/errors.py documents the pairs; Python's
 # ValueError and IndexError are what the ports raise where Kafka lets IllegalArgumentException and
 # IndexOutOfBoundsException through).
-JAVA_NAMES = {SchemaBuilderError: "SchemaBuilderException", ConfigError: "ConfigException",
-              DataError: "DataException", RetriableError: "RetriableException", ConnectError: "ConnectException",
-              ValueError: "IllegalArgumentException", IndexError: "IndexOutOfBoundsException"}
+JAVA_NAMES = {
+    SchemaBuilderError: "SchemaBuilderException",
+    ConfigError: "ConfigException",
+    DataError: "DataException",
+    RetriableError: "RetriableException",
+    ConnectError: "ConnectException",
+    ValueError: "IllegalArgumentException",
+    IndexError: "IndexOutOfBoundsException",
+}
 
 
 def java_class(exc: BaseException) -> str:
@@ -72,11 +79,22 @@ class Codec:
             headers.append(Header(name, header_value, schema))
         timestamp = r.get("timestamp")
         if kind == "source":
-            return SourceRecord({"p": 1}, {"o": 1}, topic, r.get("partition"), key, value, key_schema, value_schema,
-                                timestamp, headers)
+            return SourceRecord(
+                {"p": 1}, {"o": 1}, topic, r.get("partition"), key, value, key_schema, value_schema, timestamp, headers
+            )
         partition = r.get("partition")
-        return SinkRecord(topic, 0 if partition is None else partition, key, value, r.get("offset") or 0, key_schema,
-                          value_schema, timestamp, "CreateTime", headers)
+        return SinkRecord(
+            topic,
+            0 if partition is None else partition,
+            key,
+            value,
+            r.get("offset") or 0,
+            key_schema,
+            value_schema,
+            timestamp,
+            "CreateTime",
+            headers,
+        )
 
     @staticmethod
     def _text(raw: bytes | None) -> str | None:
@@ -93,8 +111,10 @@ class Codec:
         if not self.schemas:
             out["key_schema"] = self._schema_text(record.key_schema)
             out["value_schema"] = self._schema_text(record.value_schema)
-        out["headers"] = [[h.key, self._text(self.enveloped.from_connect_data(record.topic, h.schema, h.value))]
-                          for h in record.headers or ()]
+        out["headers"] = [
+            [h.key, self._text(self.enveloped.from_connect_data(record.topic, h.schema, h.value))]
+            for h in record.headers or ()
+        ]
         return out
 
     def _schema_text(self, schema: Any) -> str | None:

@@ -5,6 +5,7 @@ The reference side is SmtHarness.java, compiled with javac against `kafka-connec
 source hash) and run once for all cases. This runtime's side is smt_runner.py (the worker's TransformationChain
 and JsonConverter). Java missing: skipped locally, a failure under CI=true (tests/support/env.require).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,8 +37,10 @@ CASES_BY_ID = {case["id"]: case for case in ALL_CASES}
 
 def _classpath(tool: Path) -> str:
     done = subprocess.run([str(tool), "classpath"], capture_output=True, text=True, timeout=120)
-    require(done.returncode == 0 and bool(done.stdout.strip()),
-            f"kafka-connect-oracle classpath (exit {done.returncode}: {done.stderr[-1000:]})")
+    require(
+        done.returncode == 0 and bool(done.stdout.strip()),
+        f"kafka-connect-oracle classpath (exit {done.returncode}: {done.stderr[-1000:]})",
+    )
     return done.stdout.strip()
 
 
@@ -50,8 +53,12 @@ def _compiled(classpath: str) -> Path:
     if (target / "SmtHarness.class").exists():
         return target
     staging = Path(tempfile.mkdtemp(prefix="smt-harness-build-"))
-    done = subprocess.run([str(javac), "-d", str(staging), "-cp", classpath, str(HARNESS_SOURCE)],
-                          capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [str(javac), "-d", str(staging), "-cp", classpath, str(HARNESS_SOURCE)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, f"javac failed:\n{done.stderr}"
     try:
         staging.rename(target)
@@ -70,8 +77,16 @@ def reference_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dic
     output = tmp_path_factory.mktemp("smt-reference") / "results.jsonl"
     # C1 only: the cases are many and short, a JIT warm-up would cost more than it saves. Locale en, as the
     # oracle runs and as runtime/data/java_date_format.py assumes (week fields depend on it).
-    command = [java, "-XX:TieredStopAtLevel=1", "-Duser.language=en", "-Duser.country=US",
-               "-cp", f"{classes}{os.pathsep}{classpath}", "SmtHarness", str(output)]
+    command = [
+        java,
+        "-XX:TieredStopAtLevel=1",
+        "-Duser.language=en",
+        "-Duser.country=US",
+        "-cp",
+        f"{classes}{os.pathsep}{classpath}",
+        "SmtHarness",
+        str(output),
+    ]
     done = subprocess.run(command, input=lines, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"SmtHarness failed (exit {done.returncode}):\n{done.stderr[-4000:]}"
     results = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -94,8 +109,9 @@ def _params() -> list[Any]:
 
 
 @pytest.mark.parametrize("case_id", _params())
-def test_transform_matches_reference(case_id: str, reference_results: dict[str, dict[str, Any]],
-                                     plugins: Plugins) -> None:
+def test_transform_matches_reference(
+    case_id: str, reference_results: dict[str, dict[str, Any]], plugins: Plugins
+) -> None:
     case = CASES_BY_ID[case_id]
     reference, ours = reference_results[case_id], run_case(case, plugins)
     if case_id in MESSAGE_NOT_COMPARED:

@@ -1,6 +1,7 @@
 """Real Airflow for the DAG files: a throwaway AIRFLOW_HOME with a sqlite metadata DB, `dag.test()` runs
 in child processes (so this pytest process's Airflow config is never touched), Connect workers as real
 processes (tests/support/worker.py) on the Tansu broker."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -37,21 +39,36 @@ class AirflowHome:
         }
 
     def migrate_db(self) -> None:
-        subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=self.env, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=300)
+        subprocess.run(
+            [sys.executable, "-m", "airflow", "db", "migrate"],
+            env=self.env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=300,
+        )
 
-    def run_dag(self, dag_file: str, conf: dict[str, Any], connections: dict[str, str],
-                timeout: float = 300) -> dict[str, Any]:
+    def run_dag(
+        self, dag_file: str, conf: dict[str, Any], connections: dict[str, str], timeout: float = 300
+    ) -> dict[str, Any]:
         """dag.test() the DAG with `conf`; `connections` maps conn_id -> REST URL of a worker."""
         env = dict(self.env)
         for conn_id, url in connections.items():
             env[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps({"conn_type": "kafka_connect", "host": url})
         started = time.monotonic()
         out = self.root / f"result-{dag_file}-{os.urandom(4).hex()}.json"
-        proc = subprocess.run([sys.executable, str(RUNNER), str(self.dags / dag_file), json.dumps(conf), str(out)],
-                              env=env, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, str(RUNNER), str(self.dags / dag_file), json.dumps(conf), str(out)],
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if not out.exists():
-            raise AssertionError(f"dag.test() crashed (exit {proc.returncode}):\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}")
+            raise AssertionError(
+                f"dag.test() crashed (exit {proc.returncode}):\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
+            )
         result = json.loads(out.read_text())
         result["log"] = proc.stdout[-20000:] + proc.stderr[-20000:]
         result["seconds"] = round(time.monotonic() - started, 1)

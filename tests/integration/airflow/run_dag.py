@@ -4,6 +4,7 @@ Usage: python run_dag.py <dag_file> <run_conf_json> <out_json>
 A separate process per run keeps Airflow's configuration (AIRFLOW_HOME, sqlite metadata DB, connections
 from AIRFLOW_CONN_* variables) apart from the pytest process, which may have imported Airflow already.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,11 @@ def main(dag_file: str, conf: str, out: str) -> None:
     with create_session() as session:
         for ti in dag_run.get_task_instances(session=session):
             result["tasks"][ti.task_id] = str(ti.state)
-        rows = session.query(XComModel).filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dag_run.run_id,
-                                               XComModel.key == "return_value").all()
+        rows = (
+            session.query(XComModel)
+            .filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dag_run.run_id, XComModel.key == "return_value")
+            .all()
+        )
         for row in rows:
             value = row.value
             result["xcom"][row.task_id] = json.loads(value) if isinstance(value, str) else value

@@ -1,4 +1,5 @@
 """The DAG files, run with Airflow's dag.test() against real Connect workers (integration)."""
+
 from __future__ import annotations
 
 import json
@@ -81,14 +82,18 @@ def test_migration_dag_moves_source_and_sink_with_offsets(airflow_home, workers,
     assert result["xcom"]["report"]["state"] == "RUNNING"
 
     sink_result = airflow_home.run_dag(
-        "connector_migration.py", {"connector": sink, "target_connector": sink_target, "on_source": "stop"}, connections)
+        "connector_migration.py", {"connector": sink, "target_connector": sink_target, "on_source": "stop"}, connections
+    )
     assert sink_result["state"] == "success", sink_result["log"][-5000:]
     assert states(old, sink)[0] == "STOPPED"
     assert states(new, sink_target) == ("RUNNING", ["RUNNING"])
 
     # Let both keep running on the new worker, then stop the source and let the sink drain.
-    wait_for(lambda: min(saved_by_task(new, source).values()) >= max(moved_from.values()) + 40, timeout_s=60,
-             what="the source to continue on the new worker")
+    wait_for(
+        lambda: min(saved_by_task(new, source).values()) >= max(moved_from.values()) + 40,
+        timeout_s=60,
+        what="the source to continue on the new worker",
+    )
     assert httpx.put(f"{new.url}/connectors/{source}/stop", timeout=30).status_code == 204
     wait_for(lambda: states(new, source) == ("STOPPED", []), what="the source to stop")
     final = saved_by_task(new, source)
@@ -116,8 +121,13 @@ def test_migration_dag_moves_source_and_sink_with_offsets(airflow_home, workers,
     for partition, seen in by_partition.items():
         assert sorted(seen) == list(range(len(seen))), f"partition {partition}: gap or repeat"
     expected = {partition: len(seen) for partition, seen in by_partition.items()}
-    wait_for(lambda: {o["partition"]["kafka_partition"]: o["offset"]["kafka_offset"]
-                      for o in offsets(new, sink_target)} == expected, what="the moved sink to commit its offsets")
+    wait_for(
+        lambda: (
+            {o["partition"]["kafka_partition"]: o["offset"]["kafka_offset"] for o in offsets(new, sink_target)}
+            == expected
+        ),
+        what="the moved sink to commit its offsets",
+    )
 
 
 def test_restart_dag_heals_failed_tasks_and_leaves_healthy_alone(airflow_home, workers):
@@ -125,18 +135,33 @@ def test_restart_dag_heals_failed_tasks_and_leaves_healthy_alone(airflow_home, w
     topic = unique("rst")
     flaky, healthy, broken = unique("flaky"), unique("healthy"), unique("broken")
     # Each flaky task instance fails after 10 records; a restarted one continues at 10 and stops at 15.
-    create(worker, flaky, {"connector.class": SOURCE_CLASS, "topic": topic, "tasks.max": "2",
-                           "messages.per.task": "15", "task.fail.after.records": "10"})
-    create(worker, healthy, {"connector.class": SOURCE_CLASS, "topic": topic, "tasks.max": "1", "messages.per.task": "5"})
+    create(
+        worker,
+        flaky,
+        {
+            "connector.class": SOURCE_CLASS,
+            "topic": topic,
+            "tasks.max": "2",
+            "messages.per.task": "15",
+            "task.fail.after.records": "10",
+        },
+    )
+    create(
+        worker, healthy, {"connector.class": SOURCE_CLASS, "topic": topic, "tasks.max": "1", "messages.per.task": "5"}
+    )
     create(worker, broken, {"connector.class": SOURCE_CLASS, "topic": topic, "tasks.max": "2", "task.start.fail": "0"})
-    wait_for(lambda: states(worker, flaky) == ("RUNNING", ["FAILED", "FAILED"]), timeout_s=60, what="flaky tasks to fail")
+    wait_for(
+        lambda: states(worker, flaky) == ("RUNNING", ["FAILED", "FAILED"]), timeout_s=60, what="flaky tasks to fail"
+    )
     wait_for(lambda: states(worker, broken) == ("RUNNING", ["FAILED", "RUNNING"]), what="broken task 0 to fail")
     wait_for(lambda: saved_by_task(worker, healthy) == {f"{healthy}-0": 5}, what="healthy connector to finish")
     wait_for(lambda: saved_by_task(worker, flaky) == {f"{flaky}-0": 10, f"{flaky}-1": 10}, what="flaky offsets")
 
-    result = airflow_home.run_dag("restart_failed_connectors.py",
-                                  {"fail_if_unhealed": False, "wait_timeout_s": 30},
-                                  {"kafka_connect_default": worker.url})
+    result = airflow_home.run_dag(
+        "restart_failed_connectors.py",
+        {"fail_if_unhealed": False, "wait_timeout_s": 30},
+        {"kafka_connect_default": worker.url},
+    )
     assert result["state"] == "success", result["log"][-5000:]
     found = {entry["name"]: entry for entry in result["xcom"]["find_failed"]}
     assert set(found) == {flaky, broken}
@@ -154,6 +179,9 @@ def test_restart_dag_heals_failed_tasks_and_leaves_healthy_alone(airflow_home, w
     assert saved_by_task(worker, healthy) == {f"{healthy}-0": 5}
 
     # With the default fail_if_unhealed the still-broken connector fails the run.
-    strict = airflow_home.run_dag("restart_failed_connectors.py", {"connectors": [broken], "wait_timeout_s": 10},
-                                  {"kafka_connect_default": worker.url})
+    strict = airflow_home.run_dag(
+        "restart_failed_connectors.py",
+        {"connectors": [broken], "wait_timeout_s": 10},
+        {"kafka_connect_default": worker.url},
+    )
     assert strict["state"] == "failed" and strict["tasks"]["report"] == "failed"

@@ -9,11 +9,12 @@ driven through Airflow's REST API, against two live Connect workers.
 - `restart_failed_connectors_on_failure` runs on the FAILED event of its AssetWatcher (the triggerer polls
   the cluster) and restarts the failed task.
 """
+
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -54,18 +55,22 @@ def deployment(tmp_path_factory, connect_workers, bootstrap_servers) -> Iterator
     old, new = connect_workers
 
     def connection(url: str) -> str:  # the extra names the workers' Kafka cluster, for lineage
-        return json.dumps({"conn_type": "kafka_connect", "host": url,
-                           "extra": {"kafka_bootstrap_servers": bootstrap_servers}})
+        return json.dumps(
+            {"conn_type": "kafka_connect", "host": url, "extra": {"kafka_bootstrap_servers": bootstrap_servers}}
+        )
 
-    env = {"AIRFLOW_CONN_KAFKA_CONNECT_SOURCE": connection(old.url),
-           "AIRFLOW_CONN_KAFKA_CONNECT_TARGET": connection(new.url),
-           "AIRFLOW_CONN_KAFKA_CONNECT_DEFAULT": connection(old.url),
-           "KAFKA_CONNECT_WATCH_INTERVAL_S": "1"}
+    env = {
+        "AIRFLOW_CONN_KAFKA_CONNECT_SOURCE": connection(old.url),
+        "AIRFLOW_CONN_KAFKA_CONNECT_TARGET": connection(new.url),
+        "AIRFLOW_CONN_KAFKA_CONNECT_DEFAULT": connection(old.url),
+        "KAFKA_CONNECT_WATCH_INTERVAL_S": "1",
+    }
     with PostgresServer() as pg:
         database = pg.create_database("airflow")
         root = tmp_path_factory.mktemp("airflow-deployment")
-        with AirflowDeployment(root, database, ["connector_migration.py", "restart_failed_connectors_on_failure.py"],
-                               env) as airflow_deployment:
+        with AirflowDeployment(
+            root, database, ["connector_migration.py", "restart_failed_connectors_on_failure.py"], env
+        ) as airflow_deployment:
             yield airflow_deployment
 
 
@@ -95,38 +100,67 @@ def lineage_outputs(deployment: AirflowDeployment, job: str, run_id: str) -> set
 
 
 def test_migration_runs_under_the_scheduler_with_deferred_sensors(
-        deployment: AirflowDeployment, connect_workers, bootstrap_servers: str) -> None:
+    deployment: AirflowDeployment, connect_workers, bootstrap_servers: str
+) -> None:
     old, new = connect_workers
     kafka = Kafka(bootstrap_servers)
     topic, source = kafka.create_topic(unique("deploy"), partitions=2), unique("seq")
     # Tasks that take 15 s to start: the sensor's first check finds the moved connector's tasks not yet
     # RUNNING, so it defers to the triggerer (a deferrable sensor checks once before deferring).
-    create(old, source, {"connector.class": "SequenceSourceConnector", "topic": topic, "tasks.max": "2",
-                         "throughput": "40", "task.own.partition": "true", "task.start.block.ms": "15000"})
-    wait_for(lambda: len(saved_by_task(old, source)) == 2 and min(saved_by_task(old, source).values()) >= 20,
-             90, 0.2, "the source to run on old")
+    create(
+        old,
+        source,
+        {
+            "connector.class": "SequenceSourceConnector",
+            "topic": topic,
+            "tasks.max": "2",
+            "throughput": "40",
+            "task.own.partition": "true",
+            "task.start.block.ms": "15000",
+        },
+    )
+    wait_for(
+        lambda: len(saved_by_task(old, source)) == 2 and min(saved_by_task(old, source).values()) >= 20,
+        90,
+        0.2,
+        "the source to run on old",
+    )
     deployment.wait_dag(MIGRATION)
 
     run_id = deployment.trigger(MIGRATION, {"connector": source})
     run = deployment.wait_run(MIGRATION, run_id)
     assert run["state"] == "success", deployment.log("scheduler")[-4000:]
     assert deployment.task_states(MIGRATION, run_id) == {
-        "migrate": "success", "wait_running_on_target": "success", "report": "success"}
+        "migrate": "success",
+        "wait_running_on_target": "success",
+        "report": "success",
+    }
     # the sensor deferred: it left its worker slot, and the triggerer ran its trigger and fired the event
-    events = [e["event"] + " " + str(e.get("result", "")) for e in
-              deployment.task_log(MIGRATION, run_id, "wait_running_on_target")]
+    events = [
+        e["event"] + " " + str(e.get("result", ""))
+        for e in deployment.task_log(MIGRATION, run_id, "wait_running_on_target")
+    ]
     assert any(e.startswith("Pausing task as DEFERRED") for e in events), events
-    assert any(e.startswith("Trigger fired event") and "'state': 'RUNNING', 'status': 'success'" in e
-               for e in events), events
+    assert any(
+        e.startswith("Trigger fired event") and "'state': 'RUNNING', 'status': 'success'" in e for e in events
+    ), events
     assert source not in httpx.get(old.url + "/connectors", timeout=30).json()
     # OpenLineage: the migration's COMPLETE event names the moved source's topic as its output
     namespace = "kafka://" + bootstrap_servers.split(",")[0]
-    wait_for(lambda: (namespace, topic) in lineage_outputs(deployment, f"{MIGRATION}.migrate", run_id), 60, 0.5,
-             f"an OpenLineage COMPLETE event of {MIGRATION}.migrate with output {namespace} {topic}")
+    wait_for(
+        lambda: (namespace, topic) in lineage_outputs(deployment, f"{MIGRATION}.migrate", run_id),
+        60,
+        0.5,
+        f"an OpenLineage COMPLETE event of {MIGRATION}.migrate with output {namespace} {topic}",
+    )
     moved_from = saved_by_task(new, source)
 
-    wait_for(lambda: min(saved_by_task(new, source).values()) >= max(moved_from.values()) + 20, 90, 0.2,
-             "the source to continue on the new worker")
+    wait_for(
+        lambda: min(saved_by_task(new, source).values()) >= max(moved_from.values()) + 20,
+        90,
+        0.2,
+        "the source to continue on the new worker",
+    )
     assert httpx.put(f"{new.url}/connectors/{source}/stop", timeout=30).status_code == 204
     wait_for(lambda: states(new, source) == ("STOPPED", []), 60, 0.2, "the source to stop")
     final = saved_by_task(new, source)
@@ -137,7 +171,8 @@ def test_migration_runs_under_the_scheduler_with_deferred_sensors(
 
 
 def test_a_failed_task_is_restarted_by_the_failure_event(
-        deployment: AirflowDeployment, connect_workers, bootstrap_servers: str) -> None:
+    deployment: AirflowDeployment, connect_workers, bootstrap_servers: str
+) -> None:
     old, _ = connect_workers
     kafka = Kafka(bootstrap_servers)
     topic, name = kafka.create_topic(unique("fails")), unique("flaky")
@@ -145,8 +180,18 @@ def test_a_failed_task_is_restarted_by_the_failure_event(
     before = {run["dag_run_id"] for run in deployment.runs(ON_FAILURE)}
     # the task's first instance produces 5 records and fails; the event-driven DAG restarts it, and the
     # restarted instance runs on
-    create(old, name, {"connector.class": "SequenceSourceConnector", "topic": topic, "tasks.max": "1",
-                       "task.fail.after.records": "5", "task.fail.times": "1", "throughput": "50"})
+    create(
+        old,
+        name,
+        {
+            "connector.class": "SequenceSourceConnector",
+            "topic": topic,
+            "tasks.max": "1",
+            "task.fail.after.records": "5",
+            "task.fail.times": "1",
+            "throughput": "50",
+        },
+    )
 
     def a_finished_new_run() -> dict | None:
         for run in deployment.runs(ON_FAILURE):
@@ -158,14 +203,22 @@ def test_a_failed_task_is_restarted_by_the_failure_event(
         run = wait_for(a_finished_new_run, 240, 1, f"{ON_FAILURE} to run on the FAILED event")
         tasks = deployment.task_states(ON_FAILURE, run["dag_run_id"])
         assert (run["run_type"], run["state"], tasks) == (
-            "asset_triggered", "success",
-            {"find_failed": "success", "restart_failed": "success", "report": "success"}), (run, tasks)
+            "asset_triggered",
+            "success",
+            {"find_failed": "success", "restart_failed": "success", "report": "success"},
+        ), (run, tasks)
         # the event came from the triggerer: the watcher's trigger (it belongs to no task) fired for this
         # connector's failed task
         assert any("task_id=None" in line and name in line for line in deployment.fired_trigger_events())
         # restarted, the task runs on from its committed offset: 0, 1, 2, ... with no gap
-        wait_for(lambda: states(old, name) == ("RUNNING", ["RUNNING"]) and
-                 saved_by_task(old, name).get(f"{name}-0", 0) >= 20, 120, 0.5, "the restarted task to run on")
+        wait_for(
+            lambda: (
+                states(old, name) == ("RUNNING", ["RUNNING"]) and saved_by_task(old, name).get(f"{name}-0", 0) >= 20
+            ),
+            120,
+            0.5,
+            "the restarted task to run on",
+        )
         seqnos = sequences(kafka, topic)[0]
         assert seqnos[:20] == list(range(20)), seqnos[:40]
     finally:

@@ -1,4 +1,5 @@
 """`airflow providers ...` in a fresh Airflow home lists this provider and its connection type."""
+
 from __future__ import annotations
 
 import json
@@ -7,8 +8,9 @@ import sys
 
 
 def _airflow(home, *args: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "airflow", *args], env=home.env, capture_output=True, text=True,
-                          timeout=180)
+    proc = subprocess.run(
+        [sys.executable, "-m", "airflow", *args], env=home.env, capture_output=True, text=True, timeout=180
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return proc.stdout
 

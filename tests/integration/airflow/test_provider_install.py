@@ -4,6 +4,7 @@ the worker runtime's dependencies (confluent-kafka, fastavro, kafka-python, ...)
 `airflow providers list` shows the provider. FastAPI and uvicorn are there, but Airflow's own (its API
 server), installed before the provider was.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,14 +28,16 @@ def _canonical(name: str) -> str:
 
 
 def _installed(python: Path) -> dict[str, str]:
-    out = subprocess.run([str(python), "-m", "pip", "list", "--format", "json"], check=True,
-                         capture_output=True, text=True, timeout=300).stdout
+    out = subprocess.run(
+        [str(python), "-m", "pip", "list", "--format", "json"], check=True, capture_output=True, text=True, timeout=300
+    ).stdout
     return {_canonical(entry["name"]): entry["version"] for entry in json.loads(out)}
 
 
 def _pip_install(python: Path, *requirements: str) -> None:
-    result = subprocess.run([str(python), "-m", "pip", "install", "-q", *requirements], capture_output=True,
-                            text=True, timeout=900)
+    result = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", *requirements], capture_output=True, text=True, timeout=900
+    )
     assert result.returncode == 0, result.stderr[-4000:]
 
 
@@ -68,23 +71,48 @@ def test_the_provider_alone_adds_nothing_airflow_does_not_have(airflow_venv, tmp
 
     env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow")}
     bin_dir = python.parent
-    listed = subprocess.run([str(bin_dir / "airflow"), "providers", "list", "-o", "json"], env=env,
-                            capture_output=True, text=True, timeout=300)
+    listed = subprocess.run(
+        [str(bin_dir / "airflow"), "providers", "list", "-o", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert listed.returncode == 0, listed.stderr[-4000:]
     providers = {entry["package_name"] for entry in json.loads(listed.stdout)}
     assert "airflow-provider-connect" in providers, sorted(providers)
 
     # every public module of the provider imports without the runtime
-    modules = ["hooks.connect", "hooks.async_connect", "operators.connector", "operators.migrate",
-               "operators.offsets",
-               "sensors.connector", "triggers.connector", "triggers.failures", "links", "lineage"]
-    imported = subprocess.run([str(python), "-c", "; ".join(
-        f"import airflow_provider_connect.{m}" for m in modules)], env=env, capture_output=True, text=True,
-        timeout=300, cwd=tmp_path)
+    modules = [
+        "hooks.connect",
+        "hooks.async_connect",
+        "operators.connector",
+        "operators.migrate",
+        "operators.offsets",
+        "sensors.connector",
+        "triggers.connector",
+        "triggers.failures",
+        "links",
+        "lineage",
+    ]
+    imported = subprocess.run(
+        [str(python), "-c", "; ".join(f"import airflow_provider_connect.{m}" for m in modules)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert imported.returncode == 0, imported.stderr[-4000:]
 
     # the worker's command says what to install instead of failing on an import
-    runtime = subprocess.run([str(bin_dir / "connect-runtime"), "standalone", "worker.properties"], env=env,
-                             capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    runtime = subprocess.run(
+        [str(bin_dir / "connect-runtime"), "standalone", "worker.properties"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert runtime.returncode == 2
     assert "pip install 'airflow-provider-connect[runtime]'" in runtime.stderr

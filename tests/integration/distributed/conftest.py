@@ -1,15 +1,15 @@
 """A three-worker distributed cluster on the test broker: its own group and internal topics per test."""
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from tests.support.cluster import Cluster
 
 pytestmark = pytest.mark.integration
-
 
 
 @pytest.fixture

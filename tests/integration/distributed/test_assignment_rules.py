@@ -1,12 +1,20 @@
 """The pure parts of the worker group (no broker): the assignor's balance, stickiness and two-phase
 moves, placements between rebalances, and the assignment record codec."""
+
 from __future__ import annotations
 
 from collections import Counter
 
 from runtime.distributed import assignment as assignment_module
 from runtime.distributed.assignment import (
-    INVALID, OTHER, PART, Assignment, AssignmentReader, claimed_placement, compute_assignment, decode_assignment,
+    INVALID,
+    OTHER,
+    PART,
+    Assignment,
+    AssignmentReader,
+    claimed_placement,
+    compute_assignment,
+    decode_assignment,
 )
 
 TASKS = [("a", i) for i in range(4)] + [("b", i) for i in range(2)]
@@ -58,9 +66,13 @@ def test_removed_units_disappear_and_no_members_keep_nothing_new() -> None:
 def test_assignment_record_round_trip_and_rejects_malformed_values() -> None:
     assignment = place(Assignment(), ["w1", "w2"])
     assert decode_assignment(assignment.encode()) == assignment
-    for bad in (None, [], {"generation": "1", "connectors": {}, "tasks": []},
-                {"generation": 1, "connectors": {"a": 1}, "tasks": []},
-                {"generation": 1, "connectors": {}, "tasks": [["a", "0", "w1"]]}):
+    for bad in (
+        None,
+        [],
+        {"generation": "1", "connectors": {}, "tasks": []},
+        {"generation": 1, "connectors": {"a": 1}, "tasks": []},
+        {"generation": 1, "connectors": {}, "tasks": [["a", "0", "w1"]]},
+    ):
         assert decode_assignment(bad) is None
 
 
@@ -86,14 +98,14 @@ def test_assignment_is_written_in_small_parts_and_read_back(monkeypatch) -> None
 def test_between_rebalances_new_units_go_to_the_least_loaded_and_nothing_moves() -> None:
     # w1 holds everything (a skew only a rebalance may fix); a new connector "c" with two tasks arrives
     current = Assignment(1, "w1", "", {"a": "w1", "b": "w1"}, {t: "w1" for t in TASKS}, 7, {"w1": "u1", "w2": "u2"})
-    connectors, tasks = compute_assignment(current, ["w1", "w2"], ["a", "b", "c"], [*TASKS, ("c", 0), ("c", 1)],
-                                           moves=False)
+    connectors, tasks = compute_assignment(
+        current, ["w1", "w2"], ["a", "b", "c"], [*TASKS, ("c", 0), ("c", 1)], moves=False
+    )
     assert {c: w for c, w in connectors.items() if c != "c"} == current.connectors
     assert {t: w for t, w in tasks.items() if t[0] != "c"} == current.tasks  # nothing revoked
     assert connectors["c"] == "w2" and tasks[("c", 0)] == "w2" and tasks[("c", 1)] == "w2"
     # a deleted connector's units disappear, the rest stay where they are
-    connectors, tasks = compute_assignment(current, ["w1", "w2"], ["a"], [t for t in TASKS if t[0] == "a"],
-                                           moves=False)
+    connectors, tasks = compute_assignment(current, ["w1", "w2"], ["a"], [t for t in TASKS if t[0] == "a"], moves=False)
     assert connectors == {"a": "w1"} and set(tasks.values()) == {"w1"} and len(tasks) == 4
 
 

@@ -5,6 +5,7 @@ reported released (so handed to another worker) only once that stop() has return
 
 Each blocked connector is SequenceSource whose start() or stop() waits for a file the test creates
 (`connector.start.block.until.file`, `connector.stop.block.until.file`)."""
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -46,8 +47,12 @@ def test_delete_and_restart_while_the_connector_start_blocks(bootstrap_servers: 
             gated = {kind: {"connector.start.block.until.file": str(gate)} for kind, gate in gates.items()}
             assert list(pool.map(lambda kind: create(names[kind], **gated[kind]), gates)) == [201, 201]
         for gate in gates.values():
-            wait_for(lambda: f"start() waits until {gate} exists" in log.read_text(errors="replace"), 30, 0.1,
-                     f"a start() to block on {gate.name}")
+            wait_for(
+                lambda: f"start() waits until {gate} exists" in log.read_text(errors="replace"),
+                30,
+                0.1,
+                f"a start() to block on {gate.name}",
+            )
 
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             # the restart answers once its new start has shown, or after the best-effort wait: not held by start()
@@ -64,8 +69,12 @@ def test_delete_and_restart_while_the_connector_start_blocks(bootstrap_servers: 
             gate.touch()
         cluster.wait_state(names["restarted"], "RUNNING", 1, timeout_s=30)
         # the deleted connector's start() has returned and its stop() run: what it reported on the way is void
-        wait_for(lambda: f"Completed shutdown for connector {names['deleted']}" in log.read_text(errors="replace"),
-                 30, 0.1, "the deleted connector to stop once its start() returned")
+        wait_for(
+            lambda: f"Completed shutdown for connector {names['deleted']}" in log.read_text(errors="replace"),
+            30,
+            0.1,
+            "the deleted connector to stop once its start() returned",
+        )
         assert cluster.api(0).get(f"/connectors/{names['deleted']}/status").status_code == 404
         assert sorted(cluster.api(0).get("/connectors").json()) == sorted([names["restarted"], other])
     finally:
@@ -86,9 +95,22 @@ def test_a_revoked_connector_is_released_once_its_stop_returns(bootstrap_servers
         cluster.workers[0].start()
         api = cluster.api(0)
         for name, extra in ((steady, {}), (gated, {"connector.stop.block.until.file": str(gate)})):
-            assert api.post("/connectors", json={"name": name, "config": {
-                "connector.class": SOURCE, "topic": unique("t"), "tasks.max": "1", "throughput": "10",
-                **extra}}).status_code == 201
+            assert (
+                api.post(
+                    "/connectors",
+                    json={
+                        "name": name,
+                        "config": {
+                            "connector.class": SOURCE,
+                            "topic": unique("t"),
+                            "tasks.max": "1",
+                            "throughput": "10",
+                            **extra,
+                        },
+                    },
+                ).status_code
+                == 201
+            )
             cluster.wait_state(name, "RUNNING", 1)
         first = cluster.worker_id(0)
 

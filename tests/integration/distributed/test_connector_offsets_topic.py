@@ -5,6 +5,7 @@ offsets endpoints read offsets from the connector topic (the partition list is t
 `offset.storage.topic`); every write goes to the connector topic and a copy of it to the worker topic,
 tombstones to the worker topic first (KAFKA-15018). Records keep the worker topic's format: key `["<connector>",{partition}]`.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,13 @@ import pytest
 from confluent_kafka import Producer
 
 from tests.integration.scenarios.helpers import (
-    POSSIBLE_ALTERED, POSSIBLE_RESET, Api, Kafka, source_config, source_offsets, values_by_key,
+    POSSIBLE_ALTERED,
+    POSSIBLE_RESET,
+    Api,
+    Kafka,
+    source_config,
+    source_offsets,
+    values_by_key,
 )
 from tests.support.broker import unique
 from tests.support.cluster import Cluster, running_cluster
@@ -75,13 +82,20 @@ def write_offset(kafka: Kafka, topic: str, name: str, task: str, offset: dict[st
 
 
 def seqnos(kafka: Kafka, topic: str, tasks: list[str], count: int) -> dict[str, list[int]]:
-    by_key = wait_for(lambda: (lambda g: g if all(len(g.get(t, [])) == count for t in tasks) else None)(
-        values_by_key(kafka.read_all(topic))), 30, interval_s=0.5, what=f"{count} records per task")
+    by_key = wait_for(
+        lambda: (lambda g: g if all(len(g.get(t, [])) == count for t in tasks) else None)(
+            values_by_key(kafka.read_all(topic))
+        ),
+        30,
+        interval_s=0.5,
+        what=f"{count} records per task",
+    )
     return {t: [v["seqno"] for v in by_key[t]] for t in tasks}
 
 
-def test_offsets_live_in_the_connector_topic_with_a_copy_in_the_worker_topic(cluster: Cluster, api: Api,
-                                                                              bootstrap_servers: str) -> None:
+def test_offsets_live_in_the_connector_topic_with_a_copy_in_the_worker_topic(
+    cluster: Cluster, api: Api, bootstrap_servers: str
+) -> None:
     kafka = Kafka(bootstrap_servers)
     worker_topic = cluster.props["offset.storage.topic"]
     own_topic = unique("own-offsets")  # created by the workers
@@ -93,8 +107,12 @@ def test_offsets_live_in_the_connector_topic_with_a_copy_in_the_worker_topic(clu
     # 53 with a custom offsets topic
     api.wait_offsets(name, lambda o: source_offsets(o) == {t: 10 for t in tasks}, what="saved 10")
     assert stored(kafka, own_topic, name) == {t: {"saved": 10} for t in tasks}
-    wait_for(lambda: stored(kafka, worker_topic, name) == {t: {"saved": 10} for t in tasks}, 20, 0.5,
-             "the copy in the worker's offsets topic")
+    wait_for(
+        lambda: stored(kafka, worker_topic, name) == {t: {"saved": 10} for t in tasks},
+        20,
+        0.5,
+        "the copy in the worker's offsets topic",
+    )
 
     # 60 with a custom offsets topic: both topics get the altered offsets
     api.stop(name)
@@ -112,8 +130,12 @@ def test_offsets_live_in_the_connector_topic_with_a_copy_in_the_worker_topic(clu
     api.resume(name)
     api.wait_offsets(name, lambda o: source_offsets(o) == {t: 10 for t in tasks}, what="saved back to 10")
     assert seqnos(kafka, data, tasks, 15) == {t: list(range(10)) + list(range(5, 10)) for t in tasks}
-    wait_for(lambda: stored(kafka, worker_topic, name) == {t: {"saved": 10} for t in tasks}, 20, 0.5,
-             "the worker topic's copy back at 10")
+    wait_for(
+        lambda: stored(kafka, worker_topic, name) == {t: {"saved": 10} for t in tasks},
+        20,
+        0.5,
+        "the worker topic's copy back at 10",
+    )
 
     # 62 with a custom offsets topic: tombstones in both topics, then the tasks start over
     api.stop(name)
@@ -140,8 +162,11 @@ def test_offsets_only_in_the_worker_topic_are_not_used(cluster: Cluster, api: Ap
     name = unique("moved-src")
     task = f"{name}-0"
     write_offset(kafka, worker_topic, name, task, {"saved": 3})
-    api.create(name, source_config(data, tasks=1, messages_per_task=10, **{"offsets.storage.topic": own_topic}),
-               initial_state="STOPPED")
+    api.create(
+        name,
+        source_config(data, tasks=1, messages_per_task=10, **{"offsets.storage.topic": own_topic}),
+        initial_state="STOPPED",
+    )
     assert api.offsets(name) == [{"partition": {"task.id": task}, "offset": None}]
     api.resume(name)
     api.wait_offsets(name, lambda o: source_offsets(o) == {task: 10}, what="saved 10")
@@ -149,8 +174,9 @@ def test_offsets_only_in_the_worker_topic_are_not_used(cluster: Cluster, api: Ap
     assert stored(kafka, own_topic, name) == {task: {"saved": 10}}
 
 
-def test_the_connector_topic_lives_on_the_cluster_the_connector_writes_to(cluster: Cluster, api: Api,
-                                                                           bootstrap_servers: str, fresh_broker) -> None:
+def test_the_connector_topic_lives_on_the_cluster_the_connector_writes_to(
+    cluster: Cluster, api: Api, bootstrap_servers: str, fresh_broker
+) -> None:
     # 53/60 "other cluster": producer, consumer and admin overrides point at another Kafka cluster; its
     # offsets topic is created there, and the worker's own offsets topic (on the worker's cluster) gets the copy
     other = Kafka(fresh_broker.bootstrap_servers)
@@ -160,17 +186,23 @@ def test_the_connector_topic_lives_on_the_cluster_the_connector_writes_to(cluste
     data = other.create_topic(unique("src-topic"))
     name = unique("other-cluster-src")
     task = f"{name}-0"
-    overrides = {f"{client}.override.bootstrap.servers": other.bootstrap_servers
-                 for client in ("producer", "consumer", "admin")}
-    api.create(name, source_config(data, tasks=1, messages_per_task=10,
-                                   **{"offsets.storage.topic": own_topic, **overrides}))
+    overrides = {
+        f"{client}.override.bootstrap.servers": other.bootstrap_servers for client in ("producer", "consumer", "admin")
+    }
+    api.create(
+        name, source_config(data, tasks=1, messages_per_task=10, **{"offsets.storage.topic": own_topic, **overrides})
+    )
     api.wait_offsets(name, lambda o: source_offsets(o) == {task: 10}, what="saved 10")
     assert stored(other, own_topic, name) == {task: {"saved": 10}}
     assert own_topic not in kafka.admin.list_topics(timeout=10).topics
-    wait_for(lambda: stored(kafka, worker_topic, name) == {task: {"saved": 10}}, 20, 0.5, "the copy on the worker's cluster")
+    wait_for(
+        lambda: stored(kafka, worker_topic, name) == {task: {"saved": 10}}, 20, 0.5, "the copy on the worker's cluster"
+    )
 
     api.stop(name)
-    response = api.patch(f"/connectors/{name}/offsets", {"offsets": [{"partition": {"task.id": task}, "offset": {"saved": 4}}]})
+    response = api.patch(
+        f"/connectors/{name}/offsets", {"offsets": [{"partition": {"task.id": task}, "offset": {"saved": 4}}]}
+    )
     assert response.status_code == 200, response.text
     assert stored(other, own_topic, name) == {task: {"saved": 4}}
     api.resume(name)

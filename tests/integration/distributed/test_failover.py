@@ -1,6 +1,7 @@
 """Failover: kill -9 the leader, a worker that runs a SequenceSource task and a RecordingSink task; within one session
 timeout plus one rebalance both run on other workers, and every seqno reaches the sink (duplicates only
 from what one offset-flush interval can replay)."""
+
 from __future__ import annotations
 
 import time
@@ -25,21 +26,48 @@ MAX_DUPLICATES_PER_TASK = int(THROUGHPUT * FLUSH_MS / 1000 * 2 * 2)
 FAILOVER_BUDGET_S = SESSION_TIMEOUT_MS / 1000 + 6
 
 
-def test_kill_minus_nine_moves_tasks_and_loses_nothing(cluster: Cluster, bootstrap_servers: str, tmp_path: Path) -> None:
+def test_kill_minus_nine_moves_tasks_and_loses_nothing(
+    cluster: Cluster, bootstrap_servers: str, tmp_path: Path
+) -> None:
     topic = Kafka(bootstrap_servers).create_topic(unique("failover"), partitions=TASKS)
     out = tmp_path / "sink.jsonl"
     source, sink = unique("fo-src"), unique("fo-sink")
-    assert cluster.api(0).post("/connectors", json={"name": sink, "config": {
-        "connector.class": SINK, "topics": topic, "tasks.max": str(TASKS), "output.file": str(out)}}).status_code == 201
-    assert cluster.api(1).post("/connectors", json={"name": source, "config": {
-        "connector.class": SOURCE, "topic": topic, "tasks.max": str(TASKS),
-        "throughput": str(THROUGHPUT),
-        # one partition per task: the Tansu broker used in tests can hide records from a consumer tailing a
-        # partition that several producers write at once (81 of 500k in a 20 s probe; Apache Kafka cannot)
-        "task.own.partition": "true"}}).status_code == 201
+    assert (
+        cluster.api(0)
+        .post(
+            "/connectors",
+            json={
+                "name": sink,
+                "config": {"connector.class": SINK, "topics": topic, "tasks.max": str(TASKS), "output.file": str(out)},
+            },
+        )
+        .status_code
+        == 201
+    )
+    assert (
+        cluster.api(1)
+        .post(
+            "/connectors",
+            json={
+                "name": source,
+                "config": {
+                    "connector.class": SOURCE,
+                    "topic": topic,
+                    "tasks.max": str(TASKS),
+                    "throughput": str(THROUGHPUT),
+                    # one partition per task: the Tansu broker used in tests can hide records from a consumer tailing a
+                    # partition that several producers write at once (81 of 500k in a 20 s probe; Apache Kafka cannot)
+                    "task.own.partition": "true",
+                },
+            },
+        )
+        .status_code
+        == 201
+    )
     source_status = cluster.wait_state(source, "RUNNING", TASKS)
     sink_status = cluster.wait_state(sink, "RUNNING", TASKS)
     wait_for(lambda: out.exists() and len(parse_output(out)) > THROUGHPUT * TASKS, 60, 0.5, "sink output")
+
     # the duplicate bound assumes commits are flowing: on Tansu a new sink group keeps rebalancing for a few
     # seconds (each join takes session.timeout.ms/2) and commits made meanwhile are refused, so first wait
     # until the group has committed offsets for every partition, then for a few more flushes
@@ -64,8 +92,10 @@ def test_kill_minus_nine_moves_tasks_and_loses_nothing(cluster: Cluster, bootstr
     moved_source = cluster.wait_state(source, "RUNNING", TASKS, via=survivor, timeout_s=60, exclude_worker=victim_id)
     moved_sink = cluster.wait_state(sink, "RUNNING", TASKS, via=survivor, timeout_s=60, exclude_worker=victim_id)
     failover_s = time.monotonic() - killed_at
-    print(f"failover: kill -9 of {victim_id} to every task RUNNING elsewhere took {failover_s:.1f}s "
-          f"(session.timeout.ms={SESSION_TIMEOUT_MS})")
+    print(
+        f"failover: kill -9 of {victim_id} to every task RUNNING elsewhere took {failover_s:.1f}s "
+        f"(session.timeout.ms={SESSION_TIMEOUT_MS})"
+    )
     assert failover_s < FAILOVER_BUDGET_S, failover_s
     survivors = {cluster.worker_id(i) for i in range(3) if i != victim}
     assert {t["worker_id"] for t in moved_source["tasks"] + moved_sink["tasks"]} <= survivors
@@ -93,20 +123,47 @@ def test_kill_minus_nine_moves_tasks_and_loses_nothing(cluster: Cluster, bootstr
         assert duplicates <= MAX_DUPLICATES_PER_TASK, f"task {i}: {duplicates} duplicates > {MAX_DUPLICATES_PER_TASK}"
 
 
-def test_a_worker_busy_longer_than_the_session_timeout_stays_in_the_group(cluster: Cluster, bootstrap_servers: str) -> None:
+def test_a_worker_busy_longer_than_the_session_timeout_stays_in_the_group(
+    cluster: Cluster, bootstrap_servers: str
+) -> None:
     # heartbeats have their own thread: a connector whose start() blocks the herder for longer than the
     # session timeout must not make its worker look dead (which would run its tasks twice)
     topic = Kafka(bootstrap_servers).create_topic(unique("busy"), partitions=1)
     steady = unique("steady")
-    assert cluster.api(0).post("/connectors", json={"name": steady, "config": {
-        "connector.class": SOURCE, "topic": topic, "tasks.max": "3", "throughput": "5"}}).status_code == 201
+    assert (
+        cluster.api(0)
+        .post(
+            "/connectors",
+            json={
+                "name": steady,
+                "config": {"connector.class": SOURCE, "topic": topic, "tasks.max": "3", "throughput": "5"},
+            },
+        )
+        .status_code
+        == 201
+    )
     placed = {t["id"]: t["worker_id"] for t in cluster.wait_state(steady, "RUNNING", 3)["tasks"]}
 
     slow = unique("slow")
     block_ms = SESSION_TIMEOUT_MS + 2500
-    assert cluster.api(1).post("/connectors", json={"name": slow, "config": {
-        "connector.class": SOURCE, "topic": topic, "tasks.max": "1", "throughput": "5",
-        "connector.start.block.ms": str(block_ms)}}).status_code == 201
+    assert (
+        cluster.api(1)
+        .post(
+            "/connectors",
+            json={
+                "name": slow,
+                "config": {
+                    "connector.class": SOURCE,
+                    "topic": topic,
+                    "tasks.max": "1",
+                    "throughput": "5",
+                    "connector.start.block.ms": str(block_ms),
+                },
+            },
+        )
+        .status_code
+        == 201
+    )
     deadline = time.monotonic() + block_ms / 1000 + 1
     while time.monotonic() < deadline:
         body = cluster.status(steady, via=2)

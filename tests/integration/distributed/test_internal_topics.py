@@ -1,5 +1,6 @@
 """Internal topics of a distributed worker: created compacted (with the configured partition counts) when
 missing, checked when present: a worker refuses to start on a non-compacted one (exit code 2)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,8 +20,11 @@ def test_topics_are_created_compacted_with_the_configured_partitions(bootstrap_s
         cluster.start()
         admin = AdminClient({"bootstrap.servers": bootstrap_servers})
         metadata = admin.list_topics(timeout=10).topics
-        expected = {cluster.props["config.storage.topic"]: 1, cluster.props["offset.storage.topic"]: 3,
-                    cluster.props["status.storage.topic"]: 3}
+        expected = {
+            cluster.props["config.storage.topic"]: 1,
+            cluster.props["offset.storage.topic"]: 3,
+            cluster.props["status.storage.topic"]: 3,
+        }
         for topic, partitions in expected.items():
             assert len(metadata[topic].partitions) == partitions, topic
             resource = ConfigResource(ConfigResource.Type.TOPIC, topic)

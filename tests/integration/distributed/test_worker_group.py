@@ -1,5 +1,6 @@
 """Three distributed workers on one broker: membership, leader routing and a balanced assignment
 (contract 1.9, 2.1-2.3 distributed parts, section 4 B-D run across workers)."""
+
 from __future__ import annotations
 
 import time
@@ -30,16 +31,26 @@ def owners(status: dict) -> set[str]:
 def test_create_via_idle_worker_spreads_work_and_every_worker_agrees(cluster: Cluster, bootstrap_servers: str) -> None:
     topic = Kafka(bootstrap_servers).create_topic(unique("dist-seq"), partitions=3)
     first = unique("first")
-    created = cluster.api(0).post("/connectors", json={"name": first, "config": {
-        "connector.class": SOURCE, "topic": topic, "tasks.max": "1", "throughput": "20"}})
+    created = cluster.api(0).post(
+        "/connectors",
+        json={
+            "name": first,
+            "config": {"connector.class": SOURCE, "topic": topic, "tasks.max": "1", "throughput": "20"},
+        },
+    )
     assert created.status_code == 201, created.text
     busy = owners(cluster.wait_state(first, "RUNNING", 1))
     idle = next(i for i in range(3) if cluster.worker_id(i) not in busy)
 
     # a worker that runs nothing takes the request (forwarding it to the leader when it is not the leader)
     name = unique("spread")
-    response = cluster.api(idle).post("/connectors", json={"name": name, "config": {
-        "connector.class": SOURCE, "topic": topic, "tasks.max": "3", "throughput": "20"}})
+    response = cluster.api(idle).post(
+        "/connectors",
+        json={
+            "name": name,
+            "config": {"connector.class": SOURCE, "topic": topic, "tasks.max": "3", "throughput": "20"},
+        },
+    )
     assert response.status_code == 201, response.text
     assert response.json()["name"] == name
     assert response.headers["location"].endswith(f"/connectors/{name}")
@@ -54,29 +65,41 @@ def test_create_via_idle_worker_spreads_work_and_every_worker_agrees(cluster: Cl
         assert [t["id"] for t in tasks] == [{"connector": name, "task": j} for j in range(3)]
 
     # a name that exists is a 409 whichever worker is asked
-    again = cluster.api((idle + 1) % 3).post("/connectors", json={"name": name, "config": {
-        "connector.class": SOURCE, "topic": topic, "tasks.max": "3"}})
+    again = cluster.api((idle + 1) % 3).post(
+        "/connectors", json={"name": name, "config": {"connector.class": SOURCE, "topic": topic, "tasks.max": "3"}}
+    )
     assert again.status_code == 409, again.text
     assert again.json()["message"] == f"Connector {name} already exists"
 
     # a config change through another worker reaches the tasks: 3 -> 2 tasks
-    update = cluster.api((idle + 2) % 3).put(f"/connectors/{name}/config", json={
-        "connector.class": SOURCE, "topic": topic, "tasks.max": "2", "throughput": "20"})
+    update = cluster.api((idle + 2) % 3).put(
+        f"/connectors/{name}/config",
+        json={"connector.class": SOURCE, "topic": topic, "tasks.max": "2", "throughput": "20"},
+    )
     assert update.status_code == 200, update.text
     cluster.wait_state(name, "RUNNING", 2, via=idle)
 
     # delete through a follower: gone everywhere
     assert cluster.api(2).delete(f"/connectors/{name}").status_code == 204
     for i in range(3):
-        wait_for(lambda i=i: cluster.api(i).get(f"/connectors/{name}/status").status_code == 404, 15, 0.1,
-                 f"status of {name} gone on worker {i}")
+        wait_for(
+            lambda i=i: cluster.api(i).get(f"/connectors/{name}/status").status_code == 404,
+            15,
+            0.1,
+            f"status of {name} gone on worker {i}",
+        )
         assert name not in cluster.api(i).get("/connectors").json()
 
     # distributed validation: a sink's consumer group may not be the worker group
     group = cluster.props["group.id"]
     clash_name = unique("clash")
-    clash = {"connector.class": SINK, "name": clash_name, "topics": topic, "output.file": "/dev/null",
-             "consumer.override.group.id": group}
+    clash = {
+        "connector.class": SINK,
+        "name": clash_name,
+        "topics": topic,
+        "output.file": "/dev/null",
+        "consumer.override.group.id": group,
+    }
     infos = cluster.api(1).put(f"/connector-plugins/{SINK}/config/validate", json=clash).json()
     assert infos["error_count"] == 1, infos
     rejected = cluster.api(1).post("/connectors", json={"name": clash_name, "config": clash})
@@ -98,14 +121,27 @@ def test_pause_resume_stop_offsets_and_restart_through_any_worker(cluster: Clust
     cluster.wait_state(name, "RUNNING", 2, via=0)
 
     # offsets of a running connector can be read anywhere but not changed
-    wait_for(lambda: source_offsets(cluster.api(0).get(f"/connectors/{name}/offsets").json()["offsets"])
-             == {f"{name}-0": 50, f"{name}-1": 50}, 30, 0.2, "all 50 records of each task committed")
+    wait_for(
+        lambda: (
+            source_offsets(cluster.api(0).get(f"/connectors/{name}/offsets").json()["offsets"])
+            == {f"{name}-0": 50, f"{name}-1": 50}
+        ),
+        30,
+        0.2,
+        "all 50 records of each task committed",
+    )
     # KIP-558: the tasks' topic is tracked in the status topic, so every worker reports it
     for i in range(3):
-        wait_for(lambda i=i: cluster.api(i).get(f"/connectors/{name}/topics").json() == {name: {"topics": [topic]}},
-                 15, 0.2, f"active topics on worker {i}")
-    running = cluster.api(2).patch(f"/connectors/{name}/offsets", json={"offsets": [
-        {"partition": {"task.id": f"{name}-0"}, "offset": {"saved": 10}}]})
+        wait_for(
+            lambda i=i: cluster.api(i).get(f"/connectors/{name}/topics").json() == {name: {"topics": [topic]}},
+            15,
+            0.2,
+            f"active topics on worker {i}",
+        )
+    running = cluster.api(2).patch(
+        f"/connectors/{name}/offsets",
+        json={"offsets": [{"partition": {"task.id": f"{name}-0"}, "offset": {"saved": 10}}]},
+    )
     assert running.status_code == 400, running.text
     assert "must be in the STOPPED state" in running.json()["message"]
 
@@ -117,8 +153,10 @@ def test_pause_resume_stop_offsets_and_restart_through_any_worker(cluster: Clust
         assert body["tasks"] == []
         assert cluster.api(i).get(f"/connectors/{name}").json()["tasks"] == []
 
-    altered = cluster.api(1).patch(f"/connectors/{name}/offsets", json={"offsets": [
-        {"partition": {"task.id": f"{name}-0"}, "offset": {"saved": 40}}]})
+    altered = cluster.api(1).patch(
+        f"/connectors/{name}/offsets",
+        json={"offsets": [{"partition": {"task.id": f"{name}-0"}, "offset": {"saved": 40}}]},
+    )
     assert altered.status_code == 200, altered.text
     assert altered.json()["message"] == POSSIBLE_ALTERED
     for i in range(3):
@@ -127,8 +165,15 @@ def test_pause_resume_stop_offsets_and_restart_through_any_worker(cluster: Clust
     # resume: tasks come back on the cluster and task 0 continues from the altered offset
     assert cluster.api(0).put(f"/connectors/{name}/resume").status_code == 202
     cluster.wait_state(name, "RUNNING", 2, via=1)
-    wait_for(lambda: source_offsets(cluster.api(2).get(f"/connectors/{name}/offsets").json()["offsets"])
-             == {f"{name}-0": 50, f"{name}-1": 50}, 30, 0.2, "task 0 back at 50")
+    wait_for(
+        lambda: (
+            source_offsets(cluster.api(2).get(f"/connectors/{name}/offsets").json()["offsets"])
+            == {f"{name}-0": 50, f"{name}-1": 50}
+        ),
+        30,
+        0.2,
+        "task 0 back at 50",
+    )
     # task 0 produced 0..49, then 40..49 again from the altered offset; task 1 nothing more
     by_key = values_by_key(Kafka(bootstrap_servers).read_all(topic))
     assert sorted(v["seqno"] for v in by_key[f"{name}-0"]) == sorted([*range(50), *range(40, 50)])
@@ -162,10 +207,30 @@ def test_sink_offsets_reset_through_a_follower(cluster: Cluster, bootstrap_serve
     topic = kafka.create_topic(unique("dist-sink"), partitions=2)
     source, sink = unique("feed"), unique("sink")
     out = tmp_path / "sink.jsonl"
-    assert cluster.api(0).post("/connectors", json={"name": source, "config": {
-        "connector.class": SOURCE, "topic": topic, "tasks.max": "1", "messages.per.task": "10"}}).status_code == 201
-    assert cluster.api(1).post("/connectors", json={"name": sink, "config": {
-        "connector.class": SINK, "topics": topic, "tasks.max": "2", "output.file": str(out)}}).status_code == 201
+    assert (
+        cluster.api(0)
+        .post(
+            "/connectors",
+            json={
+                "name": source,
+                "config": {"connector.class": SOURCE, "topic": topic, "tasks.max": "1", "messages.per.task": "10"},
+            },
+        )
+        .status_code
+        == 201
+    )
+    assert (
+        cluster.api(1)
+        .post(
+            "/connectors",
+            json={
+                "name": sink,
+                "config": {"connector.class": SINK, "topics": topic, "tasks.max": "2", "output.file": str(out)},
+            },
+        )
+        .status_code
+        == 201
+    )
     cluster.wait_state(sink, "RUNNING", 2)
 
     def committed() -> int:
@@ -216,6 +281,7 @@ def test_join_is_sticky_and_a_leaving_leader_hands_over(cluster: Cluster, bootst
     leaver = cluster.worker_id(0)
     cluster.wait_state(name, "RUNNING", 6, via=1, exclude_worker=leaver, timeout_s=30)
     assert time.monotonic() - left_at < 10
+
     # a follower still rejoining forwards to the leader that left (409, retriable): send the create once every
     # remaining worker has taken up the same new generation (the moved tasks may run before the last one has)
     def settled() -> bool:
@@ -224,8 +290,13 @@ def test_join_is_sticky_and_a_leaving_leader_hands_over(cluster: Cluster, bootst
 
     wait_for(settled, 30, 0.1, "the remaining workers to settle on one generation")
     other = unique("after-leader")
-    response = cluster.api(2).post("/connectors", json={"name": other, "config": {
-        "connector.class": SOURCE, "topic": topic, "tasks.max": "1", "throughput": "5"}})
+    response = cluster.api(2).post(
+        "/connectors",
+        json={
+            "name": other,
+            "config": {"connector.class": SOURCE, "topic": topic, "tasks.max": "1", "throughput": "5"},
+        },
+    )
     assert response.status_code == 201, response.text
     cluster.wait_state(other, "RUNNING", 1, via=3)
 
@@ -234,8 +305,18 @@ def test_full_cluster_restart_keeps_connectors_and_target_states(cluster: Cluste
     topic = Kafka(bootstrap_servers).create_topic(unique("dist-restart"), partitions=1)
     paused, running = unique("paused"), unique("running")
     for name in (paused, running):
-        assert cluster.api(0).post("/connectors", json={"name": name, "config": {
-            "connector.class": SOURCE, "topic": topic, "tasks.max": "2", "throughput": "5"}}).status_code == 201
+        assert (
+            cluster.api(0)
+            .post(
+                "/connectors",
+                json={
+                    "name": name,
+                    "config": {"connector.class": SOURCE, "topic": topic, "tasks.max": "2", "throughput": "5"},
+                },
+            )
+            .status_code
+            == 201
+        )
         cluster.wait_state(name, "RUNNING", 2)
     assert cluster.api(1).put(f"/connectors/{paused}/pause").status_code == 202
     cluster.wait_state(paused, "PAUSED", 2, "PAUSED")
@@ -264,9 +345,12 @@ def test_rebalance_metrics_agree_across_the_group(cluster: Cluster) -> None:
                     leader = s.labels.get("leader_name", leader)
         if values.get("kafka_connect_worker_rebalance_rebalancing") != 0:
             return None
-        return (values["kafka_connect_worker_rebalance_epoch"], leader,
-                values["kafka_connect_worker_rebalance_completed_rebalances_total"],
-                values["kafka_connect_worker_rebalance_time_since_last_rebalance_ms"])
+        return (
+            values["kafka_connect_worker_rebalance_epoch"],
+            leader,
+            values["kafka_connect_worker_rebalance_completed_rebalances_total"],
+            values["kafka_connect_worker_rebalance_time_since_last_rebalance_ms"],
+        )
 
     def agreed() -> list[tuple[float, str, float, float]] | None:
         views = [rebalance_view(i) for i in range(len(cluster.workers))]
@@ -275,8 +359,10 @@ def test_rebalance_metrics_agree_across_the_group(cluster: Cluster) -> None:
         return views  # type: ignore[return-value]
 
     name = unique("rebalanced")
-    response = cluster.api(1).post("/connectors", json={"name": name, "config": {
-        "connector.class": SOURCE, "topic": unique("t"), "tasks.max": "2"}})
+    response = cluster.api(1).post(
+        "/connectors",
+        json={"name": name, "config": {"connector.class": SOURCE, "topic": unique("t"), "tasks.max": "2"}},
+    )
     assert response.status_code == 201, response.text
     cluster.wait_state(name, "RUNNING", 2)  # placing its work took an assignment from the leader
     views = wait_for(agreed, 60, what="every worker on one generation")

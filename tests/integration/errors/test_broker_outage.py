@@ -1,6 +1,7 @@
 """A stop request during a broker outage ends a source task's loop: a task whose producer queue is full
 (the broker is frozen, SIGSTOP) must not spin on it after the stop, and commits no offset of what it
 never sent."""
+
 from __future__ import annotations
 
 import os

@@ -4,6 +4,7 @@ With errors.tolerance=all and a dead letter queue every good record reaches put(
 the queue as it was consumed, with the reference's `__connect.errors.*` headers, and the task-error metrics
 count them; with errors.tolerance=none the task fails with the converter's error in its trace.
 """
+
 from __future__ import annotations
 
 import json
@@ -53,8 +54,14 @@ def _write_mixed(bootstrap_servers: str, topic: str) -> dict[int, bytes]:
 
 def _read(bootstrap_servers: str, topic: str, count: int) -> list[Any]:
     """The first `count` records of a one-partition topic, headers included (waits for them to arrive)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": uuid.uuid4().hex,
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap_servers,
+            "group.id": uuid.uuid4().hex,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
     consumer.assign([TopicPartition(topic, 0, 0)])
     found: list[Any] = []
 
@@ -70,17 +77,23 @@ def _read(bootstrap_servers: str, topic: str, count: int) -> list[Any]:
 
 
 def test_bad_records_go_to_the_dead_letter_queue_with_context_headers(
-        api: Api, kafka: Kafka, bootstrap_servers: str, tmp_path: Path) -> None:
+    api: Api, kafka: Kafka, bootstrap_servers: str, tmp_path: Path
+) -> None:
     topic = kafka.create_topic(unique("mixed"))
     bad_by_offset = _write_mixed(bootstrap_servers, topic)
     dlq = unique("dlq")  # created by the worker
     name = unique("tolerant")
     out = tmp_path / "out.jsonl"
     config = sink_config(topic, out, **SCHEMALESS_JSON)
-    config.update({"errors.tolerance": "all", "errors.log.enable": "true",
-                   "errors.deadletterqueue.topic.name": dlq,
-                   "errors.deadletterqueue.topic.replication.factor": "1",
-                   "errors.deadletterqueue.context.headers.enable": "true"})
+    config.update(
+        {
+            "errors.tolerance": "all",
+            "errors.log.enable": "true",
+            "errors.deadletterqueue.topic.name": dlq,
+            "errors.deadletterqueue.topic.replication.factor": "1",
+            "errors.deadletterqueue.context.headers.enable": "true",
+        }
+    )
     assert api.post("/connectors", {"name": name, "config": config}).status_code == 201
 
     delivered = wait_for(lambda: (r := read_jsonl(out)) and len(r) >= GOOD and r, 60, what="every good record")
@@ -102,13 +115,17 @@ def test_bad_records_go_to_the_dead_letter_queue_with_context_headers(
         assert headers["__connect.errors.class.name"].endswith("JsonConverter")
         assert headers["__connect.errors.exception.class.name"].endswith("DataError")
         assert headers["__connect.errors.exception.message"].startswith(
-            "Converting byte[] to Kafka Connect data failed due to serialization error")
+            "Converting byte[] to Kafka Connect data failed due to serialization error"
+        )
         assert "Traceback" in headers["__connect.errors.exception.stacktrace"]
 
     bad = len(bad_by_offset)
     labels = {"connector": name, "task": "0"}
-    wait_for(lambda: sample(api, "kafka_connect_task_error_deadletterqueue_produce_requests", **labels) == bad,
-             30, what="the dead letter queue requests counted")
+    wait_for(
+        lambda: sample(api, "kafka_connect_task_error_deadletterqueue_produce_requests", **labels) == bad,
+        30,
+        what="the dead letter queue requests counted",
+    )
     assert sample(api, "kafka_connect_task_error_total_record_errors", **labels) == bad
     assert sample(api, "kafka_connect_task_error_total_record_failures", **labels) == bad
     assert sample(api, "kafka_connect_task_error_total_records_skipped", **labels) == bad
@@ -121,7 +138,8 @@ def test_bad_records_go_to_the_dead_letter_queue_with_context_headers(
 
 
 def test_without_tolerance_the_task_fails_with_the_converter_error(
-        api: Api, kafka: Kafka, bootstrap_servers: str, tmp_path: Path) -> None:
+    api: Api, kafka: Kafka, bootstrap_servers: str, tmp_path: Path
+) -> None:
     topic = kafka.create_topic(unique("mixed"))
     _write_mixed(bootstrap_servers, topic)
     name = unique("intolerant")
@@ -134,14 +152,17 @@ def test_without_tolerance_the_task_fails_with_the_converter_error(
     assert "Converting byte[] to Kafka Connect data failed due to serialization error" in trace
     # nothing after the malformed record (the second one) reached put()
     assert [r["value"]["n"] for r in read_jsonl(out)] in ([], [0])
-    wait_for(lambda: sample(api, "kafka_connect_worker_connector_failed_task_count", connector=name) == 1, 30,
-             what="the failed task counted")
+    wait_for(
+        lambda: sample(api, "kafka_connect_worker_connector_failed_task_count", connector=name) == 1,
+        30,
+        what="the failed task counted",
+    )
     api.delete(f"/connectors/{name}")
 
 
-
 def test_records_reported_by_the_task_reach_the_dead_letter_queue(
-        api: Api, kafka: Kafka, bootstrap_servers: str, tmp_path: Path) -> None:
+    api: Api, kafka: Kafka, bootstrap_servers: str, tmp_path: Path
+) -> None:
     """KIP-610: a sink task reports records it cannot handle; they go to the queue at stage TASK_PUT."""
     topic = kafka.create_topic(unique("reported"))
     kafka.produce(topic, [{"n": i, "bad": i % 4 == 0} for i in range(GOOD)])
@@ -149,10 +170,15 @@ def test_records_reported_by_the_task_reach_the_dead_letter_queue(
     name = unique("reporting")
     out = tmp_path / "out.jsonl"
     config = sink_config(topic, out, **SCHEMALESS_JSON)
-    config.update({"connector.class": "tests.integration.plugins.reporting_sink.ReportingSinkConnector",
-                   "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
-                   "errors.deadletterqueue.topic.replication.factor": "1",
-                   "errors.deadletterqueue.context.headers.enable": "true"})
+    config.update(
+        {
+            "connector.class": "tests.integration.plugins.reporting_sink.ReportingSinkConnector",
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": dlq,
+            "errors.deadletterqueue.topic.replication.factor": "1",
+            "errors.deadletterqueue.context.headers.enable": "true",
+        }
+    )
     assert api.post("/connectors", {"name": name, "config": config}).status_code == 201
     reported = [i for i in range(GOOD) if i % 4 == 0]
     queued = _read(bootstrap_servers, dlq, len(reported))
@@ -162,13 +188,20 @@ def test_records_reported_by_the_task_reach_the_dead_letter_queue(
         assert headers["__connect.errors.stage"] == "TASK_PUT"
         assert headers["__connect.errors.exception.message"].startswith("rejected by the task")
         assert headers["__connect.errors.connector.name"] == name
-    delivered = wait_for(lambda: (r := read_jsonl(out)) and len(r) >= GOOD - len(reported) and r, 30,
-                         what="the accepted records")
+    delivered = wait_for(
+        lambda: (r := read_jsonl(out)) and len(r) >= GOOD - len(reported) and r, 30, what="the accepted records"
+    )
     assert sorted(r["value"]["n"] for r in delivered) == [i for i in range(GOOD) if i % 4]
     labels = {"connector": name, "task": "0"}
-    wait_for(lambda: sample(api, "kafka_connect_task_error_deadletterqueue_produce_requests", **labels)
-             == len(reported), 30, what="the reported records counted")
+    wait_for(
+        lambda: sample(api, "kafka_connect_task_error_deadletterqueue_produce_requests", **labels) == len(reported),
+        30,
+        what="the reported records counted",
+    )
     # the sink's offsets are committed past the reported records once the queue has them
-    wait_for(lambda: kafka.group_offsets(f"connect-{name}").get((topic, 0)) == GOOD, 30,
-             what="the sink's committed offset at the end")
+    wait_for(
+        lambda: kafka.group_offsets(f"connect-{name}").get((topic, 0)) == GOOD,
+        30,
+        what="the sink's committed offset at the end",
+    )
     api.delete(f"/connectors/{name}")

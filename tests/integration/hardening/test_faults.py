@@ -1,5 +1,6 @@
 """Faults around a real standalone worker: no broker at start-up, a broker that goes away and comes back,
 a task that hangs in stop(), and a full disk under the standalone state files."""
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -32,14 +33,21 @@ def create_topic(bootstrap: str, topic: str) -> None:
     for future in futures.values():
         try:
             future.result(timeout=15)
-        except Exception as exc:  # noqa: BLE001 - an existing topic is fine
+        except Exception as exc:
             if "exist" not in str(exc).lower():
                 raise
 
 
 def count_records(bootstrap: str, topic: str, at_least: int, timeout_s: float) -> int:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("probe"), "auto.offset.reset": "earliest",
-                         "enable.auto.commit": False, "session.timeout.ms": 6000})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": unique("probe"),
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": 6000,
+        }
+    )
     consumer.subscribe([topic])
     seen = 0
     deadline = time.monotonic() + timeout_s
@@ -98,8 +106,16 @@ def test_broker_outage_during_operation(fresh_broker: EmbeddedBroker, tmp_path: 
     try:
         with httpx.Client(base_url=worker.url, timeout=30) as client:
             create_connector(client, "outage-src", {"connector.class": SOURCE, "topic": topic, "throughput": "200"})
-            create_connector(client, "outage-sink", {"connector.class": SINK, "topics": topic, "output.file": str(out),
-                                                     "consumer.override.session.timeout.ms": "6000"})
+            create_connector(
+                client,
+                "outage-sink",
+                {
+                    "connector.class": SINK,
+                    "topics": topic,
+                    "output.file": str(out),
+                    "consumer.override.session.timeout.ms": "6000",
+                },
+            )
             wait_for(lambda: len(sink_seqnos(out)) > 200, timeout_s=60, what="records to flow before the outage")
 
             fresh_broker.stop()
@@ -117,12 +133,14 @@ def test_broker_outage_during_operation(fresh_broker: EmbeddedBroker, tmp_path: 
             cpu = process.cpu_percent(None)
             assert slowest < 2.0, f"REST took {slowest:.1f}s to answer during the outage"
             assert cpu < 60, f"worker used {cpu:.0f}% CPU with the broker down (busy loop?)"
+
             # after ~10 s without answers from Kafka, /health says so, promptly
             def unhealthy() -> httpx.Response | None:
                 began = time.monotonic()
                 answer = client.get("/health", timeout=15)
                 assert time.monotonic() - began < 12, "the health check blocked"
                 return answer if answer.status_code == 500 else None
+
             health = wait_for(unhealthy, timeout_s=30, what="/health to report the unreachable cluster")
             assert health.json()["status"] == "unhealthy"
             assert "unreachable" in health.json()["message"] and bootstrap in health.json()["message"], health.text
@@ -134,10 +152,16 @@ def test_broker_outage_during_operation(fresh_broker: EmbeddedBroker, tmp_path: 
             # the source produces again (the new broker's topic starts empty, so all it holds is new) ...
             assert count_records(bootstrap, topic, at_least=50, timeout_s=60) >= 50, worker.log_tail()
             # ... and the sink consumes again, continuing past what it had written
-            wait_for(lambda: max(sink_seqnos(out), default=-1) > before + 50, timeout_s=60,
-                     what=f"the sink to write records again after the broker came back:\n{worker.log_tail(20)}")
-            wait_for(lambda: client.get("/health").status_code == 200, timeout_s=30,
-                     what="/health to be healthy again once the cluster answers")
+            wait_for(
+                lambda: max(sink_seqnos(out), default=-1) > before + 50,
+                timeout_s=60,
+                what=f"the sink to write records again after the broker came back:\n{worker.log_tail(20)}",
+            )
+            wait_for(
+                lambda: client.get("/health").status_code == 200,
+                timeout_s=30,
+                what="/health to be healthy again once the cluster answers",
+            )
             assert client.get("/health").json()["status"] == "healthy"
             status = client.get("/connectors/outage-src/status").json()
             assert status["connector"]["state"] == "RUNNING" and status["tasks"][0]["state"] == "RUNNING", status
@@ -157,12 +181,16 @@ def _one_worker(mode: str, bootstrap: str, tmp_path: Path, props: dict[str, obje
     return Cluster(tmp_path, bootstrap, 1, **props).workers[0]
 
 
-@pytest.mark.parametrize("mode, props, named", [
-    ("standalone", {"offset.storage.file.filename": "{tmp}"}, "IsADirectoryError: [Errno 21] Is a directory"),
-    ("distributed", {"security.protocol": "SSL", "ssl.ca.location": "{tmp}/missing.pem"}, "ssl.ca.location"),
-])
-def test_a_crash_at_startup_exits_2_with_one_line_naming_it(mode: str, props: dict[str, str], named: str,
-                                                            bootstrap_servers: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "mode, props, named",
+    [
+        ("standalone", {"offset.storage.file.filename": "{tmp}"}, "IsADirectoryError: [Errno 21] Is a directory"),
+        ("distributed", {"security.protocol": "SSL", "ssl.ca.location": "{tmp}/missing.pem"}, "ssl.ca.location"),
+    ],
+)
+def test_a_crash_at_startup_exits_2_with_one_line_naming_it(
+    mode: str, props: dict[str, str], named: str, bootstrap_servers: str, tmp_path: Path
+) -> None:
     """Not a StartupError (an offsets file that is a folder; a CA file that does not exist): both modes
     log one ERROR line naming it and exit 2, as the reference's "Stopping due to error"."""
     props = {key: value.replace("{tmp}", str(tmp_path)) for key, value in props.items()}
@@ -180,27 +208,42 @@ def test_task_hanging_in_stop_is_bounded_by_the_graceful_timeout(bootstrap_serve
     worker = WorkerProcess(tmp_path, bootstrap_servers, props={"task.shutdown.graceful.timeout.ms": 2000}).start()
     try:
         with httpx.Client(base_url=worker.url, timeout=60) as client:
-            hang = {"connector.class": SOURCE, "topic": unique("hang"), "tasks.max": "2", "throughput": "10",
-                    "task.stop.block.ms": "30000"}
+            hang = {
+                "connector.class": SOURCE,
+                "topic": unique("hang"),
+                "tasks.max": "2",
+                "throughput": "10",
+                "task.stop.block.ms": "30000",
+            }
             create_connector(client, "hangs", hang)
-            wait_for(lambda: [t["state"] for t in client.get("/connectors/hangs/status").json()["tasks"]] == ["RUNNING"] * 2,
-                     timeout_s=30, what="tasks to run")
-            for request in (lambda: client.put("/connectors/hangs/stop"),
-                            lambda: client.put("/connectors/hangs/resume"),
-                            lambda: client.post("/connectors/hangs/restart", params={"includeTasks": "true"}),
-                            lambda: client.delete("/connectors/hangs")):
+            wait_for(
+                lambda: [t["state"] for t in client.get("/connectors/hangs/status").json()["tasks"]] == ["RUNNING"] * 2,
+                timeout_s=30,
+                what="tasks to run",
+            )
+            for request in (
+                lambda: client.put("/connectors/hangs/stop"),
+                lambda: client.put("/connectors/hangs/resume"),
+                lambda: client.post("/connectors/hangs/restart", params={"includeTasks": "true"}),
+                lambda: client.delete("/connectors/hangs"),
+            ):
                 began = time.monotonic()
                 answer = request()
                 elapsed = time.monotonic() - began
                 assert answer.status_code < 300, answer.text
-                assert elapsed < 8, f"{answer.request.method} {answer.request.url.path} took {elapsed:.1f}s (graceful timeout 2s)"
+                assert elapsed < 8, (
+                    f"{answer.request.method} {answer.request.url.path} took {elapsed:.1f}s (graceful timeout 2s)"
+                )
             assert "hangs" not in client.get("/connectors").json()
             assert client.get("/connectors/hangs/status").status_code == 404
             assert client.get("/health").status_code == 200
             # the name is free again and a well-behaved connector runs under it
             create_connector(client, "hangs", {**hang, "task.stop.block.ms": "0"})
-            wait_for(lambda: [t["state"] for t in client.get("/connectors/hangs/status").json()["tasks"]] == ["RUNNING"] * 2,
-                     timeout_s=30, what="the new connector's tasks to run")
+            wait_for(
+                lambda: [t["state"] for t in client.get("/connectors/hangs/status").json()["tasks"]] == ["RUNNING"] * 2,
+                timeout_s=30,
+                what="the new connector's tasks to run",
+            )
             client.put("/connectors/hangs/config", json={**hang, "task.stop.block.ms": "30000"})
         # worker shutdown is bounded too
         began = time.monotonic()
@@ -220,16 +263,29 @@ def test_connector_hanging_in_stop_holds_up_nothing(mode: str, bootstrap_servers
     worker.start()
     try:
         with httpx.Client(base_url=worker.url, timeout=60) as client:
-            hang = {"connector.class": SOURCE, "topic": unique("hang"), "tasks.max": "1", "throughput": "10",
-                    "connector.stop.block.ms": "600000"}
+            hang = {
+                "connector.class": SOURCE,
+                "topic": unique("hang"),
+                "tasks.max": "1",
+                "throughput": "10",
+                "connector.stop.block.ms": "600000",
+            }
             create_connector(client, "hangs", hang)
-            wait_for(lambda: client.get("/connectors/hangs/status").json()["connector"]["state"] == "RUNNING",
-                     timeout_s=30, what="the connector to run")
+            wait_for(
+                lambda: client.get("/connectors/hangs/status").json()["connector"]["state"] == "RUNNING",
+                timeout_s=30,
+                what="the connector to run",
+            )
             answer = client.delete("/connectors/hangs")
             assert answer.status_code == 204, answer.text
             create_connector(client, "next", {**hang, "connector.stop.block.ms": "0"})
-            wait_for(lambda: [t["state"] for t in client.get("/connectors/next/status").json().get("tasks", [])] == ["RUNNING"],
-                     timeout_s=30, what="the next connector's task to run")
+            wait_for(
+                lambda: (
+                    [t["state"] for t in client.get("/connectors/next/status").json().get("tasks", [])] == ["RUNNING"]
+                ),
+                timeout_s=30,
+                what="the next connector's task to run",
+            )
             assert client.get("/connectors").json() == ["next"]
         assert worker.stop(timeout_s=30) == 0, worker.log_tail()
     finally:
@@ -245,8 +301,9 @@ def _states(client: httpx.Client, name: str) -> tuple[str, list[str]] | None:
 
 
 @pytest.mark.parametrize("mode", ["standalone", "distributed"])
-def test_pause_stop_and_restart_answer_while_the_connector_stop_blocks(mode: str, bootstrap_servers: str,
-                                                                       tmp_path: Path) -> None:
+def test_pause_stop_and_restart_answer_while_the_connector_stop_blocks(
+    mode: str, bootstrap_servers: str, tmp_path: Path
+) -> None:
     """Issue 10: a pause, a stop and a restart hand the change to the connector's own thread. With stop() blocked
     until the test creates a file (and a graceful timeout far longer than the test), each request answers
     within the client's timeout, the worker (its herder thread; in distributed mode the tick thread) starts
@@ -259,8 +316,17 @@ def test_pause_stop_and_restart_answer_while_the_connector_stop_blocks(mode: str
     try:
         with httpx.Client(base_url=worker.url, timeout=10) as client:
             for name in names.values():
-                create_connector(client, name, {"connector.class": SOURCE, "topic": unique("gated"), "tasks.max": "1",
-                                                "throughput": "10", "connector.stop.block.until.file": str(gate)})
+                create_connector(
+                    client,
+                    name,
+                    {
+                        "connector.class": SOURCE,
+                        "topic": unique("gated"),
+                        "tasks.max": "1",
+                        "throughput": "10",
+                        "connector.stop.block.until.file": str(gate),
+                    },
+                )
             for name in names.values():
                 wait_for(lambda: _states(client, name) == ("RUNNING", ["RUNNING"]), timeout_s=30, what=f"{name} to run")
 
@@ -275,15 +341,21 @@ def test_pause_stop_and_restart_answer_while_the_connector_stop_blocks(mode: str
 
             other = unique("other")
             create_connector(client, other, {"connector.class": SOURCE, "topic": unique("other"), "tasks.max": "1"})
-            wait_for(lambda: _states(client, other) == ("RUNNING", ["RUNNING"]), timeout_s=30,
-                     what="another connector to run while stop() blocks")
+            wait_for(
+                lambda: _states(client, other) == ("RUNNING", ["RUNNING"]),
+                timeout_s=30,
+                what="another connector to run while stop() blocks",
+            )
             # the blocked stop() holds each change back: none shows yet
             shown = {kind: (_states(client, name) or ("?",))[0] for kind, name in names.items()}
             assert shown == {"paused": "RUNNING", "stopped": "RUNNING", "restarted": "RESTARTING"}
 
             gate.touch()
-            expected = {"paused": ("PAUSED", ["PAUSED"]), "stopped": ("STOPPED", []),
-                        "restarted": ("RUNNING", ["RUNNING"])}
+            expected = {
+                "paused": ("PAUSED", ["PAUSED"]),
+                "stopped": ("STOPPED", []),
+                "restarted": ("RUNNING", ["RUNNING"]),
+            }
             for kind, state in expected.items():
                 wait_for(lambda: _states(client, names[kind]) == state, timeout_s=30, what=f"{names[kind]} {state}")
         assert worker.stop(timeout_s=30) == 0, worker.log_tail()
@@ -299,13 +371,20 @@ def test_connector_stuck_in_start_does_not_hold_the_exit(mode: str, bootstrap_se
     worker.start()
     try:
         with httpx.Client(base_url=worker.url, timeout=60) as client:
-            stuck = {"connector.class": SOURCE, "topic": unique("stuck"), "tasks.max": "1",
-                     "connector.start.block.ms": "3600000"}
+            stuck = {
+                "connector.class": SOURCE,
+                "topic": unique("stuck"),
+                "tasks.max": "1",
+                "connector.start.block.ms": "3600000",
+            }
             answer = client.post("/connectors", json={"name": "stuck", "config": stuck})
             # standalone: the request times out waiting for start(); distributed: created, then started
             assert answer.status_code in (201, 500), answer.text
-            wait_for(lambda: "Creating connector stuck" in worker.log_path.read_text(errors="replace"),
-                     timeout_s=30, what="the connector's start to begin")
+            wait_for(
+                lambda: "Creating connector stuck" in worker.log_path.read_text(errors="replace"),
+                timeout_s=30,
+                what="the connector's start to begin",
+            )
         assert worker.stop(timeout_s=30) == 0, worker.log_tail()
     finally:
         worker.stop()
@@ -323,10 +402,11 @@ class SmallDisk:
         self.mounted = False
         self.filler = path / "filler"
 
-    def __enter__(self) -> "SmallDisk":
+    def __enter__(self) -> SmallDisk:
         if os.geteuid() == 0:
-            result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(self.path)],
-                                    capture_output=True, text=True)
+            result = subprocess.run(
+                ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(self.path)], capture_output=True, text=True
+            )
             self.mounted = result.returncode == 0
             # root ignores read-only folders, so only a real small filesystem can show a full disk
             require(self.mounted, f"a mountable tmpfs for the full-disk test ({result.stderr.strip()})")
@@ -360,15 +440,21 @@ def test_full_disk_keeps_the_previous_state(bootstrap_servers: str, tmp_path: Pa
     with SmallDisk(tmp_path / "disk") as disk:
         configs = disk.path / "connect.configs"
         offsets = disk.path / "connect.offsets"
-        props = {"config.storage.file.filename": str(configs), "offset.storage.file.filename": str(offsets),
-                 "offset.flush.interval.ms": 300}
+        props = {
+            "config.storage.file.filename": str(configs),
+            "offset.storage.file.filename": str(offsets),
+            "offset.flush.interval.ms": 300,
+        }
         worker = WorkerProcess(tmp_path / "worker", bootstrap_servers, props=props).start()
         try:
             with httpx.Client(base_url=worker.url, timeout=60) as client:
                 topic = unique("disk")
                 create_connector(client, "kept", {"connector.class": SOURCE, "topic": topic, "throughput": "50"})
-                wait_for(lambda: offsets.exists() and "kept" in offsets.read_text(), timeout_s=30,
-                         what="offsets to be flushed")
+                wait_for(
+                    lambda: offsets.exists() and "kept" in offsets.read_text(),
+                    timeout_s=30,
+                    what="offsets to be flushed",
+                )
                 saved = configs.read_bytes()
 
                 disk.fill()
@@ -380,7 +466,9 @@ def test_full_disk_keeps_the_previous_state(bootstrap_servers: str, tmp_path: Pa
                     client.delete("/connectors/kept"),
                 ]
                 for answer in answers:
-                    assert answer.status_code >= 400, f"{answer.request.method} {answer.request.url.path}: {answer.text}"
+                    assert answer.status_code >= 400, (
+                        f"{answer.request.method} {answer.request.url.path}: {answer.text}"
+                    )
                     assert answer.headers["content-type"].startswith("application/json")
                     assert answer.json()["message"], answer.text
                 # nothing half-applied: the worker still runs what the file holds, and the file is intact
@@ -396,8 +484,11 @@ def test_full_disk_keeps_the_previous_state(bootstrap_servers: str, tmp_path: Pa
 
                 disk.free()
                 assert client.put("/connectors/kept/pause").status_code == 202
-                wait_for(lambda: client.get("/connectors/kept/status").json()["connector"]["state"] == "PAUSED",
-                         timeout_s=15, what="pause to apply once the disk has room")
+                wait_for(
+                    lambda: client.get("/connectors/kept/status").json()["connector"]["state"] == "PAUSED",
+                    timeout_s=15,
+                    what="pause to apply once the disk has room",
+                )
             worker.stop()
             # a restart reads the state that survived
             worker = WorkerProcess(tmp_path / "worker", bootstrap_servers, props=props, port=worker.port).start()

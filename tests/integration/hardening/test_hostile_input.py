@@ -1,11 +1,13 @@
 """Hostile input against a real standalone worker: every answer is a 4xx with a JSON error naming the
 problem (never a 5xx, never a dropped connection), and the worker stays consistent afterwards."""
+
 from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -57,9 +59,13 @@ def raw(worker: WorkerProcess, path: str) -> httpx.URL:
     return httpx.URL(worker.url).copy_with(raw_path=path.encode())
 
 
-def assert_client_error(answer: httpx.Response, status: int | tuple[int, ...] = 400, mentions: str | None = None) -> dict[str, Any]:
+def assert_client_error(
+    answer: httpx.Response, status: int | tuple[int, ...] = 400, mentions: str | None = None
+) -> dict[str, Any]:
     expected = (status,) if isinstance(status, int) else status
-    assert answer.status_code in expected, f"{answer.request.method} {answer.request.url}: {answer.status_code} {answer.text[:500]}"
+    assert answer.status_code in expected, (
+        f"{answer.request.method} {answer.request.url}: {answer.status_code} {answer.text[:500]}"
+    )
     assert answer.headers["content-type"].startswith("application/json")
     body = answer.json()
     assert body["error_code"] == answer.status_code and isinstance(body["message"], str) and body["message"]
@@ -78,26 +84,37 @@ def assert_worker_healthy(worker: WorkerProcess, client: httpx.Client) -> None:
 
 
 @pytest.mark.parametrize("method,path", BODY_ENDPOINTS)
-@pytest.mark.parametrize("payload", [b"{", b"{\"name\": }", b"\xff\xfe\x00garbage", b"[1, 2,]", b"nul", b"{\"a\": NaN"])
+@pytest.mark.parametrize("payload", [b"{", b'{"name": }', b"\xff\xfe\x00garbage", b"[1, 2,]", b"nul", b'{"a": NaN'])
 def test_malformed_json_is_400(worker, client, existing, method: str, path: str, payload: bytes) -> None:
-    answer = client.request(method, path.format(name=existing), content=payload,
-                            headers={"Content-Type": "application/json"})
+    answer = client.request(
+        method, path.format(name=existing), content=payload, headers={"Content-Type": "application/json"}
+    )
     assert_client_error(answer, 400)
 
 
 @pytest.mark.parametrize("method,path", BODY_ENDPOINTS)
 def test_empty_body_and_wrong_media_type(worker, client, existing, method: str, path: str) -> None:
-    assert_client_error(client.request(method, path.format(name=existing), content=b"",
-                                       headers={"Content-Type": "application/json"}), 400)
-    assert_client_error(client.request(method, path.format(name=existing), content=b"name=x",
-                                       headers={"Content-Type": "application/x-www-form-urlencoded"}), 415)
+    assert_client_error(
+        client.request(method, path.format(name=existing), content=b"", headers={"Content-Type": "application/json"}),
+        400,
+    )
+    assert_client_error(
+        client.request(
+            method,
+            path.format(name=existing),
+            content=b"name=x",
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        ),
+        415,
+    )
 
 
 def test_huge_bodies_are_413_and_the_worker_survives(worker, client, existing) -> None:
     huge = b'{"name": "x", "config": {"k": "' + b"a" * (11 * 1024 * 1024) + b'"}}'
     for method, path in BODY_ENDPOINTS:
-        answer = client.request(method, path.format(name=existing), content=huge,
-                                headers={"Content-Type": "application/json"})
+        answer = client.request(
+            method, path.format(name=existing), content=huge, headers={"Content-Type": "application/json"}
+        )
         assert_client_error(answer, 413)
 
     def chunks() -> Iterator[bytes]:  # no Content-Length: the limit must hold while reading
@@ -117,24 +134,36 @@ def test_deep_nesting_is_400(worker, client, existing, depth: int) -> None:
     arrays = b"[" * depth + b"]" * depth
     in_config = b'{"name": "deep", "config": {"k": ' + b'{"a": ' * depth + b"1" + b"}" * depth + b"}}"
     for method, path in BODY_ENDPOINTS:
-        assert_client_error(client.request(method, path.format(name=existing), content=arrays,
-                                           headers={"Content-Type": "application/json"}), 400)
-    assert_client_error(client.post("/connectors", content=in_config, headers={"Content-Type": "application/json"}), 400)
+        assert_client_error(
+            client.request(
+                method, path.format(name=existing), content=arrays, headers={"Content-Type": "application/json"}
+            ),
+            400,
+        )
+    assert_client_error(
+        client.post("/connectors", content=in_config, headers={"Content-Type": "application/json"}), 400
+    )
     assert "deep" not in client.get("/connectors").json()
     assert_worker_healthy(worker, client)
 
 
-@pytest.mark.parametrize("body,mentions", [
-    ({"name": "wt", "config": ["connector.class"]}, "config"),
-    ({"name": 42, "config": {"connector.class": SOURCE, "topic": "t"}}, "name"),
-    ({"name": "wt", "config": {"connector.class": SOURCE, "topic": {"nested": 1}}}, "topic"),
-    ({"name": "wt", "config": {"connector.class": SOURCE, "topic": "t"}, "initial_state": "SLEEPING"}, "initial_state"),
-    ({"name": "wt", "config": {"connector.class": SOURCE, "topic": None}}, "null"),
-    ({"name": "wt", "config": {"connector.class": SOURCE, "topic": "t"}, "surprise": True}, "surprise"),
-    ({"name": "wt"}, "config"),
-    ("just a string", None),
-    ([{"name": "wt"}], None),
-])
+@pytest.mark.parametrize(
+    "body,mentions",
+    [
+        ({"name": "wt", "config": ["connector.class"]}, "config"),
+        ({"name": 42, "config": {"connector.class": SOURCE, "topic": "t"}}, "name"),
+        ({"name": "wt", "config": {"connector.class": SOURCE, "topic": {"nested": 1}}}, "topic"),
+        (
+            {"name": "wt", "config": {"connector.class": SOURCE, "topic": "t"}, "initial_state": "SLEEPING"},
+            "initial_state",
+        ),
+        ({"name": "wt", "config": {"connector.class": SOURCE, "topic": None}}, "null"),
+        ({"name": "wt", "config": {"connector.class": SOURCE, "topic": "t"}, "surprise": True}, "surprise"),
+        ({"name": "wt"}, "config"),
+        ("just a string", None),
+        ([{"name": "wt"}], None),
+    ],
+)
 def test_wrong_types_on_create_are_400_and_create_nothing(worker, client, body: Any, mentions: str | None) -> None:
     assert_client_error(client.post("/connectors", json=body), 400, mentions)
     assert "wt" not in client.get("/connectors").json()
@@ -153,7 +182,12 @@ def test_wrong_types_on_other_endpoints(worker, client, existing) -> None:
         assert_client_error(client.post(f"/connectors/{existing}/tasks/{task}/restart"), 404)
     assert_client_error(client.get(f"/connectors/{existing}/tasks/-1/status"), 404)
     # unknown query values are read as false, as the reference does: a plain restart
-    assert client.post(f"/connectors/{existing}/restart", params={"includeTasks": "\x00\xff", "onlyFailed": "[]"}).status_code == 204
+    assert (
+        client.post(
+            f"/connectors/{existing}/restart", params={"includeTasks": "\x00\xff", "onlyFailed": "[]"}
+        ).status_code
+        == 204
+    )
     # the connector is untouched by all of that
     assert client.get(f"/connectors/{existing}/config").json()["topic"] == existing
     assert_worker_healthy(worker, client)
@@ -161,10 +195,14 @@ def test_wrong_types_on_other_endpoints(worker, client, existing) -> None:
 
 def test_unknown_connector_class_is_400_naming_it(worker, client) -> None:
     for cls in ("com.example.NoSuchConnector", "", "../../etc/passwd", "os.system", "runtime.api.Connector"):
-        body = assert_client_error(client.post("/connectors", json={"name": "nc", "config": {"connector.class": cls}}), 400)
+        body = assert_client_error(
+            client.post("/connectors", json={"name": "nc", "config": {"connector.class": cls}}), 400
+        )
         if cls:
             assert cls in body["message"]
-        assert_client_error(client.put("/connector-plugins/Whatever/config/validate", json={"connector.class": cls}), 400)
+        assert_client_error(
+            client.put("/connector-plugins/Whatever/config/validate", json={"connector.class": cls}), 400
+        )
     assert "nc" not in client.get("/connectors").json()
 
 
@@ -248,8 +286,9 @@ def test_concurrent_conflicting_requests_leave_the_worker_consistent(worker, cli
         rng = random.Random(seed)
         with httpx.Client(base_url=worker.url, timeout=120) as http:
             for _ in range(12):
-                op = rng.choice(["create", "put", "delete", "pause", "resume", "stop", "restart", "restart-all",
-                                 "status", "patch"])
+                op = rng.choice(
+                    ["create", "put", "delete", "pause", "resume", "stop", "restart", "restart-all", "status", "patch"]
+                )
                 config = rng.choice(configs)
                 try:
                     if op == "create":
@@ -296,14 +335,19 @@ def test_concurrent_conflicting_requests_leave_the_worker_consistent(worker, cli
         if state == "STOPPED":
             return task_ids == status_ids == listed_ids == []
         # every task the config names has a status, and no status exists for a task that is not configured
-        return task_ids == status_ids == listed_ids and all(t["state"] in ("RUNNING", "PAUSED") for t in status.json()["tasks"])
+        return task_ids == status_ids == listed_ids and all(
+            t["state"] in ("RUNNING", "PAUSED") for t in status.json()["tasks"]
+        )
 
     wait_for(consistent, timeout_s=30, what="list, info, tasks and status to agree")
     # the name is still fully usable: it can be (re)created, runs, and is deleted cleanly
     client.delete(path)
     create_connector(client, name, configs[0])
-    wait_for(lambda: [t["state"] for t in client.get(f"{path}/status").json()["tasks"]] == ["RUNNING", "RUNNING"],
-             timeout_s=30, what="the recreated connector's two tasks to run")
+    wait_for(
+        lambda: [t["state"] for t in client.get(f"{path}/status").json()["tasks"]] == ["RUNNING", "RUNNING"],
+        timeout_s=30,
+        what="the recreated connector's two tasks to run",
+    )
     assert client.delete(path).status_code == 204
     assert client.get(f"{path}/status").status_code == 404
     assert_worker_healthy(worker, client)

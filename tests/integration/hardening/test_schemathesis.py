@@ -5,6 +5,7 @@ consistent afterwards.
 Two bounded runs: one where schemathesis invents everything (names included, so mostly 404s and 400s),
 and one pinned to connectors and plugins that exist, so generated bodies reach the herder's real logic.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,32 +38,45 @@ def _schemathesis_available() -> bool:
     return SCHEMATHESIS.exists() or shutil.which("schemathesis") is not None
 
 
-def run_schemathesis(url: str, workdir: Path, parameters: dict[str, str] | None = None, seed: int = 1) -> subprocess.CompletedProcess[str]:
+def run_schemathesis(
+    url: str, workdir: Path, parameters: dict[str, str] | None = None, seed: int = 1
+) -> subprocess.CompletedProcess[str]:
     """One `schemathesis run` with only the not_a_server_error check; returns the finished process."""
     args = [str(SCHEMATHESIS if SCHEMATHESIS.exists() else shutil.which("schemathesis"))]
     if parameters:
         config = workdir / f"schemathesis-{seed}.toml"
-        config.write_text("[parameters]\n" + "".join(f"{json.dumps(k)} = {json.dumps(v)}\n" for k, v in parameters.items()))
+        config.write_text(
+            "[parameters]\n" + "".join(f"{json.dumps(k)} = {json.dumps(v)}\n" for k, v in parameters.items())
+        )
         args += ["--config-file", str(config)]
     args += [
-        "run", f"{url}/openapi.json",
-        "--checks", "not_a_server_error",
-        "--phases", "examples,coverage,fuzzing",
-        "--max-examples", str(MAX_EXAMPLES),
-        "--max-time", str(RUN_BUDGET_S),
-        "--workers", "1",  # schemathesis 4.32 can crash internally (a linecache KeyError) with 2
-        "--request-timeout", "30",
-        "--seed", str(seed),
+        "run",
+        f"{url}/openapi.json",
+        "--checks",
+        "not_a_server_error",
+        "--phases",
+        "examples,coverage,fuzzing",
+        "--max-examples",
+        str(MAX_EXAMPLES),
+        "--max-time",
+        str(RUN_BUDGET_S),
+        "--workers",
+        "1",  # schemathesis 4.32 can crash internally (a linecache KeyError) with 2
+        "--request-timeout",
+        "30",
+        "--seed",
+        str(seed),
         "--no-shrink",
         "--no-color",
-        "--warnings", "off",
+        "--warnings",
+        "off",
     ]
     return subprocess.run(args, cwd=workdir, capture_output=True, text=True, timeout=RUN_BUDGET_S * 3 + 60)
 
 
 def _failures(output: str) -> str:
     start = output.find("FAILURES")
-    return output[start:start + 6000] if start >= 0 else output[-6000:]
+    return output[start : start + 6000] if start >= 0 else output[-6000:]
 
 
 def _assert_worker_fine(worker: WorkerProcess) -> None:
@@ -98,17 +112,28 @@ def test_fuzzing_existing_connectors_gets_no_server_error(bootstrap_servers: str
     worker = WorkerProcess(tmp_path / "worker", bootstrap_servers).start()
     try:
         with worker.client as client:
-            create_connector(client, "fuzz-source", {"connector.class": SOURCE, "topic": "fuzz-topic",
-                                                     "tasks.max": "2", "throughput": "10"})
-            create_connector(client, "fuzz-stopped", {"connector.class": SOURCE, "topic": "fuzz-topic"},
-                             initial_state="STOPPED")
-            create_connector(client, "fuzz-sink", {"connector.class": SINK, "topics": "fuzz-topic",
-                                                   "output.file": str(tmp_path / "out.jsonl")})
+            create_connector(
+                client,
+                "fuzz-source",
+                {"connector.class": SOURCE, "topic": "fuzz-topic", "tasks.max": "2", "throughput": "10"},
+            )
+            create_connector(
+                client, "fuzz-stopped", {"connector.class": SOURCE, "topic": "fuzz-topic"}, initial_state="STOPPED"
+            )
+            create_connector(
+                client,
+                "fuzz-sink",
+                {"connector.class": SINK, "topics": "fuzz-topic", "output.file": str(tmp_path / "out.jsonl")},
+            )
         pinned = {"path.connector": "fuzz-source", "path.plugin": "SequenceSourceConnector", "path.logger": "root"}
         first = run_schemathesis(worker.url, tmp_path, pinned, seed=2)
         assert first.returncode == 0, f"schemathesis found failures:\n{_failures(first.stdout + first.stderr)}"
-        second = run_schemathesis(worker.url, tmp_path, {**pinned, "path.connector": "fuzz-stopped",
-                                                         "path.plugin": "RecordingSinkConnector"}, seed=3)
+        second = run_schemathesis(
+            worker.url,
+            tmp_path,
+            {**pinned, "path.connector": "fuzz-stopped", "path.plugin": "RecordingSinkConnector"},
+            seed=3,
+        )
         assert second.returncode == 0, f"schemathesis found failures:\n{_failures(second.stdout + second.stderr)}"
         _assert_worker_fine(worker)
         # the untouched sink is still there and running: fuzzing one name did not disturb another

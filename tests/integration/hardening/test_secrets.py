@@ -1,9 +1,10 @@
 """PASSWORD-type values never show in validate answers or in the worker's log (a plugin of our own, loaded
 from plugin.path, declares one; Kafka client secrets in client overrides count too)."""
+
 from __future__ import annotations
 
 import textwrap
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.integration
 
 SECRET = "TopSecret-4711"
 CLIENT_SECRET = "ClientSecret-0815"
-PLUGIN = textwrap.dedent('''
+PLUGIN = textwrap.dedent("""
     import time
     from runtime.api import ConfigDef, Importance, SourceConnector, SourceTask, Type
 
@@ -47,7 +48,7 @@ PLUGIN = textwrap.dedent('''
             pass
         def config(self):
             return CONFIG
-''')
+""")
 CLASS = "secret_plugin_h12.SecretSourceConnector"
 
 
@@ -55,7 +56,9 @@ CLASS = "secret_plugin_h12.SecretSourceConnector"
 def worker(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerProcess]:
     plugins = tmp_path_factory.mktemp("plugins")
     (plugins / "secret_plugin_h12.py").write_text(PLUGIN)
-    proc = WorkerProcess(tmp_path_factory.mktemp("secrets"), bootstrap_servers, props={"plugin.path": str(plugins), "log.level": "DEBUG"})
+    proc = WorkerProcess(
+        tmp_path_factory.mktemp("secrets"), bootstrap_servers, props={"plugin.path": str(plugins), "log.level": "DEBUG"}
+    )
     proc.start()
     try:
         yield proc
@@ -77,14 +80,19 @@ def test_validate_hides_password_values(worker: WorkerProcess) -> None:
             assert values["db.password"]["value"] == "[hidden]"
             assert values["db.user"]["value"] == "app"  # other values are shown
         # an invalid config answered as a 400 names the problem, not the secret
-        bad = client.post("/connectors", json={"name": "bad-secretive", "config": {**config(**{"db.port": "x"}), "name": "bad-secretive"}})
+        bad = client.post(
+            "/connectors",
+            json={"name": "bad-secretive", "config": {**config(**{"db.port": "x"}), "name": "bad-secretive"}},
+        )
         assert bad.status_code == 400 and "db.port" in bad.text and SECRET not in bad.text
 
 
 def test_client_override_secrets_are_hidden_in_validate(worker: WorkerProcess) -> None:
-    overrides = {"producer.override.ssl.key.password": CLIENT_SECRET,
-                 "producer.override.sasl.jaas.config": f'x.Y required password="{CLIENT_SECRET}";',
-                 "admin.override.ssl.truststore.password": CLIENT_SECRET}
+    overrides = {
+        "producer.override.ssl.key.password": CLIENT_SECRET,
+        "producer.override.sasl.jaas.config": f'x.Y required password="{CLIENT_SECRET}";',
+        "admin.override.ssl.truststore.password": CLIENT_SECRET,
+    }
     with httpx.Client(base_url=worker.url, timeout=30) as client:
         answer = client.put("/connector-plugins/SecretSourceConnector/config/validate", json=config(**overrides))
         assert answer.status_code == 200, answer.text
@@ -95,8 +103,11 @@ def test_secrets_stay_out_of_the_log(worker: WorkerProcess) -> None:
     with httpx.Client(base_url=worker.url, timeout=30) as client:
         created = client.post("/connectors", json={"name": "secretive", "config": config()})
         assert created.status_code == 201, created.text
-        wait_for(lambda: client.get("/connectors/secretive/status").json()["tasks"][0]["state"] == "RUNNING",
-                 timeout_s=30, what="the task to run")
+        wait_for(
+            lambda: client.get("/connectors/secretive/status").json()["tasks"][0]["state"] == "RUNNING",
+            timeout_s=30,
+            what="the task to run",
+        )
         client.put("/connectors/secretive/config", json=config(**{"db.user": "other"}))
         client.post("/connectors/secretive/restart", params={"includeTasks": "true"})
         client.delete("/connectors/secretive")

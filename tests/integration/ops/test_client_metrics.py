@@ -1,5 +1,6 @@
 """Kafka client metrics from librdkafka's statistics at /metrics: bytes sent by a source task's producer and
 received by a sink task's consumer, and the sink's lag per partition (zero once it has read everything)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,15 +27,27 @@ def test_producer_bytes_and_consumer_lag(bootstrap_servers: str, tmp_path: Path)
             out = tmp_path / "out.jsonl"
             config = source_config(topic, **{"messages.per.task": RECORDS})
             assert api.post("/connectors", {"name": source, "config": config}).status_code == 201
-            wait_for(lambda: (sample(api, "kafka_producer_outgoing_byte_total") or 0) > 0, 30,
-                     what="producer bytes from librdkafka's statistics")
-            wait_for(lambda: (sample(api, "kafka_producer_topic_byte_total", topic=topic) or 0) > 0, 30,
-                     what="producer bytes of the topic")
+            wait_for(
+                lambda: (sample(api, "kafka_producer_outgoing_byte_total") or 0) > 0,
+                30,
+                what="producer bytes from librdkafka's statistics",
+            )
+            wait_for(
+                lambda: (sample(api, "kafka_producer_topic_byte_total", topic=topic) or 0) > 0,
+                30,
+                what="producer bytes of the topic",
+            )
             assert api.post("/connectors", {"name": sink, "config": sink_config(topic, out)}).status_code == 201
             wait_for(lambda: len(read_jsonl(out)) >= RECORDS, 60, what="every record in the sink")
             # the lag of every partition the sink reads (the topic was created with the broker's default count)
-            wait_for(lambda: (lags := samples(api, "kafka_consumer_fetch_manager_records_lag", topic=topic))
-                     and all(lag == 0 for lag in lags), 30, what="the sink's lag at zero")
+            wait_for(
+                lambda: (
+                    (lags := samples(api, "kafka_consumer_fetch_manager_records_lag", topic=topic))
+                    and all(lag == 0 for lag in lags)
+                ),
+                30,
+                what="the sink's lag at zero",
+            )
             assert (sample(api, "kafka_consumer_incoming_byte_total", clientId=f"connector-consumer-{sink}-0") or 0) > 0
         finally:
             api.close()

@@ -1,5 +1,6 @@
 """Every `listeners` entry is served; `admin.listeners` moves /admin/* to its own listeners, or (empty) turns
 the admin endpoints off, as in the reference; `metrics.listeners` serve /metrics alone."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,8 +16,11 @@ pytestmark = pytest.mark.integration
 
 def test_admin_endpoints_answer_only_on_the_admin_listeners(bootstrap_servers: str, tmp_path: Path) -> None:
     main, second, admin, metrics = free_port(), free_port(), free_port(), free_port()
-    props = {"listeners": f"http://127.0.0.1:{main},http://127.0.0.1:{second}",
-             "admin.listeners": f"http://127.0.0.1:{admin}", "metrics.listeners": f"http://127.0.0.1:{metrics}"}
+    props = {
+        "listeners": f"http://127.0.0.1:{main},http://127.0.0.1:{second}",
+        "admin.listeners": f"http://127.0.0.1:{admin}",
+        "metrics.listeners": f"http://127.0.0.1:{metrics}",
+    }
     with WorkerProcess(tmp_path, bootstrap_servers, props=props, port=main) as worker:
         try:
             for port in (main, second):

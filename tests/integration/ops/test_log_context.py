@@ -1,5 +1,6 @@
 """Log lines of connector and task threads carry the reference's context prefix; `log.format=json` gives one
 JSON object per line."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,12 @@ pytestmark = pytest.mark.integration
 def _fail_a_task(worker: WorkerProcess) -> str:
     api = Api(worker.url)
     name = unique("logged")
-    assert api.post("/connectors", {"name": name, "config": source_config(unique("t"), **{"task.start.fail": "all"})}
-                    ).status_code == 201
+    assert (
+        api.post(
+            "/connectors", {"name": name, "config": source_config(unique("t"), **{"task.start.fail": "all"})}
+        ).status_code
+        == 201
+    )
     api.wait_state(name, "RUNNING", 1, "FAILED")
     api.close()
     return name
@@ -28,8 +33,13 @@ def test_task_lines_carry_the_connector_context(bootstrap_servers: str, tmp_path
     with WorkerProcess(tmp_path, bootstrap_servers) as worker:
         try:
             name = _fail_a_task(worker)
-            line = wait_for(lambda: next((l for l in worker.log_path.read_text().splitlines()
-                                          if "unrecoverable exception" in l), None), 30, what="the task's failure line")
+            line = wait_for(
+                lambda: next(
+                    (l for l in worker.log_path.read_text().splitlines() if "unrecoverable exception" in l), None
+                ),
+                30,
+                what="the task's failure line",
+            )
             assert f" ERROR [{name}|task-0] Task {name}-0 threw" in line
             assert any(f"[{name}|worker]" in l for l in worker.log_path.read_text().splitlines())
         finally:

@@ -1,9 +1,10 @@
 """A real Prometheus scrapes a worker's /metrics; Strimzi's Kafka Connect alert expressions fire when a
 connector or a task fails and clear once it runs again (Strimzi's prometheus-rules.yaml, group `connect`)."""
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -41,8 +42,9 @@ def fires(prometheus: PrometheusServer, expr: str) -> bool:
     return bool(prometheus.query(expr))
 
 
-def test_failed_connector_and_task_alerts_fire_and_clear(worker: WorkerProcess, prometheus: PrometheusServer,
-                                                        tmp_path: Path) -> None:
+def test_failed_connector_and_task_alerts_fire_and_clear(
+    worker: WorkerProcess, prometheus: PrometheusServer, tmp_path: Path
+) -> None:
     api = Api(worker.url)
     wait_for(lambda: prometheus.query('up{job="connect"} == 1'), 60, what="Prometheus scraping the worker")
     assert not fires(prometheus, CONNECT_FAILED_CONNECTOR)
@@ -67,7 +69,11 @@ def test_failed_connector_and_task_alerts_fire_and_clear(worker: WorkerProcess, 
     assert api.put(f"/connectors/{broken_connector}/config", config).status_code == 200
     task_config.pop("task.start.fail")
     assert api.put(f"/connectors/{broken_task}/config", task_config).status_code == 200
-    assert api.post(f"/connectors/{broken_task}/restart?includeTasks=true&onlyFailed=true").status_code in (200, 202, 204)
+    assert api.post(f"/connectors/{broken_task}/restart?includeTasks=true&onlyFailed=true").status_code in (
+        200,
+        202,
+        204,
+    )
     api.wait_state(broken_connector, "RUNNING", 1, "RUNNING")
     api.wait_state(broken_task, "RUNNING", 1, "RUNNING")
     wait_for(lambda: not fires(prometheus, CONNECT_FAILED_CONNECTOR), 30, what="ConnectFailedConnector clearing")

@@ -1,5 +1,6 @@
 """A source connector for tests, loaded by dotted path: it chooses each record's Kafka partition and
 timestamp, which the bundled connectors never do."""
+
 from __future__ import annotations
 
 import threading
@@ -47,8 +48,19 @@ class PlacedSourceTask(SourceTask):
         batch = []
         for _ in range(min(self.remaining, 50)):
             n = self.sent
-            batch.append(SourceRecord({"source": "placed"}, {"n": n + 1}, self.topic, n % self.partitions, None,
-                                      f"record-{n}", None, STRING_SCHEMA, TIMESTAMP_MS + n if n % 2 else None))
+            batch.append(
+                SourceRecord(
+                    {"source": "placed"},
+                    {"n": n + 1},
+                    self.topic,
+                    n % self.partitions,
+                    None,
+                    f"record-{n}",
+                    None,
+                    STRING_SCHEMA,
+                    TIMESTAMP_MS + n if n % 2 else None,
+                )
+            )
             self.sent += 1
             self.remaining -= 1
         return batch

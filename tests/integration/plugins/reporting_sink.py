@@ -1,5 +1,6 @@
 """A sink connector for tests, loaded by dotted path: it records what it accepts as RecordingSink does and
 reports every record whose value has `"bad": true` through KIP-610's errant record reporter."""
+
 from __future__ import annotations
 
 from runtime.api import DataError, SinkRecord, Task

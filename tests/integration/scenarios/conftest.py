@@ -1,8 +1,9 @@
 """Fixtures for the black-box scenarios of the contract's section 4: one real standalone worker per module."""
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 

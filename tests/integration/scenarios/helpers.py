@@ -3,13 +3,15 @@
 Everything here talks to the worker over HTTP or to the broker with confluent_kafka; nothing imports
 the runtime, so the tests stay black-box.
 """
+
 from __future__ import annotations
 
 import json
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -117,7 +119,11 @@ class Api:
         assert response.status_code == 202, response.text
 
     def wait_state(
-        self, name: str, connector: str | None, tasks: int | None = None, task_state: str | None = "RUNNING",
+        self,
+        name: str,
+        connector: str | None,
+        tasks: int | None = None,
+        task_state: str | None = "RUNNING",
         timeout_s: float = 30.0,
     ) -> dict[str, Any]:
         """Poll the status until the connector is in `connector` with exactly `tasks` tasks in `task_state`."""
@@ -138,8 +144,13 @@ class Api:
 
         return wait_for(check, timeout_s, what=f"{name}: connector {connector}, {tasks} tasks {task_state}")
 
-    def wait_offsets(self, name: str, predicate: Callable[[list[dict[str, Any]]], bool], timeout_s: float = 30.0,
-                     what: str = "offsets") -> list[dict[str, Any]]:
+    def wait_offsets(
+        self,
+        name: str,
+        predicate: Callable[[list[dict[str, Any]]], bool],
+        timeout_s: float = 30.0,
+        what: str = "offsets",
+    ) -> list[dict[str, Any]]:
         def check() -> list[dict[str, Any]] | None:
             response = self.get(f"/connectors/{name}/offsets")
             if response.status_code != 200:
@@ -149,12 +160,17 @@ class Api:
 
         return wait_for(check, timeout_s, what=f"{name}: {what}")
 
-    def alter_offsets_retrying(self, name: str, body: Any, method: str = "PATCH", timeout_s: float = 30.0) -> httpx.Response:
+    def alter_offsets_retrying(
+        self, name: str, body: Any, method: str = "PATCH", timeout_s: float = 30.0
+    ) -> httpx.Response:
         """Sink offset changes may answer a retriable 500 while the group's members leave (scenario 56)."""
         deadline = time.monotonic() + timeout_s
         while True:
-            response = self.request(method, f"/connectors/{name}/offsets", json=body) if body is not None \
+            response = (
+                self.request(method, f"/connectors/{name}/offsets", json=body)
+                if body is not None
                 else self.request(method, f"/connectors/{name}/offsets")
+            )
             if response.status_code != 500 or "can be safely retried" not in response.text:
                 return response
             if time.monotonic() > deadline:
@@ -181,7 +197,9 @@ def source_offsets(offsets: list[dict[str, Any]]) -> dict[str, Any]:
 
 def sink_offsets(offsets: list[dict[str, Any]]) -> dict[tuple[str, int], Any]:
     return {
-        (entry["partition"]["kafka_topic"], int(entry["partition"]["kafka_partition"])): (entry["offset"] or {}).get("kafka_offset")
+        (entry["partition"]["kafka_topic"], int(entry["partition"]["kafka_partition"])): (entry["offset"] or {}).get(
+            "kafka_offset"
+        )
         for entry in offsets
     }
 
@@ -238,10 +256,14 @@ class Kafka:
         for p in range(partitions):
             producer.produce(topic, value=marker, key=b"__marker__", partition=p)
         assert producer.flush(30) == 0
-        consumer = Consumer({
-            "bootstrap.servers": self.bootstrap_servers, "group.id": f"reader-{uuid.uuid4().hex[:8]}",
-            "enable.auto.commit": False, "auto.offset.reset": "earliest",
-        })
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.bootstrap_servers,
+                "group.id": f"reader-{uuid.uuid4().hex[:8]}",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+            }
+        )
         consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
         records: list[tuple[int, int, bytes | None, bytes | None]] = []
         pending = set(range(partitions))

@@ -1,4 +1,5 @@
 """Section 4 group A (root, plugins, CRUD, validation) and section 8's client needs, against a real worker."""
+
 from __future__ import annotations
 
 import re
@@ -9,24 +10,61 @@ from tests.support.broker import unique
 from tests.support.worker import wait_for
 
 from .helpers import (
-    FILE_SINK, FILE_SOURCE, INFO_KEYS, SINK, SOURCE, STATUS_KEYS, assert_error, source_config,
+    FILE_SINK,
+    FILE_SOURCE,
+    INFO_KEYS,
+    SINK,
+    SOURCE,
+    STATUS_KEYS,
+    assert_error,
+    source_config,
 )
 
 pytestmark = pytest.mark.integration
 
 SOURCE_FRAMEWORK_KEYS = {
-    "name", "connector.class", "tasks.max", "tasks.max.enforce", "key.converter", "value.converter",
-    "header.converter", "transforms", "predicates", "config.action.reload", "errors.retry.timeout",
-    "errors.retry.delay.max.ms", "errors.tolerance", "errors.log.enable", "errors.log.include.messages",
-    "topic.creation.groups", "exactly.once.support", "transaction.boundary", "transaction.boundary.interval.ms",
+    "name",
+    "connector.class",
+    "tasks.max",
+    "tasks.max.enforce",
+    "key.converter",
+    "value.converter",
+    "header.converter",
+    "transforms",
+    "predicates",
+    "config.action.reload",
+    "errors.retry.timeout",
+    "errors.retry.delay.max.ms",
+    "errors.tolerance",
+    "errors.log.enable",
+    "errors.log.include.messages",
+    "topic.creation.groups",
+    "exactly.once.support",
+    "transaction.boundary",
+    "transaction.boundary.interval.ms",
     "offsets.storage.topic",
 }
 SINK_FRAMEWORK_KEYS = {
-    "name", "connector.class", "tasks.max", "tasks.max.enforce", "key.converter", "value.converter",
-    "header.converter", "transforms", "predicates", "config.action.reload", "errors.retry.timeout",
-    "errors.retry.delay.max.ms", "errors.tolerance", "errors.log.enable", "errors.log.include.messages",
-    "topics", "topics.regex", "errors.deadletterqueue.topic.name",
-    "errors.deadletterqueue.topic.replication.factor", "errors.deadletterqueue.context.headers.enable",
+    "name",
+    "connector.class",
+    "tasks.max",
+    "tasks.max.enforce",
+    "key.converter",
+    "value.converter",
+    "header.converter",
+    "transforms",
+    "predicates",
+    "config.action.reload",
+    "errors.retry.timeout",
+    "errors.retry.delay.max.ms",
+    "errors.tolerance",
+    "errors.log.enable",
+    "errors.log.include.messages",
+    "topics",
+    "topics.regex",
+    "errors.deadletterqueue.topic.name",
+    "errors.deadletterqueue.topic.replication.factor",
+    "errors.deadletterqueue.context.headers.enable",
 }
 HOST_PORT = re.compile(r"^[^\s:]+:\d+$")
 
@@ -74,14 +112,22 @@ def test_plugins_list_file_connectors_with_class_and_type(api) -> None:
 
 # --- 4-5: validate ---------------------------------------------------------------------------------------
 def test_validate_source_lists_framework_and_connector_keys(api, tmp_path) -> None:
-    config = {"connector.class": FILE_SOURCE, "name": "v", "topic": "t", "file": str(tmp_path / "in.txt"), "tasks.max": "1"}
+    config = {
+        "connector.class": FILE_SOURCE,
+        "name": "v",
+        "topic": "t",
+        "file": str(tmp_path / "in.txt"),
+        "tasks.max": "1",
+    }
     response = api.put("/connector-plugins/FileStreamSourceConnector/config/validate", config)
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["name"] == FILE_SOURCE
     assert body["error_count"] == 0, body
     names = {c["definition"]["name"] for c in body["configs"] if c["definition"]}
-    assert names == SOURCE_FRAMEWORK_KEYS | {"file", "topic", "batch.size"}, names ^ (SOURCE_FRAMEWORK_KEYS | {"file", "topic", "batch.size"})
+    assert names == SOURCE_FRAMEWORK_KEYS | {"file", "topic", "batch.size"}, names ^ (
+        SOURCE_FRAMEWORK_KEYS | {"file", "topic", "batch.size"}
+    )
     assert isinstance(body["groups"], list) and body["groups"]
 
 
@@ -96,16 +142,21 @@ def test_validate_sink_lists_framework_and_connector_keys(api, tmp_path) -> None
 
 
 def test_validate_rejects_mismatched_or_missing_class(api) -> None:
-    mismatch = api.put("/connector-plugins/FileStreamSinkConnector/config/validate",
-                       {"connector.class": FILE_SOURCE, "topic": "t"})
-    assert_error(mismatch, 400, f"Included connector type {FILE_SOURCE} does not match request type FileStreamSinkConnector")
+    mismatch = api.put(
+        "/connector-plugins/FileStreamSinkConnector/config/validate", {"connector.class": FILE_SOURCE, "topic": "t"}
+    )
+    assert_error(
+        mismatch, 400, f"Included connector type {FILE_SOURCE} does not match request type FileStreamSinkConnector"
+    )
     missing = api.put("/connector-plugins/FileStreamSourceConnector/config/validate", {"topic": "t"})
     body = assert_error(missing, 400, "contains no connector type")
     assert not body["message"].startswith("org."), body  # section 0: no class-name prefix
 
 
 def test_validate_with_post_is_405(api) -> None:
-    response = api.post("/connector-plugins/FileStreamSourceConnector/config/validate", {"connector.class": FILE_SOURCE})
+    response = api.post(
+        "/connector-plugins/FileStreamSourceConnector/config/validate", {"connector.class": FILE_SOURCE}
+    )
     assert_error(response, 405)
 
 
@@ -114,8 +165,19 @@ def test_plugin_config_lists_own_keys_and_unknown_plugin_is_404(api) -> None:
     assert response.status_code == 200
     keys = response.json()
     assert [k["name"] for k in keys][:3] and {"file", "topic", "batch.size"} <= {k["name"] for k in keys}
-    assert {"name", "type", "required", "default_value", "importance", "documentation", "group", "order",
-            "width", "display_name", "dependents"} <= set(keys[0])
+    assert {
+        "name",
+        "type",
+        "required",
+        "default_value",
+        "importance",
+        "documentation",
+        "group",
+        "order",
+        "width",
+        "display_name",
+        "dependents",
+    } <= set(keys[0])
     assert_error(api.get("/connector-plugins/NoSuchPlugin/config"), 404, "Unknown plugin NoSuchPlugin.")
 
 
@@ -134,7 +196,12 @@ def test_create_then_get_info_config_tasks(api, name, mode) -> None:
 
     assert name in api.get("/connectors").json()
     info = wait_for(lambda: (body := api.get(f"/connectors/{name}").json())["tasks"] and body, 30, what="task configs")
-    assert info == {"name": name, "config": {**config, "name": name}, "tasks": [{"connector": name, "task": 0}], "type": "source"}
+    assert info == {
+        "name": name,
+        "config": {**config, "name": name},
+        "tasks": [{"connector": name, "task": 0}],
+        "type": "source",
+    }
     assert api.get(f"/connectors/{name}/config").json() == {**config, "name": name}
 
     tasks = api.get(f"/connectors/{name}/tasks").json()
@@ -245,8 +312,9 @@ def test_malformed_bodies_are_400_not_500(api, content, field) -> None:
 def test_patch_adds_changes_and_removes_keys(api, name) -> None:
     api.create(name, source_config(unique("topic"), tasks=2, messages_per_task=0, **{"to-be-deleted-key": "x"}))
     api.wait_state(name, "RUNNING", 2)
-    response = api.patch(f"/connectors/{name}/config",
-                         {"tasks.max": "3", "to-be-added-key": "value", "to-be-deleted-key": None})
+    response = api.patch(
+        f"/connectors/{name}/config", {"tasks.max": "3", "to-be-added-key": "value", "to-be-deleted-key": None}
+    )
     assert response.status_code == 200, response.text
     assert response.json()["config"]["tasks.max"] == "3"
     api.wait_state(name, "RUNNING", 3)
@@ -339,8 +407,14 @@ def test_tasks_config_endpoint(api, worker, name) -> None:
     assert "task.class" in body[f"{name}-0"]
     assert_error(api.get(f"/connectors/{unique('missing')}/tasks-config"), 404)
     # each call logs a deprecation warning
-    wait_for(lambda: any("tasks-config" in line and "WARN" in line.upper() and "deprecat" in line.lower()
-                         for line in worker.log_tail(400).splitlines()), 5, what="a deprecation WARN in the worker log")
+    wait_for(
+        lambda: any(
+            "tasks-config" in line and "WARN" in line.upper() and "deprecat" in line.lower()
+            for line in worker.log_tail(400).splitlines()
+        ),
+        5,
+        what="a deprecation WARN in the worker log",
+    )
 
 
 # --- 23-24: validation counts ---------------------------------------------------------------------------------
@@ -350,14 +424,33 @@ VALIDATION_CASES = [
     ("both-topics", {"topics": "a", "topics.regex": "a.*"}, 2),
     ("dlq-in-topics", {"topics": "a,dlq", "errors.deadletterqueue.topic.name": "dlq"}, 1),
     ("dlq-matches-regex", {"topics.regex": "d.*", "errors.deadletterqueue.topic.name": "dlq"}, 1),
-    ("duplicate-transform-alias", {"topics": "a", "transforms": "t,t", "transforms.t.type": "org.apache.kafka.connect.transforms.InsertField$Value"}, 1),
+    (
+        "duplicate-transform-alias",
+        {
+            "topics": "a",
+            "transforms": "t,t",
+            "transforms.t.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+        },
+        1,
+    ),
     ("missing-transform-type", {"topics": "a", "transforms": "t"}, 1),
-    ("invalid-transform-type", {"topics": "a", "transforms": "t", "transforms.t.type": "com.example.NoSuchTransform"}, 1),
+    (
+        "invalid-transform-type",
+        {"topics": "a", "transforms": "t", "transforms.t.type": "com.example.NoSuchTransform"},
+        1,
+    ),
     ("missing-predicate-type", {"topics": "a", "predicates": "p"}, 1),
     ("invalid-key-converter", {"topics": "a", "key.converter": "com.example.NoSuchConverter"}, 1),
     ("invalid-header-converter", {"topics": "a", "header.converter": "com.example.NoSuchConverter"}, 1),
-    ("converter-property-wrong-type", {"topics": "a", "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-                                       "key.converter.schemas.enable": "notaboolean"}, 1),
+    (
+        "converter-property-wrong-type",
+        {
+            "topics": "a",
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "key.converter.schemas.enable": "notaboolean",
+        },
+        1,
+    ),
 ]
 
 
@@ -372,7 +465,9 @@ def test_validation_error_counts_and_create_rejects(api, tmp_path, config, error
 
     name = unique("invalid")
     created = api.post("/connectors", {"name": name, "config": {**SINK_BASE, **config, "name": name}})
-    message = assert_error(created, 400, f"Connector configuration is invalid and contains the following {errors} error(s):")["message"]
+    message = assert_error(
+        created, 400, f"Connector configuration is invalid and contains the following {errors} error(s):"
+    )["message"]
     assert "You can also find the above list of errors at the endpoint `/connector-plugins/" in message
     assert api.get(f"/connectors/{name}").status_code == 404
 
@@ -400,8 +495,13 @@ def test_trailing_slashes_are_accepted(api, name) -> None:
 
 
 def test_numbers_and_booleans_in_config_are_coerced_to_strings(api, name) -> None:
-    config = {"connector.class": SOURCE, "topic": unique("topic"), "tasks.max": 2, "messages.per.task": 0,
-              "connector.start.fail": False}
+    config = {
+        "connector.class": SOURCE,
+        "topic": unique("topic"),
+        "tasks.max": 2,
+        "messages.per.task": 0,
+        "connector.start.fail": False,
+    }
     response = api.post("/connectors", {"name": name, "config": config})
     assert response.status_code == 201, response.text
     stored = api.get(f"/connectors/{name}/config").json()

@@ -3,6 +3,7 @@
 This project promises that a state change is visible in the status as soon as the request that made it
 returns, so these tests read the status right after each request instead of polling for it.
 """
+
 from __future__ import annotations
 
 import pytest

@@ -9,6 +9,7 @@ Restarts are observed from outside:
 - a task restart: tasks fail after FAIL_AFTER records (`task.fail.after.records`), so every start of a task
   adds exactly FAIL_AFTER records with that task's key to the topic.
 """
+
 from __future__ import annotations
 
 import time
@@ -60,8 +61,10 @@ def assert_connector_restart(api: Api, name: str, took: float, mode: str, restar
         else:
             assert took < START_BLOCK_MS / 1000, f"the request took {took:.2f}s: the connector was restarted"
         return
+
     def restarting() -> bool:
         return api.status(name)["connector"]["state"] == "RESTARTING"
+
     if restarted:
         wait_for(restarting, 20, 0.05, what="the owner to report the connector RESTARTING")
     else:
@@ -90,15 +93,24 @@ def running(api: Api, name: str, kafka: Kafka) -> str:
 def failed_tasks(api: Api, name: str, kafka: Kafka) -> tuple[str, str]:
     """A RUNNING connector whose 4 tasks each produced FAIL_AFTER records and then FAILED."""
     topic = kafka.create_topic(unique("restart-topic"))
-    api.create(name, source_config(topic, tasks=TASKS, **{
-        "task.fail.after.records": FAIL_AFTER, "connector.start.block.ms": START_BLOCK_MS}))
+    api.create(
+        name,
+        source_config(
+            topic, tasks=TASKS, **{"task.fail.after.records": FAIL_AFTER, "connector.start.block.ms": START_BLOCK_MS}
+        ),
+    )
     api.wait_state(name, "RUNNING", TASKS, "FAILED")
     assert_task_starts(kafka, topic, name, 1)
     return name, topic
 
 
-PARAM_COMBOS = [None, {"onlyFailed": "true"}, {"includeTasks": "true"},
-                {"onlyFailed": "true", "includeTasks": "true"}, {"onlyFailed": "false", "includeTasks": "false"}]
+PARAM_COMBOS = [
+    None,
+    {"onlyFailed": "true"},
+    {"includeTasks": "true"},
+    {"onlyFailed": "true", "includeTasks": "true"},
+    {"onlyFailed": "false", "includeTasks": "false"},
+]
 
 
 @pytest.mark.parametrize("params", PARAM_COMBOS)
@@ -143,8 +155,10 @@ def test_includetasks_maybe_reads_as_false(api, running) -> None:
     assert response.status_code == 204
 
 
-@pytest.mark.parametrize("params, code", [(None, 204), ({"includeTasks": "true"}, 202),
-                                          ({"onlyFailed": "true", "includeTasks": "true"}, 202)])
+@pytest.mark.parametrize(
+    "params, code",
+    [(None, 204), ({"includeTasks": "true"}, 202), ({"onlyFailed": "true", "includeTasks": "true"}, 202)],
+)
 def test_restart_failed_connector(api, name, params, code) -> None:
     # 43, 44: a connector failing on start is restarted (and fails again), no tasks involved
     api.create(name, source_config(unique("topic"), tasks=TASKS, **{"connector.start.fail": "true"}))

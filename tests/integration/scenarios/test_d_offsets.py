@@ -3,6 +3,7 @@
 Source offsets come from SequenceSource (`{"task.id": "<c>-<i>"} -> {"saved": N}`, N = records produced);
 sink offsets are the consumer-group offsets of `connect-<name>`, fed with records produced here.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,16 +14,30 @@ from tests.support.broker import unique
 from tests.support.worker import wait_for
 
 from .helpers import (
-    DEFINITE_ALTERED, DEFINITE_RESET, POSSIBLE_ALTERED, POSSIBLE_RESET, Api, Kafka, assert_error,
-    not_stopped_message, read_jsonl, sink_config, sink_offsets, source_config, source_offsets, values_by_key,
+    DEFINITE_ALTERED,
+    DEFINITE_RESET,
+    POSSIBLE_ALTERED,
+    POSSIBLE_RESET,
+    Api,
+    Kafka,
+    assert_error,
+    not_stopped_message,
+    read_jsonl,
+    sink_config,
+    sink_offsets,
+    source_config,
+    source_offsets,
+    values_by_key,
 )
 
 pytestmark = pytest.mark.integration
 
 # sink records are plain JSON produced here, so no schema envelope
-PLAIN_JSON = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
-              "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-              "value.converter.schemas.enable": "false"}
+PLAIN_JSON = {
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter.schemas.enable": "false",
+}
 NEED_OFFSETS = "Partitions / offsets need to be provided for an alter offsets request"
 
 
@@ -120,11 +135,16 @@ def test_sink_alter_then_resume_reprocesses(api, kafka, name, out_file) -> None:
     # 56
     topic = start_sink(api, kafka, name, out_file, partitions=3, records=10)
     api.stop(name)
-    body = {"offsets": [
-        {"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": None},
-        {"partition": {"kafka_topic": topic, "kafka_partition": 1}, "offset": {"kafka_offset": 5}},
-        {"partition": {"kafka_topic": topic, "kafka_partition": "2"}, "offset": {"kafka_offset": "5"}},  # numeric strings
-    ]}
+    body = {
+        "offsets": [
+            {"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": None},
+            {"partition": {"kafka_topic": topic, "kafka_partition": 1}, "offset": {"kafka_offset": 5}},
+            {
+                "partition": {"kafka_topic": topic, "kafka_partition": "2"},
+                "offset": {"kafka_offset": "5"},
+            },  # numeric strings
+        ]
+    }
     response = api.alter_offsets_retrying(name, body)
     assert response.status_code == 200, response.text
     assert response.json() == {"message": POSSIBLE_ALTERED}
@@ -134,8 +154,11 @@ def test_sink_alter_then_resume_reprocesses(api, kafka, name, out_file) -> None:
     config = sink_config(topic, out_file, tasks=2, **PLAIN_JSON, **{"alter.offsets": "true"})
     assert api.put(f"/connectors/{name}/config", config).status_code == 200
     assert api.status(name)["connector"]["state"] == "STOPPED"
-    body = {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": p}, "offset": {"kafka_offset": 3}}
-                        for p in (1, 2)]}
+    body = {
+        "offsets": [
+            {"partition": {"kafka_topic": topic, "kafka_partition": p}, "offset": {"kafka_offset": 3}} for p in (1, 2)
+        ]
+    }
     response = api.alter_offsets_retrying(name, body)
     assert response.status_code == 200, response.text
     assert response.json() == {"message": DEFINITE_ALTERED}
@@ -148,7 +171,8 @@ def test_sink_alter_then_resume_reprocesses(api, kafka, name, out_file) -> None:
     wait_for(lambda: len(read_jsonl(out_file)) - before >= 10 + 7 + 7, 20, what="reprocessed records written")
     again = read_jsonl(out_file)[before:]
     assert sorted((r["partition"], r["offset"]) for r in again) == sorted(
-        [(0, o) for o in range(10)] + [(p, o) for p in (1, 2) for o in range(3, 10)])
+        [(0, o) for o in range(10)] + [(p, o) for p in (1, 2) for o in range(3, 10)]
+    )
 
 
 def test_sink_reset_twice_then_resume_reprocesses_everything(api, kafka, name, out_file) -> None:
@@ -171,22 +195,44 @@ SINK_BAD_BODIES = [
     ({}, NEED_OFFSETS),
     ({"offsets": []}, NEED_OFFSETS),
     ({"offsets": [{}]}, "The partition for a sink connector offset cannot be null or missing"),
-    ({"offsets": [{"partition": None, "offset": None}]}, "The partition for a sink connector offset cannot be null or missing"),
-    ({"offsets": [{"partition": {}, "offset": None}]},
-     "The partition for a sink connector offset must contain the keys 'kafka_topic' and 'kafka_partition'"),
-    ({"offsets": [{"partition": {"kafka_topic": None, "kafka_partition": 0}, "offset": None}]},
-     "Kafka topic names must be valid strings and may not be null"),
-    ({"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": None}, "offset": None}]},
-     "Kafka partitions must be valid numbers and may not be null"),
-    ({"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": "not a number"}, "offset": None}]},
-     "Failed to parse the following Kafka partition value in the provided offsets: 'not a number'. "
-     "Partition values for sink connectors need to be integers."),
-    ({"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {}}]},
-     "The offset for a sink connector should either be null or contain the key 'kafka_offset'"),
-    ({"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": "not a number"}}]},
-     "Failed to parse the following Kafka offset value in the provided offsets: 'not a number'. "
-     "Offset values for sink connectors need to be integers."),
-    ({"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": None}}]}, "null"),
+    (
+        {"offsets": [{"partition": None, "offset": None}]},
+        "The partition for a sink connector offset cannot be null or missing",
+    ),
+    (
+        {"offsets": [{"partition": {}, "offset": None}]},
+        "The partition for a sink connector offset must contain the keys 'kafka_topic' and 'kafka_partition'",
+    ),
+    (
+        {"offsets": [{"partition": {"kafka_topic": None, "kafka_partition": 0}, "offset": None}]},
+        "Kafka topic names must be valid strings and may not be null",
+    ),
+    (
+        {"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": None}, "offset": None}]},
+        "Kafka partitions must be valid numbers and may not be null",
+    ),
+    (
+        {"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": "not a number"}, "offset": None}]},
+        "Failed to parse the following Kafka partition value in the provided offsets: 'not a number'. "
+        "Partition values for sink connectors need to be integers.",
+    ),
+    (
+        {"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {}}]},
+        "The offset for a sink connector should either be null or contain the key 'kafka_offset'",
+    ),
+    (
+        {
+            "offsets": [
+                {"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": "not a number"}}
+            ]
+        },
+        "Failed to parse the following Kafka offset value in the provided offsets: 'not a number'. "
+        "Offset values for sink connectors need to be integers.",
+    ),
+    (
+        {"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": None}}]},
+        "null",
+    ),
 ]
 
 
@@ -199,13 +245,22 @@ def test_sink_invalid_offset_bodies_are_400(api, kafka, name, out_file) -> None:
 
 
 SOURCE_BAD_BODIES = [
-    ("[]", None), ("{}", NEED_OFFSETS), ('{"key": []}', "key"), ('{"offsets": []}', NEED_OFFSETS),
-    ('{"offsets": {}}', "offsets"), ('{"offsets": [123]}', None), ('{"offsets": [{"key": "val"}]}', "key"),
+    ("[]", None),
+    ("{}", NEED_OFFSETS),
+    ('{"key": []}', "key"),
+    ('{"offsets": []}', NEED_OFFSETS),
+    ('{"offsets": {}}', "offsets"),
+    ('{"offsets": [123]}', None),
+    ('{"offsets": [{"key": "val"}]}', "key"),
     ('{"offsets": [{"partition": []]}', None),
-    ('{"offsets": [{"partition": {"task.id": {"nested": 1}}, "offset": {"saved": 1}}]}',
-     "Offsets may only contain primitive types as values, but field task.id contains"),
-    ('{"offsets": [{"partition": {"task.id": "x"}, "offset": {"saved": [1, 2]}}]}',
-     "Offsets may only contain primitive types as values, but field saved contains"),
+    (
+        '{"offsets": [{"partition": {"task.id": {"nested": 1}}, "offset": {"saved": 1}}]}',
+        "Offsets may only contain primitive types as values, but field task.id contains",
+    ),
+    (
+        '{"offsets": [{"partition": {"task.id": "x"}, "offset": {"saved": [1, 2]}}]}',
+        "Offsets may only contain primitive types as values, but field saved contains",
+    ),
 ]
 
 
@@ -213,7 +268,9 @@ def test_source_invalid_offset_bodies_are_400(api, kafka, name) -> None:
     # 59 with section 0: every bad body and every format violation is a 400, never a 500
     api.create(name, source_config(kafka.create_topic(unique("src-topic"))), initial_state="STOPPED")
     for content, message in SOURCE_BAD_BODIES:
-        response = api.patch(f"/connectors/{name}/offsets", content=content, headers={"Content-Type": "application/json"})
+        response = api.patch(
+            f"/connectors/{name}/offsets", content=content, headers={"Content-Type": "application/json"}
+        )
         assert_error(response, 400, message)
     assert api.offsets(name) == []
 
@@ -242,8 +299,14 @@ def test_source_alter_then_resume_continues_from_altered(api, kafka, name) -> No
     api.resume(name)
     api.wait_offsets(name, lambda o: source_offsets(o) == {t: 10 for t in tasks}, what="saved back to 10")
     # the tasks resumed at seqno 7: 0..9 first, then 7, 8, 9 again
-    by_key = wait_for(lambda: (lambda g: g if all(len(g.get(t, [])) == 13 for t in tasks) else None)(
-        values_by_key(kafka.read_all(topic))), 20, interval_s=0.5, what="13 records per task")
+    by_key = wait_for(
+        lambda: (lambda g: g if all(len(g.get(t, [])) == 13 for t in tasks) else None)(
+            values_by_key(kafka.read_all(topic))
+        ),
+        20,
+        interval_s=0.5,
+        what="13 records per task",
+    )
     for i, t in enumerate(tasks):
         assert [v["seqno"] for v in by_key[t]] == list(range(10)) + [7, 8, 9]
         assert all(v["task"] == i for v in by_key[t])
@@ -263,20 +326,34 @@ def test_source_reset_twice_then_resume_starts_over(api, kafka, name) -> None:
         assert api.offsets(name) == []
     api.resume(name)
     api.wait_offsets(name, lambda o: source_offsets(o) == {t: 10 for t in tasks}, what="saved 10 again")
-    by_key = wait_for(lambda: (lambda g: g if all(len(g.get(t, [])) == 20 for t in tasks) else None)(
-        values_by_key(kafka.read_all(topic))), 20, interval_s=0.5, what="20 records per task")
+    by_key = wait_for(
+        lambda: (lambda g: g if all(len(g.get(t, [])) == 20 for t in tasks) else None)(
+            values_by_key(kafka.read_all(topic))
+        ),
+        20,
+        interval_s=0.5,
+        what="20 records per task",
+    )
     for t in tasks:
         assert [v["seqno"] for v in by_key[t]] == list(range(10)) * 2
 
 
-@pytest.mark.parametrize("hook, status, message", [
-    ("true", 200, DEFINITE_RESET),
-    ("unsupported", 500, "Failed to modify offsets for connector {name} because it doesn't support external modification of offsets"),
-    ("error", 500, None),
-])
+@pytest.mark.parametrize(
+    "hook, status, message",
+    [
+        ("true", 200, DEFINITE_RESET),
+        (
+            "unsupported",
+            500,
+            "Failed to modify offsets for connector {name} because it doesn't support external modification of offsets",
+        ),
+        ("error", 500, None),
+    ],
+)
 def test_alter_offsets_hook_outcomes(api, kafka, name, hook, status, message) -> None:
-    api.create(name, source_config(kafka.create_topic(unique("src-topic")), **{"alter.offsets": hook}),
-               initial_state="STOPPED")
+    api.create(
+        name, source_config(kafka.create_topic(unique("src-topic")), **{"alter.offsets": hook}), initial_state="STOPPED"
+    )
     response = api.delete(f"/connectors/{name}/offsets")
     if status == 200:
         assert response.status_code == 200 and response.json() == {"message": message}
@@ -288,12 +365,16 @@ def test_sink_failing_on_first_record_commits_nothing_until_fixed(api, kafka, na
     # 63: the converter fails on the first record; offsets stay empty; after a fix via PUT they reach 1
     topic = kafka.create_topic(unique("sink-topic"))
     kafka_producer_raw(kafka, topic, b"this is not json")
-    strict = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
-              "value.converter": "org.apache.kafka.connect.json.JsonConverter"}
+    strict = {
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    }
     api.create(name, sink_config(topic, out_file, **strict))
     api.wait_state(name, "RUNNING", 1, "FAILED", timeout_s=45)
     assert api.offsets(name) == []
-    fixed = sink_config(topic, out_file, **{**strict, "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
+    fixed = sink_config(
+        topic, out_file, **{**strict, "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    )
     assert api.put(f"/connectors/{name}/config", fixed).status_code == 200
     sink_at(api, name, {(topic, 0): 1})
     api.wait_state(name, "RUNNING", 1)
@@ -323,16 +404,27 @@ def test_offsets_with_clients_pointing_at_another_cluster(api, fresh_broker, nam
     elsewhere = fresh_broker.bootstrap_servers
     topic = other.create_topic(unique("other-cluster"), 2)
     fill(other, topic, 2, 10)
-    sink = sink_config(topic, out_file, **PLAIN_JSON, **{"consumer.override.bootstrap.servers": elsewhere,
-                                                          "admin.override.bootstrap.servers": elsewhere})
+    sink = sink_config(
+        topic,
+        out_file,
+        **PLAIN_JSON,
+        **{"consumer.override.bootstrap.servers": elsewhere, "admin.override.bootstrap.servers": elsewhere},
+    )
     api.create(name, sink)
     sink_at(api, name, {(topic, p): 10 for p in range(2)})
     assert other.group_offsets(f"connect-{name}") == {(topic, p): 10 for p in range(2)}
 
     source = unique("other-src")
     src_topic = other.create_topic(unique("other-src-topic"))
-    api.create(source, source_config(src_topic, tasks=2, messages_per_task=10, **{
-        "producer.override.bootstrap.servers": elsewhere, "admin.override.bootstrap.servers": elsewhere}))
+    api.create(
+        source,
+        source_config(
+            src_topic,
+            tasks=2,
+            messages_per_task=10,
+            **{"producer.override.bootstrap.servers": elsewhere, "admin.override.bootstrap.servers": elsewhere},
+        ),
+    )
     api.wait_offsets(source, lambda o: source_offsets(o) == {f"{source}-0": 10, f"{source}-1": 10}, what="saved 10")
     by_key = values_by_key(other.read_all(src_topic))
     assert {k: len(v) for k, v in by_key.items()} == {f"{source}-0": 10, f"{source}-1": 10}

@@ -1,4 +1,5 @@
 """Section 4 group E: KIP-980 `initial_state` on create, on a standalone worker (plus its CLI files)."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,8 +14,9 @@ pytestmark = pytest.mark.integration
 
 def test_created_paused_has_no_tasks_until_resumed(api, kafka, name) -> None:
     # 64
-    created = api.create(name, source_config(kafka.create_topic(unique("t")), tasks=3, messages_per_task=0),
-                         initial_state="PAUSED")
+    created = api.create(
+        name, source_config(kafka.create_topic(unique("t")), tasks=3, messages_per_task=0), initial_state="PAUSED"
+    )
     assert created["tasks"] == []
     status = api.status(name)
     assert status["connector"]["state"] == "PAUSED" and status["tasks"] == []
@@ -37,8 +39,12 @@ def test_created_stopped_source_starts_from_altered_offsets(api, kafka, name) ->
     api.resume(name)
     api.wait_state(name, "RUNNING", 1)
     api.wait_offsets(name, lambda o: o and o[0]["offset"] == {"saved": 10}, what="saved 10")
-    records = wait_for(lambda: (lambda g: g if len(g.get(f"{name}-0", [])) >= 5 else None)(
-        values_by_key(kafka.read_all(topic))), 20, interval_s=0.5, what="5 records")
+    records = wait_for(
+        lambda: (lambda g: g if len(g.get(f"{name}-0", [])) >= 5 else None)(values_by_key(kafka.read_all(topic))),
+        20,
+        interval_s=0.5,
+        what="5 records",
+    )
     assert [v["seqno"] for v in records[f"{name}-0"]] == [5, 6, 7, 8, 9]  # only 5 records in the topic
 
 
@@ -46,9 +52,15 @@ def test_created_stopped_sink_consumes_from_altered_offset(api, kafka, name, out
     # 66
     topic = kafka.create_topic(unique("t"))
     kafka.produce(topic, [{"n": n} for n in range(10)], partition=0)
-    config = sink_config(topic, out_file, **{"key.converter": "org.apache.kafka.connect.storage.StringConverter",
-                                             "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-                                             "value.converter.schemas.enable": "false"})
+    config = sink_config(
+        topic,
+        out_file,
+        **{
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false",
+        },
+    )
     api.create(name, config, initial_state="STOPPED")
     body = {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 5}}]}
     response = api.patch(f"/connectors/{name}/offsets", body)
@@ -56,7 +68,9 @@ def test_created_stopped_sink_consumes_from_altered_offset(api, kafka, name, out
     api.resume(name)
     api.wait_offsets(name, lambda o: sink_offsets(o) == {(topic, 0): 10}, 45, what="sink caught up to 10")
     assert sorted(r["offset"] for r in read_jsonl(out_file)) == [5, 6, 7, 8, 9]
-    assert [r["value"] for r in sorted(read_jsonl(out_file), key=lambda r: r["offset"])] == [{"n": n} for n in range(5, 10)]
+    assert [r["value"] for r in sorted(read_jsonl(out_file), key=lambda r: r["offset"])] == [
+        {"n": n} for n in range(5, 10)
+    ]
     api.wait_state(name, "RUNNING", 1)
 
 
@@ -79,8 +93,9 @@ def test_created_stopped_then_resumed_has_four_tasks(api, name) -> None:
     api.wait_state(name, "RUNNING", 4)
 
 
-@pytest.mark.parametrize("given, state", [("running", "RUNNING"), ("Paused", "PAUSED"), ("stopped", "STOPPED"),
-                                          ("PAUSED", "PAUSED")])
+@pytest.mark.parametrize(
+    "given, state", [("running", "RUNNING"), ("Paused", "PAUSED"), ("stopped", "STOPPED"), ("PAUSED", "PAUSED")]
+)
 def test_initial_state_any_case(api, name, given, state) -> None:
     # 69 with section 8
     api.create(name, source_config(unique("t"), messages_per_task=0), initial_state=given)
@@ -106,7 +121,9 @@ def test_initial_state_on_existing_connector_is_409_and_not_applied(api, name) -
 def test_cli_connector_file_honours_initial_state(bootstrap_servers, tmp_path) -> None:
     # section 6: the standalone CLI reads `initial_state` from POST-shaped JSON files
     name = unique("cli-stopped")
-    path = connector_json(tmp_path / "c.json", name, source_config(unique("t"), tasks=2, messages_per_task=0), "STOPPED")
+    path = connector_json(
+        tmp_path / "c.json", name, source_config(unique("t"), tasks=2, messages_per_task=0), "STOPPED"
+    )
     with WorkerProcess(tmp_path / "w", bootstrap_servers, connector_files=[path]) as worker:
         api = Api(worker.url)
         status = api.status(name)

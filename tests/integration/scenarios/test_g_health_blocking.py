@@ -4,6 +4,7 @@ request timeouts (with the worker's `rest.request.timeout.ms` lowered so a timeo
 Not covered: 77-78 (distributed, brokers down) and 79 (the test connectors have no knob to block in
 validate() or config()).
 """
+
 from __future__ import annotations
 
 import threading
@@ -31,8 +32,11 @@ def test_health_reports_starting_until_cli_connectors_are_up(bootstrap_servers, 
     # 75: a CLI connector whose start() blocks keeps the worker "starting" (503 after the 10 s health wait)
     name = unique("blocking-cli")
     block_ms = 18000  # > the 10 s the health check may wait before answering "starting" + a slow process start
-    path = connector_json(tmp_path / "c.json", name,
-                          source_config(unique("t"), messages_per_task=0, **{"connector.start.block.ms": block_ms}))
+    path = connector_json(
+        tmp_path / "c.json",
+        name,
+        source_config(unique("t"), messages_per_task=0, **{"connector.start.block.ms": block_ms}),
+    )
     worker = WorkerProcess(tmp_path / "w", bootstrap_servers, connector_files=[path])
     began = time.monotonic()
     worker.start(wait_healthy=False)
@@ -59,9 +63,18 @@ def test_blocking_connector_start_leaves_others_serving(api, name) -> None:
     api.wait_state(other, "RUNNING", 1)
 
     result: dict = {}
-    creator = threading.Thread(target=lambda: result.setdefault("r", Api(api.base_url, 60).post(
-        "/connectors", {"name": name, "config": source_config(unique("t"), messages_per_task=0,
-                                                              **{"connector.start.block.ms": 5000})})))
+    creator = threading.Thread(
+        target=lambda: result.setdefault(
+            "r",
+            Api(api.base_url, 60).post(
+                "/connectors",
+                {
+                    "name": name,
+                    "config": source_config(unique("t"), messages_per_task=0, **{"connector.start.block.ms": 5000}),
+                },
+            ),
+        )
+    )
     creator.start()
     try:
         time.sleep(0.5)
@@ -72,8 +85,12 @@ def test_blocking_connector_start_leaves_others_serving(api, name) -> None:
         assert time.monotonic() - began < 2, "reads were blocked behind a connector's start()"
         # the other connector's task keeps producing meanwhile
         first = source_offsets(api.offsets(other)).get(f"{other}-0") or 0
-        wait_for(lambda: (source_offsets(api.offsets(other)).get(f"{other}-0") or 0) > first, 10,
-                 interval_s=0.5, what="other connector progressing")
+        wait_for(
+            lambda: (source_offsets(api.offsets(other)).get(f"{other}-0") or 0) > first,
+            10,
+            interval_s=0.5,
+            what="other connector progressing",
+        )
     finally:
         creator.join(60)
     assert result["r"].status_code == 201, result["r"].text
@@ -101,8 +118,12 @@ def test_task_blocking_in_stop_does_not_block_delete(api, name, kind, tmp_path, 
     assert_error(api.get(f"/connectors/{name}/status"), 404)
     api.wait_state(other, "RUNNING", 1)
     first = source_offsets(api.offsets(other)).get(f"{other}-0") or 0
-    wait_for(lambda: (source_offsets(api.offsets(other)).get(f"{other}-0") or 0) > first, 10,
-             interval_s=0.5, what="other connector progressing")
+    wait_for(
+        lambda: (source_offsets(api.offsets(other)).get(f"{other}-0") or 0) > first,
+        10,
+        interval_s=0.5,
+        what="other connector progressing",
+    )
 
 
 def test_request_timeout_while_a_connector_start_blocks(bootstrap_servers, tmp_path) -> None:
@@ -114,8 +135,15 @@ def test_request_timeout_while_a_connector_start_blocks(bootstrap_servers, tmp_p
         api = Api(worker.url, timeout_s=30)
         name = unique("blocking")
         began = time.monotonic()
-        response = api.post("/connectors", {"name": name, "config": source_config(
-            unique("t"), messages_per_task=0, **{"connector.start.block.ms": block_s * 1000})})
+        response = api.post(
+            "/connectors",
+            {
+                "name": name,
+                "config": source_config(
+                    unique("t"), messages_per_task=0, **{"connector.start.block.ms": block_s * 1000}
+                ),
+            },
+        )
         assert time.monotonic() - began < 5, "the request did not time out"
         message = assert_error(response, 500, "Request timed out")["message"]
         assert "The worker is currently starting the connector" in message, message
@@ -124,7 +152,10 @@ def test_request_timeout_while_a_connector_start_blocks(bootstrap_servers, tmp_p
         assert time.monotonic() - began < block_s, "health answered only after the connector unblocked"
         assert health.status_code == 500, health.text
         assert health.json()["status"] == "unhealthy"
-        assert "Worker was unable to handle this request and may be unable to handle other requests." in health.json()["message"]
+        assert (
+            "Worker was unable to handle this request and may be unable to handle other requests."
+            in health.json()["message"]
+        )
 
         # the create still completes once start() returns
         api.wait_state(name, "RUNNING", 1, timeout_s=block_s + 10)
@@ -139,8 +170,13 @@ def test_request_timeout_while_validation_blocks(bootstrap_servers, tmp_path) ->
     with worker:
         api = Api(worker.url, timeout_s=30)
         name = unique("slow-validate")
-        response = api.post("/connectors", {"name": name, "config": source_config(
-            unique("t"), messages_per_task=0, **{"connector.validate.block.ms": 4000})})
+        response = api.post(
+            "/connectors",
+            {
+                "name": name,
+                "config": source_config(unique("t"), messages_per_task=0, **{"connector.validate.block.ms": 4000}),
+            },
+        )
         message = assert_error(response, 500, "Request timed out")["message"]
         assert "The worker is currently performing multi-property validation for the connector" in message, message
         began = time.monotonic()

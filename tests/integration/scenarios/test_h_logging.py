@@ -1,4 +1,5 @@
 """Section 4 group H: the /admin/loggers API (KIP-495, KIP-976) on a standalone worker of its own."""
+
 from __future__ import annotations
 
 import time
@@ -62,7 +63,9 @@ def test_cluster_scope_is_204_and_applied_locally(api) -> None:
 
 def test_logger_errors(api) -> None:
     # 86
-    assert_error(api.put(f"/admin/loggers/{NAMESPACE}", {}), 400, "Desired 'level' parameter was not specified in request.")
+    assert_error(
+        api.put(f"/admin/loggers/{NAMESPACE}", {}), 400, "Desired 'level' parameter was not specified in request."
+    )
     assert_error(api.put(f"/admin/loggers/{NAMESPACE}", {"level": "LOUD"}), 404, "invalid log level 'LOUD'.")
     assert_error(api.get("/admin/loggers/no.such.logger.anywhere"), 404, "Logger no.such.logger.anywhere not found.")
     assert api.get("/admin/loggers/ROOT").status_code == 200  # root is case-insensitive

@@ -1,5 +1,6 @@
 """Standalone specifics of the contract (sections 0 and 6) that the scenarios rely on: connectors given as
 CLI files, connectors created over REST surviving a restart, and CLI errors stopping the worker (exit 3)."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,9 @@ pytestmark = pytest.mark.integration
 
 def test_connector_files_in_every_format(bootstrap_servers, tmp_path) -> None:
     flat, shaped, props = unique("flat"), unique("shaped"), unique("props")
-    (tmp_path / "flat.json").write_text(json.dumps({**source_config(unique("t"), messages_per_task=0), "name": flat,
-                                                    "tasks.max": 2}))
+    (tmp_path / "flat.json").write_text(
+        json.dumps({**source_config(unique("t"), messages_per_task=0), "name": flat, "tasks.max": 2})
+    )
     connector_json(tmp_path / "shaped.json", shaped, source_config(unique("t"), messages_per_task=0), "PAUSED")
     write_properties(tmp_path / "c.properties", {**source_config(unique("t"), messages_per_task=0), "name": props})
     files = [tmp_path / "flat.json", tmp_path / "shaped.json", tmp_path / "c.properties"]
@@ -60,7 +62,9 @@ def test_rest_connectors_survive_restart_and_cli_file_updates_them(bootstrap_ser
         api.create(name, source_config(topic, tasks=1, messages_per_task=5))
         api.wait_offsets(name, lambda o: source_offsets(o) == {f"{name}-0": 5}, what="saved 5")
         api.close()
-    worker.connector_files = [connector_json(tmp_path / "c.json", name, source_config(topic, tasks=2, messages_per_task=5))]
+    worker.connector_files = [
+        connector_json(tmp_path / "c.json", name, source_config(topic, tasks=2, messages_per_task=5))
+    ]
     with worker:
         api = Api(worker.url)
         assert api.get("/connectors").json() == [name]

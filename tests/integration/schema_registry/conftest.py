@@ -1,8 +1,9 @@
 """One standalone worker per module and a Schema Registry: the fixture one on loopback, or the real one
 CONNECT_TEST_SCHEMA_REGISTRY_URL names."""
+
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

@@ -6,6 +6,7 @@ delivers records from before the seek position (it drops them), so the journal i
 check the runtime itself: after open(), each partition's first record is the seek position and the
 following ones are consecutive, never repeated.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,13 @@ class JournalingSparkSinkTask(SparkSinkTask):
     def open(self, partitions: list[TopicPartition]) -> None:
         super().open(partitions)
         logged = self._log.offsets  # what open() asked the runtime to seek to
-        self._note({"event": "open", "partitions": [tp.partition for tp in partitions],
-                    "seeks": {str(tp.partition): logged[tp] for tp in partitions if tp in logged}})
+        self._note(
+            {
+                "event": "open",
+                "partitions": [tp.partition for tp in partitions],
+                "seeks": {str(tp.partition): logged[tp] for tp in partitions if tp in logged},
+            }
+        )
 
     def put(self, records: list[SinkRecord]) -> None:
         if records:

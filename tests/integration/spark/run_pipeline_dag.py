@@ -4,6 +4,7 @@ Usage: python run_pipeline_dag.py <dag_file> <run_conf_json> <out_json>
 A child process keeps Airflow's configuration (AIRFLOW_HOME, sqlite DB, AIRFLOW_CONN_* connections)
 apart from the pytest process. Output: run state, each task's state and seconds, return XComs.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,11 @@ def main(dag_file: str, conf: str, out: str) -> None:
             result["tasks"][ti.task_id] = str(ti.state)
             if ti.start_date and ti.end_date:
                 result["seconds"][ti.task_id] = round((ti.end_date - ti.start_date).total_seconds(), 1)
-        rows = session.query(XComModel).filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dag_run.run_id,
-                                               XComModel.key == "return_value").all()
+        rows = (
+            session.query(XComModel)
+            .filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dag_run.run_id, XComModel.key == "return_value")
+            .all()
+        )
         for row in rows:
             result["xcom"][row.task_id] = _plain(row.value)
     with open(out, "w") as handle:

@@ -6,12 +6,13 @@ it again on the same files, as an operator would.
 Waits poll for a definite end (committed offsets reaching the produced ends, a marker row) instead of
 sleeping: once a sink's committed offsets reach the ends, its commit log says no further batch exists.
 """
+
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.dataset as pads
@@ -29,10 +30,16 @@ pytestmark = [pytest.mark.integration, pytest.mark.spark]
 SINK = "runtime.connectors.spark.sink.SparkSinkConnector"
 JOURNALING_SINK = "tests.integration.spark.recording_spark_sink.JournalingSparkSinkConnector"
 SOURCE = "runtime.connectors.spark.source.SparkSourceConnector"
-SCHEMA = {"type": "struct", "name": "order", "optional": False, "fields": [
-    {"field": "id", "type": "int64", "optional": False},
-    {"field": "region", "type": "string", "optional": False},
-    {"field": "qty", "type": "int32", "optional": False}]}
+SCHEMA = {
+    "type": "struct",
+    "name": "order",
+    "optional": False,
+    "fields": [
+        {"field": "id", "type": "int64", "optional": False},
+        {"field": "region", "type": "string", "optional": False},
+        {"field": "qty", "type": "int32", "optional": False},
+    ],
+}
 ALTERED = "The offsets for this connector have been altered successfully"
 RESET = "The offsets for this connector have been reset successfully"
 WORKER_PROPS = {"offset.flush.interval.ms": 300}
@@ -61,6 +68,7 @@ def client(worker):
 
 # ---- helpers (also used by test_spark_pipeline_dag.py) -------------------------------------------------
 
+
 def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -75,7 +83,7 @@ def produce(bootstrap: str, topic: str, ids: range, partitions: int) -> dict[int
     ends: dict[int, int] = {}
     errors: list[str] = []
 
-    def delivered(err, msg) -> None:  # noqa: ANN001
+    def delivered(err, msg) -> None:
         if err is not None:
             errors.append(str(err))
         else:
@@ -91,25 +99,44 @@ def produce(bootstrap: str, topic: str, ids: range, partitions: int) -> dict[int
 
 def dataset_ids(root: Path) -> list[int]:
     """Ids of the visible rows (pyarrow skips `_`/`.` paths, as Spark's readers do)."""
-    if not any(p for p in root.rglob("*.parquet") if not any(s.startswith(("_", ".")) for s in p.relative_to(root).parts)):
+    if not any(
+        p for p in root.rglob("*.parquet") if not any(s.startswith(("_", ".")) for s in p.relative_to(root).parts)
+    ):
         return []
-    return pads.dataset(str(root), format="parquet", partitioning="hive").to_table(columns=["id"]).column("id").to_pylist()
+    return (
+        pads.dataset(str(root), format="parquet", partitioning="hive").to_table(columns=["id"]).column("id").to_pylist()
+    )
 
 
 def committed(client, name: str) -> dict[int, int]:
-    return {o["partition"]["kafka_partition"]: o["offset"]["kafka_offset"]
-            for o in client.get(f"/connectors/{name}/offsets").json()["offsets"]}
+    return {
+        o["partition"]["kafka_partition"]: o["offset"]["kafka_offset"]
+        for o in client.get(f"/connectors/{name}/offsets").json()["offsets"]
+    }
 
 
 def wait_committed(client, name: str, ends: dict[int, int], timeout_s: float = 120) -> None:
     """Until the sink's committed offsets reach `ends` (so every record below them is in the dataset)."""
-    wait_for(lambda: all(committed(client, name).get(p, -1) >= end for p, end in ends.items()),
-             timeout_s, 0.25, f"{name} to commit {ends}")
+    wait_for(
+        lambda: all(committed(client, name).get(p, -1) >= end for p, end in ends.items()),
+        timeout_s,
+        0.25,
+        f"{name} to commit {ends}",
+    )
 
 
 def sink_config(topic: str, root: Path, **extra: str) -> dict[str, str]:
-    return {"connector.class": SINK, "topics": topic, "tasks.max": "2", "path": str(root), "flush.size": "100",
-            "flush.interval.ms": "300", "spark.master": "local[2]", **FAST_JVM, **extra}
+    return {
+        "connector.class": SINK,
+        "topics": topic,
+        "tasks.max": "2",
+        "path": str(root),
+        "flush.size": "100",
+        "flush.interval.ms": "300",
+        "spark.master": "local[2]",
+        **FAST_JVM,
+        **extra,
+    }
 
 
 def status(client, name: str) -> dict:
@@ -118,16 +145,21 @@ def status(client, name: str) -> dict:
 
 def stop_and_wait(client, name: str) -> None:
     assert client.put(f"/connectors/{name}/stop").status_code == 204
-    wait_for(lambda: status(client, name)["connector"]["state"] == "STOPPED" and not status(client, name)["tasks"],
-             60, 0.2, "STOPPED")
+    wait_for(
+        lambda: status(client, name)["connector"]["state"] == "STOPPED" and not status(client, name)["tasks"],
+        60,
+        0.2,
+        "STOPPED",
+    )
 
 
-def retried(call, what: str):  # noqa: ANN001, ANN201
+def retried(call, what: str):
     # The runtime may answer 500 "can be safely retried" while the stopped tasks leave the group.
     return wait_for(lambda: (r := call()).status_code == 200 and r, 60, 0.5, what)
 
 
 # ---- sink ----------------------------------------------------------------------------------------------
+
 
 def test_rows_written_equal_records_produced(tmp_path, bootstrap_servers, client):
     topic, root, name = unique("orders"), tmp_path / "ds", unique("spark-sink")
@@ -141,12 +173,19 @@ def test_rows_written_equal_records_produced(tmp_path, bootstrap_servers, client
     assert committed(client, name) == ends
 
 
-AVRO_ORDER = {"type": "record", "name": "Order", "namespace": "io.example", "fields": [
-    {"name": "id", "type": "long"}, {"name": "region", "type": "string"},
-    {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
-    {"name": "day", "type": {"type": "int", "logicalType": "date"}},
-    {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-    {"name": "note", "type": ["null", "string"], "default": None}]}
+AVRO_ORDER = {
+    "type": "record",
+    "name": "Order",
+    "namespace": "io.example",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "region", "type": "string"},
+        {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+        {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "note", "type": ["null", "string"], "default": None},
+    ],
+}
 
 
 def test_avro_records_land_in_typed_columns(tmp_path, bootstrap_servers, client):
@@ -168,17 +207,30 @@ def test_avro_records_land_in_typed_columns(tmp_path, bootstrap_servers, client)
         url = registry_url_from_env() or server.url
         serialize = AvroSerializer(SchemaRegistryClient({"url": url}), json.dumps(AVRO_ORDER))
         producer = Producer({"bootstrap.servers": bootstrap_servers})
-        utc = dt.timezone.utc
-        rows = [{"id": i, "region": "eu", "price": decimal.Decimal(i).scaleb(-2) + 1,
-                 "day": dt.date(2025, 1, 1) + dt.timedelta(days=i),
-                 "at": dt.datetime(2025, 1, 1, tzinfo=utc) + dt.timedelta(milliseconds=i), "note": None}
-                for i in range(50)]
+        utc = dt.UTC
+        rows = [
+            {
+                "id": i,
+                "region": "eu",
+                "price": decimal.Decimal(i).scaleb(-2) + 1,
+                "day": dt.date(2025, 1, 1) + dt.timedelta(days=i),
+                "at": dt.datetime(2025, 1, 1, tzinfo=utc) + dt.timedelta(milliseconds=i),
+                "note": None,
+            }
+            for i in range(50)
+        ]
         for row in rows:
             producer.produce(topic, serialize(row, SerializationContext(topic, MessageField.VALUE)))
         assert producer.flush(30) == 0
-        config = sink_config(topic, root, **{"tasks.max": "1",
-                                              "value.converter": "io.confluent.connect.avro.AvroConverter",
-                                              "value.converter.schema.registry.url": url})
+        config = sink_config(
+            topic,
+            root,
+            **{
+                "tasks.max": "1",
+                "value.converter": "io.confluent.connect.avro.AvroConverter",
+                "value.converter.schema.registry.url": url,
+            },
+        )
         assert client.post("/connectors", json={"name": name, "config": config}).status_code == 201
         wait_committed(client, name, {0: 50})
     table = pads.dataset(str(root), format="parquet", partitioning="hive").to_table()
@@ -189,7 +241,7 @@ def test_avro_records_land_in_typed_columns(tmp_path, bootstrap_servers, client)
     got = sorted(table.select(["id", "region", "price", "day", "at", "note"]).to_pylist(), key=lambda r: r["id"])
     for row in got:
         if row["at"].tzinfo is None:  # Spark's timestamps are UTC instants; pyarrow reads INT96 ones as naive
-            row["at"] = row["at"].replace(tzinfo=dt.timezone.utc)
+            row["at"] = row["at"].replace(tzinfo=dt.UTC)
     assert got == rows
 
 
@@ -274,23 +326,26 @@ def test_a_new_connector_on_a_dataset_continues_where_the_dataset_ends(tmp_path,
 
 # ---- source --------------------------------------------------------------------------------------------
 
+
 class TopicReader:
     """Reads one partition from the beginning, without a consumer group (no join delay)."""
 
     def __init__(self, bootstrap: str, topic: str) -> None:
         from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("reader"),
-                                  "enable.auto.commit": False})
+        self.consumer = Consumer(
+            {"bootstrap.servers": bootstrap, "group.id": unique("reader"), "enable.auto.commit": False}
+        )
         self.consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
         self.values: list[dict] = []
 
-    def until(self, done, timeout_s: float = 120) -> list[dict]:  # noqa: ANN001
+    def until(self, done, timeout_s: float = 120) -> list[dict]:
         def poll() -> bool:
             for message in self.consumer.consume(500, 0.2):
                 if not message.error():
                     self.values.append(json.loads(message.value())["payload"])
             return done(self.values)
+
         wait_for(poll, timeout_s, 0, "records on the topic")
         return self.values
 
@@ -310,8 +365,16 @@ def test_source_picks_up_new_files_and_rows_only(tmp_path, bootstrap_servers, cl
     topic, root, name = unique("rows"), tmp_path / "ds", unique("spark-source")
     create_topic(bootstrap_servers, topic, 1)
     write_file(root, "a.parquet", range(0, 50))
-    config = {"connector.class": SOURCE, "topic": topic, "path": str(root), "mode": mode,
-              "incrementing.column": "id", "poll.interval.ms": "100", "spark.master": "local[2]", **FAST_JVM}
+    config = {
+        "connector.class": SOURCE,
+        "topic": topic,
+        "path": str(root),
+        "mode": mode,
+        "incrementing.column": "id",
+        "poll.interval.ms": "100",
+        "spark.master": "local[2]",
+        **FAST_JVM,
+    }
     assert client.post("/connectors", json={"name": name, "config": config}).status_code == 201
     reader = TopicReader(bootstrap_servers, topic)
     try:

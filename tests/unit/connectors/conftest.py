@@ -1,13 +1,21 @@
 """Small real contexts for driving connectors and tasks directly through the plugin API."""
+
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import pytest
 
 from runtime.api import (
-    ConnectorContext, OffsetStorageReader, SinkTask, SinkTaskContext, SourceTask, SourceTaskContext, TopicPartition,
+    ConnectorContext,
+    OffsetStorageReader,
+    SinkTask,
+    SinkTaskContext,
+    SourceTask,
+    SourceTaskContext,
+    TopicPartition,
 )
 
 
@@ -109,7 +117,7 @@ def start_source(offsets: MemoryOffsetReader) -> Callable[..., SourceTask]:
     for task in started:
         try:
             task.stop()
-        except Exception:  # a fault-knob test may have made stop() raise already
+        except Exception:  # noqa: BLE001 - a fault-knob test may have made stop() raise already
             pass
 
 
@@ -128,7 +136,7 @@ def start_sink() -> Callable[..., SinkTask]:
     for task in started:
         try:
             task.stop()
-        except Exception:
+        except Exception:  # noqa: BLE001 - a fault-knob test may have made stop() raise already
             pass
 
 

@@ -1,4 +1,5 @@
 """FileStream source and sink driven directly through the plugin API (no runtime)."""
+
 from __future__ import annotations
 
 import random
@@ -15,7 +16,11 @@ from runtime.api import ConfigDef, ConnectError, SinkRecord, SourceRecord, Topic
 from runtime.api.data import STRING_SCHEMA
 from runtime.connectors import file as filemod
 from runtime.connectors.file import (
-    FileStreamSinkConnector, FileStreamSinkTask, FileStreamSourceConnector, FileStreamSourceTask, LineSplitter,
+    FileStreamSinkConnector,
+    FileStreamSinkTask,
+    FileStreamSourceConnector,
+    FileStreamSourceTask,
+    LineSplitter,
     make_record,
 )
 
@@ -33,6 +38,7 @@ def source(start_source, path: Path, **extra: str) -> FileStreamSourceTask:
 
 
 # ---- source task: lines, positions, batches ------------------------------------------------------
+
 
 def test_source_emits_each_line_with_null_key_string_schema_and_byte_position(tmp_path, start_source, drain):
     path = tmp_path / "in.txt"
@@ -181,7 +187,7 @@ def test_splitter_gives_the_same_lines_for_any_chunking(seed, terminators):
     lines, ends, i = [], [], 0
     while i < len(data):
         step = rng.randint(1, 9)
-        got_lines, got_ends = splitter.feed(data[i:i + step])
+        got_lines, got_ends = splitter.feed(data[i : i + step])
         lines += got_lines
         ends += got_ends
         i += step
@@ -209,8 +215,9 @@ def test_reads_stdin_without_tracking_positions():
         "started = time.monotonic(); after_eof = t.poll()\n"
         "print(after_eof, time.monotonic() - started >= 0.04)\n"  # at EOF poll waits instead of spinning
     )
-    result = subprocess.run([sys.executable, "-c", script], input=b"one\ntwo\n", capture_output=True,
-                            cwd=REPO_ROOT, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", script], input=b"one\ntwo\n", capture_output=True, cwd=REPO_ROOT, timeout=60
+    )
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode().splitlines() == [
         "[('one', {'filename': None}, {'position': None}), ('two', {'filename': None}, {'position': None})]",
@@ -227,6 +234,7 @@ def test_fast_records_are_complete_source_records():
 
 
 # ---- source connector ------------------------------------------------------------------------------
+
 
 def test_source_connector_runs_a_single_task_with_its_config():
     connector = FileStreamSourceConnector()
@@ -249,11 +257,14 @@ def test_source_config_definition_matches_kafka():
     assert infos["batch.size"] == {**infos["batch.size"], "type": "INT", "default_value": "2000", "importance": "LOW"}
 
 
-@pytest.mark.parametrize("props, key, message", [
-    ({"file": "f"}, "topic", 'Missing required configuration "topic"'),
-    ({"file": "f", "topic": ""}, "topic", "String may not be empty"),
-    ({"file": "f", "topic": "t", "batch.size": "many"}, "batch.size", "Not a number of type INT"),
-])
+@pytest.mark.parametrize(
+    "props, key, message",
+    [
+        ({"file": "f"}, "topic", 'Missing required configuration "topic"'),
+        ({"file": "f", "topic": ""}, "topic", "String may not be empty"),
+        ({"file": "f", "topic": "t", "batch.size": "many"}, "batch.size", "Not a number of type INT"),
+    ],
+)
 def test_source_config_validation_errors(props, key, message):
     errors = {v.name: v.errors for v in FileStreamSourceConnector().validate(props)}
     assert any(message in e for e in errors[key]), errors
@@ -285,17 +296,40 @@ def test_source_alter_offsets_accepts_valid_offsets_and_tombstones():
     assert connector.alter_offsets(CFG, [({"garbage": 1}, None)]) is True
 
 
-@pytest.mark.parametrize("partition, offset, message", [
-    ({"filename": "f"}, {}, "Offset objects should either be null or contain the key 'position'"),
-    ({"filename": "f"}, {"pos": 1}, "Offset objects should either be null or contain the key 'position'"),
-    ({"filename": "f"}, {"position": "10"}, "The value for the 'position' key in the offset is expected to be a Long value"),
-    ({"filename": "f"}, {"position": 1.5}, "The value for the 'position' key in the offset is expected to be a Long value"),
-    ({"filename": "f"}, {"position": True}, "The value for the 'position' key in the offset is expected to be a Long value"),
-    ({"filename": "f"}, {"position": None}, "The value for the 'position' key in the offset is expected to be a Long value"),
-    ({"filename": "f"}, {"position": -1}, "The value for the 'position' key in the offset should be a non-negative value"),
-    (None, {"position": 1}, "Partition objects cannot be null"),
-    ({"file": "f"}, {"position": 1}, "Partition objects should contain the key 'filename'"),
-])
+@pytest.mark.parametrize(
+    "partition, offset, message",
+    [
+        ({"filename": "f"}, {}, "Offset objects should either be null or contain the key 'position'"),
+        ({"filename": "f"}, {"pos": 1}, "Offset objects should either be null or contain the key 'position'"),
+        (
+            {"filename": "f"},
+            {"position": "10"},
+            "The value for the 'position' key in the offset is expected to be a Long value",
+        ),
+        (
+            {"filename": "f"},
+            {"position": 1.5},
+            "The value for the 'position' key in the offset is expected to be a Long value",
+        ),
+        (
+            {"filename": "f"},
+            {"position": True},
+            "The value for the 'position' key in the offset is expected to be a Long value",
+        ),
+        (
+            {"filename": "f"},
+            {"position": None},
+            "The value for the 'position' key in the offset is expected to be a Long value",
+        ),
+        (
+            {"filename": "f"},
+            {"position": -1},
+            "The value for the 'position' key in the offset should be a non-negative value",
+        ),
+        (None, {"position": 1}, "Partition objects cannot be null"),
+        ({"file": "f"}, {"position": 1}, "Partition objects should contain the key 'filename'"),
+    ],
+)
 def test_source_alter_offsets_rejects_bad_offsets(partition, offset, message):
     with pytest.raises(ConnectError) as info:
         FileStreamSourceConnector().alter_offsets(CFG, [(partition, offset)])
@@ -308,6 +342,7 @@ def test_source_alter_offsets_refuses_stdin():
 
 
 # ---- sink ------------------------------------------------------------------------------------------
+
 
 def sink_record(value, offset=0) -> SinkRecord:
     return SinkRecord("in", 0, None, value, offset)
@@ -348,7 +383,8 @@ def test_sink_connector_configs_and_alter_offsets():
     keys = connector.config().keys
     assert list(keys) == ["file"]
     assert keys["file"].to_info()["documentation"] == (
-        "Destination filename. If not specified, the standard output will be used")
+        "Destination filename. If not specified, the standard output will be used"
+    )
 
 
 def test_sink_start_fails_for_an_unwritable_file(tmp_path, start_sink):

@@ -1,4 +1,5 @@
 """A stop or pause reaches a FileStreamSource task that is waiting for new lines (task_runner's WAKEUP_HOOK)."""
+
 from __future__ import annotations
 
 import threading
@@ -78,8 +79,9 @@ def tailing_runner(tmp_path: Path, text: str) -> PollingRunner:
     return runner
 
 
-def test_stop_request_ends_an_idle_wait_and_stop_still_runs_on_the_task_thread(tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch):
+def test_stop_request_ends_an_idle_wait_and_stop_still_runs_on_the_task_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     # an idle wait far longer than the stop allows: only the wake-up can end it in time
     monkeypatch.setattr(filemod, "WATCHED_WAIT_S", 3600)
     runner = tailing_runner(tmp_path, "one\ntwo\n")

@@ -1,4 +1,5 @@
 """SequenceSource and RecordingSink, and their fault knobs, driven directly through the plugin API."""
+
 from __future__ import annotations
 
 import base64
@@ -14,7 +15,10 @@ from runtime.api import ConnectError, SinkRecord, TopicPartition, UnsupportedOpe
 from runtime.api.data import STRING_SCHEMA
 from runtime.connectors import testing as testingmod
 from runtime.connectors.testing import (
-    RecordingSinkConnector, RecordingSinkTask, SequenceSourceConnector, SequenceSourceTask,
+    RecordingSinkConnector,
+    RecordingSinkTask,
+    SequenceSourceConnector,
+    SequenceSourceTask,
 )
 
 
@@ -38,6 +42,7 @@ def commit_last(offsets, records) -> None:
 
 
 # ---- SequenceSource -----------------------------------------------------------------------------------
+
 
 def test_sequence_records_carry_key_struct_value_partition_and_offset(start_source):
     task = start_source(SequenceSourceTask, seq_props(**{"task.index": "2", "batch.size": "5"}))
@@ -198,18 +203,37 @@ def test_tasks_of_one_connector_produce_independent_sequences(start_source):
 def test_sequence_partitions_by_key_unless_each_task_owns_a_partition(start_source):
     by_key = start_source(SequenceSourceTask, seq_props(**{"task.index": "2", "batch.size": "3"}))
     assert [r.kafka_partition for r in by_key.poll()] == [None] * 3  # the producer partitions by key
-    own = start_source(SequenceSourceTask, seq_props(**{"task.index": "2", "batch.size": "3", "task.own.partition": "true"}))
+    own = start_source(
+        SequenceSourceTask, seq_props(**{"task.index": "2", "batch.size": "3", "task.own.partition": "true"})
+    )
     assert [r.kafka_partition for r in own.poll()] == [2] * 3
 
 
 # ---- config definitions and validation -------------------------------------------------------------
 
+
 def test_sequence_config_definition():
     keys = SequenceSourceConnector().config().keys
-    assert {"topic", "messages.per.task", "throughput", "batch.size", "connector.start.fail", "connector.stop.fail",
-            "connector.start.block.ms", "connector.stop.block.ms", "connector.validate.block.ms", "task.start.fail", "task.fail.after.records", "task.stop.block.ms",
-            "task.fail.times", "task.start.block.ms", "alter.offsets", "task.own.partition",
-            "connector.start.block.until.file", "connector.stop.block.until.file"} == set(keys)
+    assert {
+        "topic",
+        "messages.per.task",
+        "throughput",
+        "batch.size",
+        "connector.start.fail",
+        "connector.stop.fail",
+        "connector.start.block.ms",
+        "connector.stop.block.ms",
+        "connector.validate.block.ms",
+        "task.start.fail",
+        "task.fail.after.records",
+        "task.stop.block.ms",
+        "task.fail.times",
+        "task.start.block.ms",
+        "alter.offsets",
+        "task.own.partition",
+        "connector.start.block.until.file",
+        "connector.stop.block.until.file",
+    } == set(keys)
     info = {name: key.to_info() for name, key in keys.items()}
     assert info["topic"]["required"] is True
     assert info["messages.per.task"]["default_value"] == "-1"
@@ -226,15 +250,18 @@ def test_recording_config_definition():
     assert "topics" not in keys  # a framework key, defined by the runtime
 
 
-@pytest.mark.parametrize("extra, key, message", [
-    ({"topic": None}, "topic", 'Missing required configuration "topic"'),
-    ({"throughput": "-5"}, "throughput", "Value must be at least -1"),
-    ({"batch.size": "0"}, "batch.size", "Value must be at least 1"),
-    ({"messages.per.task": "lots"}, "messages.per.task", "Not a number of type LONG"),
-    ({"alter.offsets": "maybe"}, "alter.offsets", "String must be one of"),
-    ({"connector.start.fail": "yes"}, "connector.start.fail", "Expected value to be either true or false"),
-    ({"task.stop.block.ms": "-1"}, "task.stop.block.ms", "Value must be at least 0"),
-])
+@pytest.mark.parametrize(
+    "extra, key, message",
+    [
+        ({"topic": None}, "topic", 'Missing required configuration "topic"'),
+        ({"throughput": "-5"}, "throughput", "Value must be at least -1"),
+        ({"batch.size": "0"}, "batch.size", "Value must be at least 1"),
+        ({"messages.per.task": "lots"}, "messages.per.task", "Not a number of type LONG"),
+        ({"alter.offsets": "maybe"}, "alter.offsets", "String must be one of"),
+        ({"connector.start.fail": "yes"}, "connector.start.fail", "Expected value to be either true or false"),
+        ({"task.stop.block.ms": "-1"}, "task.stop.block.ms", "Value must be at least 0"),
+    ],
+)
 def test_sequence_config_validation_errors(extra, key, message):
     props = {k: v for k, v in {"name": "seq", "topic": "t", **extra}.items() if v is not None}
     errors = {v.name: v.errors for v in SequenceSourceConnector().validate(props)}
@@ -251,10 +278,14 @@ def test_recording_sink_requires_output_file():
 
 # ---- fault knobs ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("connector_class, props", [
-    (SequenceSourceConnector, {"name": "c", "topic": "t"}),
-    (RecordingSinkConnector, {"name": "c", "topics": "t", "output.file": "/tmp/unused"}),
-])
+
+@pytest.mark.parametrize(
+    "connector_class, props",
+    [
+        (SequenceSourceConnector, {"name": "c", "topic": "t"}),
+        (RecordingSinkConnector, {"name": "c", "topics": "t", "output.file": "/tmp/unused"}),
+    ],
+)
 def test_connector_knobs(connector_class, props):
     connector_class().start(props)  # defaults: no faults
     with pytest.raises(ConnectError, match="connector.start.fail=true"):
@@ -298,14 +329,28 @@ def test_connector_waits_for_its_gate_file(method, tmp_path, caplog):
         gate.touch()
 
 
-@pytest.mark.parametrize("setting, failing", [
-    ("all", {0, 1, 2}), ("1", {1}), ("0,2", {0, 2}), ("c-2", {2}), ("", set()), ("other-1", set()),
-])
+@pytest.mark.parametrize(
+    "setting, failing",
+    [
+        ("all", {0, 1, 2}),
+        ("1", {1}),
+        ("0,2", {0, 2}),
+        ("c-2", {2}),
+        ("", set()),
+        ("other-1", set()),
+    ],
+)
 @pytest.mark.parametrize("task_class", [SequenceSourceTask, RecordingSinkTask])
 def test_task_start_fail_selects_tasks(task_class, setting, failing, start_source, start_sink, tmp_path):
     for index in range(3):
-        props = {"name": "c", "topic": "t", "topics": "t", "output.file": str(tmp_path / "o"),
-                 "task.index": str(index), "task.start.fail": setting}
+        props = {
+            "name": "c",
+            "topic": "t",
+            "topics": "t",
+            "output.file": str(tmp_path / "o"),
+            "task.index": str(index),
+            "task.start.fail": setting,
+        }
         start = start_source if task_class is SequenceSourceTask else start_sink
         if index in failing:
             with pytest.raises(ConnectError, match=f"task.start.fail={setting}.*task c-{index}"):
@@ -336,8 +381,9 @@ def test_fail_after_records_counts_per_task_instance(start_source, offsets):
 
 def test_fail_times_lets_a_restarted_instance_run_on(start_source, offsets):
     # the count is per worker process and task id: a name of its own keeps other tests' failures out
-    props = seq_props(**{"name": "fail-once", "task.fail.after.records": "3", "task.fail.times": "1",
-                         "batch.size": "3"})
+    props = seq_props(
+        **{"name": "fail-once", "task.fail.after.records": "3", "task.fail.times": "1", "batch.size": "3"}
+    )
     first = start_source(SequenceSourceTask, props)
     commit_last(offsets, first.poll())
     with pytest.raises(ConnectError, match="task.fail.after.records=3"):
@@ -355,10 +401,13 @@ def test_task_stop_blocks(task_class, start_source, start_sink, tmp_path):
     assert time.monotonic() - started >= 0.3
 
 
-@pytest.mark.parametrize("connector_class, offsets", [
-    (SequenceSourceConnector, [({"task.id": "c-0"}, {"saved": 5})]),
-    (RecordingSinkConnector, {TopicPartition("t", 0): 5}),
-])
+@pytest.mark.parametrize(
+    "connector_class, offsets",
+    [
+        (SequenceSourceConnector, [({"task.id": "c-0"}, {"saved": 5})]),
+        (RecordingSinkConnector, {TopicPartition("t", 0): 5}),
+    ],
+)
 def test_alter_offsets_knob(connector_class, offsets):
     base = {"name": "c", "topic": "t", "topics": "t", "output.file": "/tmp/unused"}
     connector = connector_class()
@@ -375,6 +424,7 @@ def test_alter_offsets_knob(connector_class, offsets):
 
 # ---- RecordingSink ------------------------------------------------------------------------------------
 
+
 def read_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -382,18 +432,25 @@ def read_lines(path: Path) -> list[dict]:
 def test_recording_sink_line_format(tmp_path, start_sink):
     path = tmp_path / "rec.jsonl"
     task = start_sink(RecordingSinkTask, sink_props(path))
-    task.put([
-        SinkRecord("in", 0, "k", {"task": 1, "seqno": 2}, 10),
-        SinkRecord("in", 1, None, "text", 11),
-        SinkRecord("other", 2, 5, [1.5, True, None], 12),
-        SinkRecord("in", 0, b"\x00\xffkey", {"nested": b"bin"}, 13),
-    ])
+    task.put(
+        [
+            SinkRecord("in", 0, "k", {"task": 1, "seqno": 2}, 10),
+            SinkRecord("in", 1, None, "text", 11),
+            SinkRecord("other", 2, 5, [1.5, True, None], 12),
+            SinkRecord("in", 0, b"\x00\xffkey", {"nested": b"bin"}, 13),
+        ]
+    )
     assert read_lines(path) == [
         {"topic": "in", "partition": 0, "offset": 10, "key": "k", "value": {"task": 1, "seqno": 2}},
         {"topic": "in", "partition": 1, "offset": 11, "key": None, "value": "text"},
         {"topic": "other", "partition": 2, "offset": 12, "key": 5, "value": [1.5, True, None]},
-        {"topic": "in", "partition": 0, "offset": 13, "key": base64.b64encode(b"\x00\xffkey").decode(),
-         "value": {"nested": base64.b64encode(b"bin").decode()}},
+        {
+            "topic": "in",
+            "partition": 0,
+            "offset": 13,
+            "key": base64.b64encode(b"\x00\xffkey").decode(),
+            "value": {"nested": base64.b64encode(b"bin").decode()},
+        },
     ]
 
 

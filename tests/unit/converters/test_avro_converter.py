@@ -3,6 +3,7 @@
 Both sides share `mock://` registries (confluent-kafka's in-memory client, one per scope and process),
 so every byte written by one is read by the other exactly as on a real registry.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -25,7 +26,7 @@ from runtime.converters.schema_registry.avro_data import avro_to_connect_schema,
 from runtime.data.logical_schemas import DATE_SCHEMA, TIME_SCHEMA, TIMESTAMP_SCHEMA, decimal_schema
 from tests.support.schema_registry import SchemaRegistryServer, self_signed_certificate
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def converter(url: str, is_key: bool = False, **settings: str) -> AvroConverter:
@@ -41,12 +42,19 @@ def url() -> str:
 
 def precise_decimal(scale: int, precision: int) -> Schema:
     base = decimal_schema(scale)
-    return Schema("bytes", name=base.name, version=1,
-                  parameters=(("scale", str(scale)), ("connect.decimal.precision", str(precision))))
+    return Schema(
+        "bytes",
+        name=base.name,
+        version=1,
+        parameters=(("scale", str(scale)), ("connect.decimal.precision", str(precision))),
+    )
 
 
 ORDER = (
-    SchemaBuilder.struct().name("com.example.Order").version(3).doc("an order")
+    SchemaBuilder.struct()
+    .name("com.example.Order")
+    .version(3)
+    .doc("an order")
     .field("id", Schema("int64"))
     .field("tiny", Schema("int8"))
     .field("short", Schema("int16"))
@@ -64,21 +72,47 @@ ORDER = (
     .field("status", Schema("string", default="NEW"))
     .field("labels", SchemaBuilder.map(Schema("string"), Schema("int32")).build())
     .field("by_code", SchemaBuilder.map(Schema("int32"), Schema("string")).build())
-    .field("lines", SchemaBuilder.array(
-        SchemaBuilder.struct().name("com.example.Line").field("sku", Schema("string"))
-        .field("qty", Schema("int32")).build()).build())
-    .field("customer", SchemaBuilder.struct().field("name", Schema("string"))
-           .field("vip", Schema("boolean", optional=True)).optional().build())
+    .field(
+        "lines",
+        SchemaBuilder.array(
+            SchemaBuilder.struct()
+            .name("com.example.Line")
+            .field("sku", Schema("string"))
+            .field("qty", Schema("int32"))
+            .build()
+        ).build(),
+    )
+    .field(
+        "customer",
+        SchemaBuilder.struct()
+        .field("name", Schema("string"))
+        .field("vip", Schema("boolean", optional=True))
+        .optional()
+        .build(),
+    )
     .build()
 )
 
 ORDER_VALUE = {
-    "id": 2**40, "tiny": -7, "short": 3000, "count": -5, "ratio": 0.5, "amount": 1e-3, "paid": True, "note": None,
-    "raw": b"\x00\xff", "price": decimal.Decimal("12.34"), "exact": decimal.Decimal("-1.0001"),
-    "day": dt.date(2024, 2, 29), "at": dt.time(23, 59, 59, 999000),
-    "ts": dt.datetime(2024, 2, 29, 12, 0, 0, 1000, tzinfo=UTC), "status": "PAID",
-    "labels": {"a": 1}, "by_code": {404: "missing", 500: "broken"},
-    "lines": [{"sku": "x", "qty": 2}], "customer": {"name": "ann", "vip": None},
+    "id": 2**40,
+    "tiny": -7,
+    "short": 3000,
+    "count": -5,
+    "ratio": 0.5,
+    "amount": 1e-3,
+    "paid": True,
+    "note": None,
+    "raw": b"\x00\xff",
+    "price": decimal.Decimal("12.34"),
+    "exact": decimal.Decimal("-1.0001"),
+    "day": dt.date(2024, 2, 29),
+    "at": dt.time(23, 59, 59, 999000),
+    "ts": dt.datetime(2024, 2, 29, 12, 0, 0, 1000, tzinfo=UTC),
+    "status": "PAID",
+    "labels": {"a": 1},
+    "by_code": {404: "missing", 500: "broken"},
+    "lines": [{"sku": "x", "qty": 2}],
+    "customer": {"name": "ann", "vip": None},
 }
 
 
@@ -107,7 +141,10 @@ def test_what_confluent_kafkas_deserializer_reads_from_our_bytes(url) -> None:
 
 
 CONFLUENT_SCHEMA = {
-    "type": "record", "name": "Payment", "namespace": "io.example", "doc": "a payment",
+    "type": "record",
+    "name": "Payment",
+    "namespace": "io.example",
+    "doc": "a payment",
     "fields": [
         {"name": "id", "type": "string"},
         {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
@@ -118,20 +155,40 @@ CONFLUENT_SCHEMA = {
         {"name": "memo", "type": ["null", "string"], "default": None},
         {"name": "retries", "type": "int", "default": 0, "doc": "how often"},
         {"name": "meta", "type": {"type": "map", "values": "long"}},
-        {"name": "card", "type": ["null", {"type": "record", "name": "Card",
-                                           "fields": [{"name": "last4", "type": "string"}]}], "default": None},
+        {
+            "name": "card",
+            "type": ["null", {"type": "record", "name": "Card", "fields": [{"name": "last4", "type": "string"}]}],
+            "default": None,
+        },
         {"name": "scores", "type": {"type": "array", "items": "double"}},
-        {"name": "ok", "type": "boolean"}, {"name": "blob", "type": "bytes"}, {"name": "f", "type": "float"},
+        {"name": "ok", "type": "boolean"},
+        {"name": "blob", "type": "bytes"},
+        {"name": "f", "type": "float"},
     ],
 }
 
 
 def test_what_confluent_kafkas_serializer_wrote_reaches_connect_as_typed_values(url) -> None:
     c = converter(url)
-    value = {"id": "p1", "amount": decimal.Decimal("10.50"), "when": dt.datetime(2025, 1, 1, tzinfo=UTC),
-             "day": dt.date(2025, 1, 1), "at": dt.time(8, 30), "kind": "CASH", "memo": None, "retries": 2,
-             "meta": {"a": 1}, "card": {"last4": "4242"}, "scores": [1.5], "ok": False, "blob": b"\x01", "f": 0.25}
-    data = AvroSerializer(c.client, json.dumps(CONFLUENT_SCHEMA))(value, SerializationContext("pay", MessageField.VALUE))
+    value = {
+        "id": "p1",
+        "amount": decimal.Decimal("10.50"),
+        "when": dt.datetime(2025, 1, 1, tzinfo=UTC),
+        "day": dt.date(2025, 1, 1),
+        "at": dt.time(8, 30),
+        "kind": "CASH",
+        "memo": None,
+        "retries": 2,
+        "meta": {"a": 1},
+        "card": {"last4": "4242"},
+        "scores": [1.5],
+        "ok": False,
+        "blob": b"\x01",
+        "f": 0.25,
+    }
+    data = AvroSerializer(c.client, json.dumps(CONFLUENT_SCHEMA))(
+        value, SerializationContext("pay", MessageField.VALUE)
+    )
     schema, read = c.to_connect_data("pay", data)
     assert read == value
     assert schema.name == "io.example.Payment" and schema.version == 1  # the registry's version
@@ -141,11 +198,14 @@ def test_what_confluent_kafkas_serializer_wrote_reaches_connect_as_typed_values(
     assert fields["when"].name == "org.apache.kafka.connect.data.Timestamp" and fields["when"].type == "int64"
     assert fields["day"].name == "org.apache.kafka.connect.data.Date"
     assert fields["at"].name == "org.apache.kafka.connect.data.Time"
-    assert fields["kind"].type == "string" and dict(fields["kind"].parameters)[
-        "io.confluent.connect.avro.Enum"] == "io.example.Kind"
+    assert (
+        fields["kind"].type == "string"
+        and dict(fields["kind"].parameters)["io.confluent.connect.avro.Enum"] == "io.example.Kind"
+    )
     assert fields["memo"].optional and fields["memo"].type == "string"
     assert fields["retries"].default == 0 and dict(fields["retries"].parameters) == {
-        "io.confluent.connect.avro.field.default": "true"}
+        "io.confluent.connect.avro.field.default": "true"
+    }
     assert fields["card"].optional and fields["card"].name == "io.example.Card"
     assert fields["meta"].type == "map" and fields["meta"].value_schema.type == "int64"
     assert fields["f"].type == "float32" and fields["blob"].type == "bytes"
@@ -157,9 +217,11 @@ def test_what_confluent_kafkas_serializer_wrote_reaches_connect_as_typed_values(
 
 def test_subject_name_strategies(url) -> None:
     schema = SchemaBuilder.struct().name("com.example.Event").field("n", Schema("int32")).build()
-    for strategy, subject in (("TopicNameStrategy", "events-value"),
-                              ("io.confluent.kafka.serializers.subject.RecordNameStrategy", "com.example.Event"),
-                              ("TopicRecordNameStrategy", "events-com.example.Event")):
+    for strategy, subject in (
+        ("TopicNameStrategy", "events-value"),
+        ("io.confluent.kafka.serializers.subject.RecordNameStrategy", "com.example.Event"),
+        ("TopicRecordNameStrategy", "events-com.example.Event"),
+    ):
         c = converter(url, **{"value.subject.name.strategy": strategy})
         c.from_connect_data("events", schema, {"n": 1})
         assert subject in c.client.get_subjects(), (strategy, c.client.get_subjects())
@@ -175,12 +237,18 @@ def test_without_auto_register_an_unregistered_schema_is_a_data_error(url) -> No
 
 
 def test_use_latest_version_writes_with_the_subjects_latest_schema(url) -> None:
-    latest = {"type": "record", "name": "Event", "namespace": "com.example",
-              "fields": [{"name": "n", "type": "int"}, {"name": "tag", "type": "string", "default": "none"}]}
-    AvroSerializer(converter(url).client, json.dumps(latest))({"n": 0, "tag": "x"},
-                                                              SerializationContext("t", MessageField.VALUE))
-    c = converter(url, **{"auto.register.schemas": "false", "use.latest.version": "true",
-                          "latest.compatibility.strict": "false"})
+    latest = {
+        "type": "record",
+        "name": "Event",
+        "namespace": "com.example",
+        "fields": [{"name": "n", "type": "int"}, {"name": "tag", "type": "string", "default": "none"}],
+    }
+    AvroSerializer(converter(url).client, json.dumps(latest))(
+        {"n": 0, "tag": "x"}, SerializationContext("t", MessageField.VALUE)
+    )
+    c = converter(
+        url, **{"auto.register.schemas": "false", "use.latest.version": "true", "latest.compatibility.strict": "false"}
+    )
     schema = SchemaBuilder.struct().name("com.example.Event").field("n", Schema("int32")).build()
     data = c.from_connect_data("t", schema, {"n": 7})
     assert AvroDeserializer(c.client)(data, SerializationContext("t", MessageField.VALUE)) == {"n": 7, "tag": "none"}
@@ -210,17 +278,23 @@ def test_settings_are_checked_with_the_key_named() -> None:
     with pytest.raises(ConfigError, match="value.subject.name.strategy"):
         AvroConverter().configure({"schema.registry.url": "mock://x", "value.subject.name.strategy": "Nope"}, False)
     with pytest.raises(ConfigError, match="basic.auth.user.info"):
-        AvroConverter().configure({"schema.registry.url": "http://x", "basic.auth.credentials.source": "USER_INFO"},
-                                  False)
+        AvroConverter().configure(
+            {"schema.registry.url": "http://x", "basic.auth.credentials.source": "USER_INFO"}, False
+        )
     with pytest.raises(ConfigError, match="truststore.type"):
-        AvroConverter().configure({"schema.registry.url": "https://x",
-                                   "schema.registry.ssl.truststore.location": "/x.jks"}, False)
+        AvroConverter().configure(
+            {"schema.registry.url": "https://x", "schema.registry.ssl.truststore.location": "/x.jks"}, False
+        )
 
 
 def test_unnamed_nested_structs_get_distinct_default_names() -> None:
     inner = SchemaBuilder.struct().field("a", Schema("int32")).build()
-    outer = SchemaBuilder.struct().field("x", inner).field("y", SchemaBuilder.struct().field(
-        "b", Schema("string")).build()).build()
+    outer = (
+        SchemaBuilder.struct()
+        .field("x", inner)
+        .field("y", SchemaBuilder.struct().field("b", Schema("string")).build())
+        .build()
+    )
     avro = connect_to_avro_schema(outer)
     assert avro["name"] == "ConnectDefault"
     assert [f["type"]["name"] for f in avro["fields"]] == ["ConnectDefault2", "ConnectDefault3"]
@@ -237,26 +311,37 @@ def test_a_general_union_is_a_connect_union_struct(url) -> None:
     assert field.name == "io.confluent.connect.avro.Union" and field.optional
     assert [f.name for f in field.fields] == ["int", "string"]
     assert value == {"v": {"int": None, "string": "s"}}
-    assert AvroDeserializer(c.client)(c.from_connect_data("u2", schema, value),
-                                      SerializationContext("u2", MessageField.VALUE)) == {"v": "s"}
+    assert AvroDeserializer(c.client)(
+        c.from_connect_data("u2", schema, value), SerializationContext("u2", MessageField.VALUE)
+    ) == {"v": "s"}
 
 
 def test_tls_and_basic_auth_settings_reach_the_registry(tmp_path) -> None:
     cert, key = self_signed_certificate(str(tmp_path))
     schema = SchemaBuilder.struct().name("com.example.S").field("n", Schema("int32")).build()
     with SchemaRegistryServer(tls=(cert, key), user_info="alice:s3cret") as server:
-        secured = converter(server.url, **{"schema.registry.ssl.truststore.location": cert,
-                                           "schema.registry.ssl.truststore.type": "PEM",
-                                           "basic.auth.credentials.source": "USER_INFO",
-                                           "basic.auth.user.info": "alice:s3cret"})
+        secured = converter(
+            server.url,
+            **{
+                "schema.registry.ssl.truststore.location": cert,
+                "schema.registry.ssl.truststore.type": "PEM",
+                "basic.auth.credentials.source": "USER_INFO",
+                "basic.auth.user.info": "alice:s3cret",
+            },
+        )
         data = secured.from_connect_data("secure", schema, {"n": 1})
         assert secured.to_connect_data("secure", data)[1] == {"n": 1}
         untrusted = converter(server.url, **{"schema.registry.request.timeout.ms": "5000"})
         with pytest.raises(RetriableError, match="CERTIFICATE_VERIFY_FAILED"):
             untrusted.from_connect_data("secure", schema, {"n": 2})
-        wrong = converter(server.url, **{"schema.registry.ssl.ca.location": cert,
-                                         "basic.auth.credentials.source": "USER_INFO",
-                                         "basic.auth.user.info": "alice:wrong"})
+        wrong = converter(
+            server.url,
+            **{
+                "schema.registry.ssl.ca.location": cert,
+                "basic.auth.credentials.source": "USER_INFO",
+                "basic.auth.user.info": "alice:wrong",
+            },
+        )
         with pytest.raises(DataError, match="HTTP 401") as refused:
             wrong.from_connect_data("secure", schema, {"n": 3})
         assert "wrong" not in str(refused.value) and "s3cret" not in str(refused.value)
@@ -264,19 +349,28 @@ def test_tls_and_basic_auth_settings_reach_the_registry(tmp_path) -> None:
 
 def test_schema_references_resolve_named_types_from_other_subjects(url) -> None:
     c = converter(url)
-    address = {"type": "record", "name": "Address", "namespace": "io.example",
-               "fields": [{"name": "city", "type": "string"}]}
+    address = {
+        "type": "record",
+        "name": "Address",
+        "namespace": "io.example",
+        "fields": [{"name": "city", "type": "string"}],
+    }
     c.client.register_schema("address", RegistrySchema(json.dumps(address), "AVRO"))
-    person = {"type": "record", "name": "Person", "namespace": "io.example",
-              "fields": [{"name": "name", "type": "string"}, {"name": "home", "type": "io.example.Address"}]}
+    person = {
+        "type": "record",
+        "name": "Person",
+        "namespace": "io.example",
+        "fields": [{"name": "name", "type": "string"}, {"name": "home", "type": "io.example.Address"}],
+    }
     reference = SchemaReference("io.example.Address", "address", 1)
     c.client.register_schema("people-value", RegistrySchema(json.dumps(person), "AVRO", [reference]))
     schema_id = c.client.get_latest_version("people-value").schema_id
     named: dict = {}
     fastavro.parse_schema(address, named_schemas=named)
     body = io.BytesIO()
-    fastavro.schemaless_writer(body, fastavro.parse_schema(person, named_schemas=named),
-                               {"name": "ann", "home": {"city": "Oslo"}})
+    fastavro.schemaless_writer(
+        body, fastavro.parse_schema(person, named_schemas=named), {"name": "ann", "home": {"city": "Oslo"}}
+    )
     schema, value = c.to_connect_data("people", b"\x00" + schema_id.to_bytes(4, "big") + body.getvalue())
     assert value == {"name": "ann", "home": {"city": "Oslo"}}
     assert schema.fields[1].schema.name == "io.example.Address"

@@ -1,4 +1,5 @@
 """JsonConverter: exact bytes of Kafka's JsonConverter (expected strings captured from Kafka 3.9's own class)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -8,8 +9,18 @@ import orjson
 import pytest
 
 from runtime.api.config import Type
-from runtime.api.data import (BYTES_SCHEMA, FLOAT32_SCHEMA, FLOAT64_SCHEMA, INT32_SCHEMA, INT64_SCHEMA, INT8_SCHEMA,
-                              OPTIONAL_STRING_SCHEMA, STRING_SCHEMA, Schema, SchemaBuilder)
+from runtime.api.data import (
+    BYTES_SCHEMA,
+    FLOAT32_SCHEMA,
+    FLOAT64_SCHEMA,
+    INT8_SCHEMA,
+    INT32_SCHEMA,
+    INT64_SCHEMA,
+    OPTIONAL_STRING_SCHEMA,
+    STRING_SCHEMA,
+    Schema,
+    SchemaBuilder,
+)
 from runtime.api.errors import ConfigError, DataError
 from runtime.converters.json import ENVELOPE_MESSAGE, JsonConverter, dumps_schemaless
 from runtime.data.java_numbers import java_double_str, java_float_str
@@ -32,21 +43,39 @@ KAFKA_STRUCT_ENVELOPE = (
 
 
 def struct_schema() -> Schema:
-    return (SchemaBuilder.struct().name("com.x.V").version(2).doc("d").parameter("p", "v")
-            .field("id", INT32_SCHEMA)
-            .field("name", SchemaBuilder("string").optional().default_value("dflt").build())
-            .field("b", BYTES_SCHEMA).field("f", FLOAT64_SCHEMA).field("g", FLOAT32_SCHEMA)
-            .field("tags", SchemaBuilder.array(STRING_SCHEMA).build())
-            .field("m", SchemaBuilder.map(INT32_SCHEMA, STRING_SCHEMA).optional().build())
-            .field("dec", decimal_schema(2)).field("ts", TIMESTAMP_SCHEMA).field("dt", DATE_SCHEMA)
-            .build())
+    return (
+        SchemaBuilder.struct()
+        .name("com.x.V")
+        .version(2)
+        .doc("d")
+        .parameter("p", "v")
+        .field("id", INT32_SCHEMA)
+        .field("name", SchemaBuilder("string").optional().default_value("dflt").build())
+        .field("b", BYTES_SCHEMA)
+        .field("f", FLOAT64_SCHEMA)
+        .field("g", FLOAT32_SCHEMA)
+        .field("tags", SchemaBuilder.array(STRING_SCHEMA).build())
+        .field("m", SchemaBuilder.map(INT32_SCHEMA, STRING_SCHEMA).optional().build())
+        .field("dec", decimal_schema(2))
+        .field("ts", TIMESTAMP_SCHEMA)
+        .field("dt", DATE_SCHEMA)
+        .build()
+    )
 
 
 def struct_value() -> dict:
-    return {"id": 1, "name": None, "b": b"\x00\x01", "f": 1e7, "g": 0.1, "tags": ["a"], "m": {1: "x"},
-            "dec": decimal.Decimal("1.23"),
-            "ts": dt.datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=dt.timezone.utc),
-            "dt": dt.date(1970, 1, 1) + dt.timedelta(days=19000)}
+    return {
+        "id": 1,
+        "name": None,
+        "b": b"\x00\x01",
+        "f": 1e7,
+        "g": 0.1,
+        "tags": ["a"],
+        "m": {1: "x"},
+        "dec": decimal.Decimal("1.23"),
+        "ts": dt.datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=dt.UTC),
+        "dt": dt.date(1970, 1, 1) + dt.timedelta(days=19000),
+    }
 
 
 def converter(**configs) -> JsonConverter:
@@ -80,12 +109,18 @@ def test_small_schema_cache_still_converts_correctly():
     c = converter(**{"schemas.cache.size": "1"})
     for _ in range(3):
         assert c.from_connect_data("t", INT32_SCHEMA, 5) == b'{"schema":{"type":"int32","optional":false},"payload":5}'
-        assert c.from_connect_data("t", STRING_SCHEMA, "x") == b'{"schema":{"type":"string","optional":false},"payload":"x"}'
+        assert (
+            c.from_connect_data("t", STRING_SCHEMA, "x")
+            == b'{"schema":{"type":"string","optional":false},"payload":"x"}'
+        )
 
 
 def test_schemaless_with_schemas_enabled_writes_null_schema_and_java_numbers():
     value = {"a": 1, "b": [1.5, 1e20, float("nan"), "x\u0001"]}
-    assert converter().from_connect_data("t", None, value) == b'{"schema":null,"payload":{"a":1,"b":[1.5,1.0E20,"NaN","x\\u0001"]}}'
+    assert (
+        converter().from_connect_data("t", None, value)
+        == b'{"schema":null,"payload":{"a":1,"b":[1.5,1.0E20,"NaN","x\\u0001"]}}'
+    )
 
 
 def test_schemas_disabled_writes_bare_json():
@@ -99,7 +134,10 @@ def test_tombstones_and_optional_nulls():
     c = converter()
     assert c.from_connect_data("t", None, None) is None
     assert c.to_connect_data("t", None) == (None, None)
-    assert c.from_connect_data("t", OPTIONAL_STRING_SCHEMA, None) == b'{"schema":{"type":"string","optional":true},"payload":null}'
+    assert (
+        c.from_connect_data("t", OPTIONAL_STRING_SCHEMA, None)
+        == b'{"schema":{"type":"string","optional":true},"payload":null}'
+    )
     with pytest.raises(DataError, match="null value for field that is required and has no default value"):
         c.from_connect_data("t", STRING_SCHEMA, None)
     assert converter(**{"schemas.enable": False}).from_connect_data("t", OPTIONAL_STRING_SCHEMA, None) == b"null"
@@ -121,7 +159,9 @@ def test_plain_json_with_schemas_enabled_is_rejected_with_kafkas_message(raw):
 
 
 def test_invalid_json_is_a_data_error():
-    with pytest.raises(DataError, match="Converting byte\\[\\] to Kafka Connect data failed due to serialization error"):
+    with pytest.raises(
+        DataError, match="Converting byte\\[\\] to Kafka Connect data failed due to serialization error"
+    ):
         converter().to_connect_data("t", b"{not json")
 
 
@@ -132,10 +172,17 @@ def test_schemas_disabled_reads_plain_json():
     assert c.to_connect_data("t", b"null") == (None, None)
 
 
-@pytest.mark.parametrize("schema,value,json_type", [
-    (INT8_SCHEMA, -3, "int8"), (INT64_SCHEMA, 2**62, "int64"), (FLOAT32_SCHEMA, 0.5, "float"),
-    (FLOAT64_SCHEMA, 0.25, "double"), (Schema("boolean"), True, "boolean"), (BYTES_SCHEMA, b"\xff", "bytes"),
-])
+@pytest.mark.parametrize(
+    "schema,value,json_type",
+    [
+        (INT8_SCHEMA, -3, "int8"),
+        (INT64_SCHEMA, 2**62, "int64"),
+        (FLOAT32_SCHEMA, 0.5, "float"),
+        (FLOAT64_SCHEMA, 0.25, "double"),
+        (Schema("boolean"), True, "boolean"),
+        (BYTES_SCHEMA, b"\xff", "bytes"),
+    ],
+)
 def test_primitive_round_trip_and_type_names(schema, value, json_type):
     c = converter()
     raw = c.from_connect_data("t", schema, value)
@@ -174,8 +221,10 @@ def test_bad_schema_json_messages():
 def test_decimal_numeric_format_and_scale_check():
     c = converter(**{"decimal.format": "numeric"})
     raw = c.from_connect_data("t", decimal_schema(2), decimal.Decimal("1.23"))
-    assert raw == (b'{"schema":{"type":"bytes","optional":false,"name":"org.apache.kafka.connect.data.Decimal",'
-                   b'"version":1,"parameters":{"scale":"2"}},"payload":1.23}')
+    assert raw == (
+        b'{"schema":{"type":"bytes","optional":false,"name":"org.apache.kafka.connect.data.Decimal",'
+        b'"version":1,"parameters":{"scale":"2"}},"payload":1.23}'
+    )
     assert c.to_connect_data("t", raw)[1] == decimal.Decimal("1.23")
     with pytest.raises(DataError, match="mismatching scale"):
         c.from_connect_data("t", decimal_schema(2), decimal.Decimal("1.5"))
@@ -202,10 +251,20 @@ def test_config_definition_and_validation():
         converter(**{"decimal.format": "HEX"})
 
 
-@pytest.mark.parametrize("x,java", [
-    (1.0, "1.0"), (1e7, "1.0E7"), (1e-4, "1.0E-4"), (0.001, "0.001"), (123456789.0, "1.23456789E8"),
-    (1.5e300, "1.5E300"), (-0.0, "-0.0"), (0.1 + 0.2, "0.30000000000000004"), (1e21, "1.0E21"),
-])
+@pytest.mark.parametrize(
+    "x,java",
+    [
+        (1.0, "1.0"),
+        (1e7, "1.0E7"),
+        (1e-4, "1.0E-4"),
+        (0.001, "0.001"),
+        (123456789.0, "1.23456789E8"),
+        (1.5e300, "1.5E300"),
+        (-0.0, "-0.0"),
+        (0.1 + 0.2, "0.30000000000000004"),
+        (1e21, "1.0E21"),
+    ],
+)
 def test_java_double_notation(x, java):
     assert java_double_str(x) == java
     assert dumps_schemaless([x]) == f"[{java}]".encode()
@@ -222,7 +281,9 @@ def test_large_float_in_string_does_not_change_strings():
     assert dumps_schemaless(value) == b'{"s":"12345678.9 and 1e5","f":3.5}'
 
 
-@pytest.mark.parametrize("x,java", [(1e-5, "1.0E-5"), (0.0005, "5.0E-4"), (12345678.5, "1.23456785E7"), (1e16, "1.0E16")])
+@pytest.mark.parametrize(
+    "x,java", [(1e-5, "1.0E-5"), (0.0005, "5.0E-4"), (12345678.5, "1.23456785E7"), (1e16, "1.0E16")]
+)
 def test_floats_orjson_writes_differently_take_the_exact_path(x, java):
     assert dumps_schemaless({"v": x, "s": "e-mail"}) == f'{{"v":{java},"s":"e-mail"}}'.encode()
 
@@ -231,4 +292,8 @@ def test_decoding_alternating_schemas_keeps_each_schema():
     c = converter()
     a = c.from_connect_data("t", INT32_SCHEMA, 1)
     b = c.from_connect_data("t", STRING_SCHEMA, "x")
-    assert [c.to_connect_data("t", raw) for raw in (a, b, a)] == [(INT32_SCHEMA, 1), (STRING_SCHEMA, "x"), (INT32_SCHEMA, 1)]
+    assert [c.to_connect_data("t", raw) for raw in (a, b, a)] == [
+        (INT32_SCHEMA, 1),
+        (STRING_SCHEMA, "x"),
+        (INT32_SCHEMA, 1),
+    ]

@@ -1,4 +1,5 @@
 """JsonSchemaConverter against confluent-kafka's JSONSerializer/JSONDeserializer, through one registry."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -15,7 +16,7 @@ from runtime.api.errors import DataError
 from runtime.converters.schema_registry.json_schema import JsonSchemaConverter
 from runtime.data.logical_schemas import DATE_SCHEMA, TIMESTAMP_SCHEMA, decimal_schema
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def converter(url: str, **settings: str) -> JsonSchemaConverter:
@@ -33,19 +34,41 @@ def ctx(topic: str) -> SerializationContext:
     return SerializationContext(topic, MessageField.VALUE)
 
 
-USER = (SchemaBuilder.struct().name("com.example.User").version(2).doc("a user")
-        .field("id", Schema("int64")).field("tiny", Schema("int8")).field("score", Schema("float64"))
-        .field("ok", Schema("boolean")).field("name", Schema("string", optional=True))
-        .field("raw", Schema("bytes")).field("balance", decimal_schema(3)).field("born", DATE_SCHEMA)
-        .field("seen", TIMESTAMP_SCHEMA).field("tags", SchemaBuilder.map(Schema("string"), Schema("int32")).build())
-        .field("by_id", SchemaBuilder.map(Schema("int64"), Schema("string")).build())
-        .field("address", SchemaBuilder.struct().field("city", Schema("string")).optional().build())
-        .field("nums", SchemaBuilder.array(Schema("int32")).build())
-        .build())
-USER_VALUE = {"id": 9, "tiny": 1, "score": 2.5, "ok": True, "name": None, "raw": b"\x00\x01",
-              "balance": decimal.Decimal("12345678901234567.891"), "born": dt.date(2000, 1, 1),
-              "seen": dt.datetime(2024, 5, 1, 10, 0, tzinfo=UTC), "tags": {"a": 1}, "by_id": {7: "seven"},
-              "address": {"city": "Oslo"}, "nums": [1, 2]}
+USER = (
+    SchemaBuilder.struct()
+    .name("com.example.User")
+    .version(2)
+    .doc("a user")
+    .field("id", Schema("int64"))
+    .field("tiny", Schema("int8"))
+    .field("score", Schema("float64"))
+    .field("ok", Schema("boolean"))
+    .field("name", Schema("string", optional=True))
+    .field("raw", Schema("bytes"))
+    .field("balance", decimal_schema(3))
+    .field("born", DATE_SCHEMA)
+    .field("seen", TIMESTAMP_SCHEMA)
+    .field("tags", SchemaBuilder.map(Schema("string"), Schema("int32")).build())
+    .field("by_id", SchemaBuilder.map(Schema("int64"), Schema("string")).build())
+    .field("address", SchemaBuilder.struct().field("city", Schema("string")).optional().build())
+    .field("nums", SchemaBuilder.array(Schema("int32")).build())
+    .build()
+)
+USER_VALUE = {
+    "id": 9,
+    "tiny": 1,
+    "score": 2.5,
+    "ok": True,
+    "name": None,
+    "raw": b"\x00\x01",
+    "balance": decimal.Decimal("12345678901234567.891"),
+    "born": dt.date(2000, 1, 1),
+    "seen": dt.datetime(2024, 5, 1, 10, 0, tzinfo=UTC),
+    "tags": {"a": 1},
+    "by_id": {7: "seven"},
+    "address": {"city": "Oslo"},
+    "nums": [1, 2],
+}
 
 
 def test_round_trip_keeps_values_and_schema(url) -> None:
@@ -68,10 +91,15 @@ def test_confluent_kafkas_deserializer_reads_our_records(url) -> None:
 
 
 PYTHON_SCHEMA = {
-    "$schema": "http://json-schema.org/draft-07/schema#", "title": "Order", "type": "object",
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "title": "Order",
+    "type": "object",
     "properties": {
-        "id": {"type": "integer"}, "price": {"type": "number"}, "note": {"type": ["string", "null"]},
-        "status": {"type": "string", "enum": ["NEW", "PAID"]}, "lines": {"type": "array", "items": {"$ref": "#/definitions/Line"}},
+        "id": {"type": "integer"},
+        "price": {"type": "number"},
+        "note": {"type": ["string", "null"]},
+        "status": {"type": "string", "enum": ["NEW", "PAID"]},
+        "lines": {"type": "array", "items": {"$ref": "#/definitions/Line"}},
         "attrs": {"type": "object", "additionalProperties": {"type": "string"}},
     },
     "definitions": {"Line": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}}}},
@@ -80,8 +108,14 @@ PYTHON_SCHEMA = {
 
 def test_records_from_confluent_kafkas_serializer_reach_connect_typed(url) -> None:
     c = converter(url)
-    value = {"id": 1, "price": 9.5, "note": None, "status": "PAID", "lines": [{"sku": "a", "qty": 2}],
-             "attrs": {"k": "v"}}
+    value = {
+        "id": 1,
+        "price": 9.5,
+        "note": None,
+        "status": "PAID",
+        "lines": [{"sku": "a", "qty": 2}],
+        "attrs": {"k": "v"},
+    }
     data = JSONSerializer(json.dumps(PYTHON_SCHEMA), c.client)(value, ctx("orders"))
     schema, read = c.to_connect_data("orders", data)
     assert read == value

@@ -1,4 +1,5 @@
 """ProtobufConverter against confluent-kafka's ProtobufSerializer/ProtobufDeserializer, through one registry."""
+
 from __future__ import annotations
 
 import base64
@@ -17,7 +18,7 @@ from runtime.api.errors import DataError
 from runtime.converters.schema_registry.protobuf import ProtobufConverter
 from runtime.data.logical_schemas import DATE_SCHEMA, TIME_SCHEMA, TIMESTAMP_SCHEMA, decimal_schema
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 F = descriptor_pb2.FieldDescriptorProto
 
 
@@ -36,22 +37,47 @@ def ctx(topic: str) -> SerializationContext:
     return SerializationContext(topic, MessageField.VALUE)
 
 
-ORDER = (SchemaBuilder.struct().name("com.example.Order")
-         .field("id", Schema("int64")).field("tiny", Schema("int8")).field("count", Schema("int32"))
-         .field("ratio", Schema("float32")).field("amount", Schema("float64")).field("paid", Schema("boolean"))
-         .field("note", Schema("string")).field("raw", Schema("bytes")).field("price", decimal_schema(2))
-         .field("day", DATE_SCHEMA).field("at", TIME_SCHEMA).field("ts", TIMESTAMP_SCHEMA)
-         .field("labels", SchemaBuilder.map(Schema("string"), Schema("int32")).build())
-         .field("nums", SchemaBuilder.array(Schema("int64")).build())
-         .field("lines", SchemaBuilder.array(SchemaBuilder.struct().name("Line").field("sku", Schema("string"))
-                                             .build()).build())
-         .field("customer", SchemaBuilder.struct().name("Customer").field("name", Schema("string"))
-                .optional().build())
-         .build())
-ORDER_VALUE = {"id": 2**40, "tiny": -3, "count": 7, "ratio": 0.5, "amount": 2.25, "paid": True, "note": "hi",
-               "raw": b"\x01\x02", "price": decimal.Decimal("-12.34"), "day": dt.date(2024, 2, 29),
-               "at": dt.time(13, 14, 15, 16000), "ts": dt.datetime(2024, 2, 29, 1, 2, 3, 4000, tzinfo=UTC),
-               "labels": {"a": 1}, "nums": [1, 2], "lines": [{"sku": "x"}], "customer": {"name": "ann"}}
+ORDER = (
+    SchemaBuilder.struct()
+    .name("com.example.Order")
+    .field("id", Schema("int64"))
+    .field("tiny", Schema("int8"))
+    .field("count", Schema("int32"))
+    .field("ratio", Schema("float32"))
+    .field("amount", Schema("float64"))
+    .field("paid", Schema("boolean"))
+    .field("note", Schema("string"))
+    .field("raw", Schema("bytes"))
+    .field("price", decimal_schema(2))
+    .field("day", DATE_SCHEMA)
+    .field("at", TIME_SCHEMA)
+    .field("ts", TIMESTAMP_SCHEMA)
+    .field("labels", SchemaBuilder.map(Schema("string"), Schema("int32")).build())
+    .field("nums", SchemaBuilder.array(Schema("int64")).build())
+    .field(
+        "lines", SchemaBuilder.array(SchemaBuilder.struct().name("Line").field("sku", Schema("string")).build()).build()
+    )
+    .field("customer", SchemaBuilder.struct().name("Customer").field("name", Schema("string")).optional().build())
+    .build()
+)
+ORDER_VALUE = {
+    "id": 2**40,
+    "tiny": -3,
+    "count": 7,
+    "ratio": 0.5,
+    "amount": 2.25,
+    "paid": True,
+    "note": "hi",
+    "raw": b"\x01\x02",
+    "price": decimal.Decimal("-12.34"),
+    "day": dt.date(2024, 2, 29),
+    "at": dt.time(13, 14, 15, 16000),
+    "ts": dt.datetime(2024, 2, 29, 1, 2, 3, 4000, tzinfo=UTC),
+    "labels": {"a": 1},
+    "nums": [1, 2],
+    "lines": [{"sku": "x"}],
+    "customer": {"name": "ann"},
+}
 
 
 def test_round_trip_keeps_every_value(url) -> None:
@@ -93,16 +119,25 @@ def test_confluent_kafkas_deserializer_reads_our_records(url) -> None:
 
 def _payment_file() -> descriptor_pb2.FileDescriptorProto:
     file = descriptor_pb2.FileDescriptorProto(name="payment.proto", package="io.example", syntax="proto3")
-    file.dependency.extend(["google/protobuf/timestamp.proto", "google/type/date.proto",
-                            "confluent/type/decimal.proto"])
+    file.dependency.extend(
+        ["google/protobuf/timestamp.proto", "google/type/date.proto", "confluent/type/decimal.proto"]
+    )
     kind = file.enum_type.add(name="Kind")
     kind.value.add(name="CARD", number=0)
     kind.value.add(name="CASH", number=1)
     message = file.message_type.add(name="Payment")
-    for number, (name, type_, type_name) in enumerate([
-            ("id", F.TYPE_STRING, ""), ("cents", F.TYPE_SINT64, ""), ("when", F.TYPE_MESSAGE, ".google.protobuf.Timestamp"),
-            ("day", F.TYPE_MESSAGE, ".google.type.Date"), ("amount", F.TYPE_MESSAGE, ".confluent.type.Decimal"),
-            ("kind", F.TYPE_ENUM, ".io.example.Kind"), ("ok", F.TYPE_BOOL, "")], start=1):
+    for number, (name, type_, type_name) in enumerate(
+        [
+            ("id", F.TYPE_STRING, ""),
+            ("cents", F.TYPE_SINT64, ""),
+            ("when", F.TYPE_MESSAGE, ".google.protobuf.Timestamp"),
+            ("day", F.TYPE_MESSAGE, ".google.type.Date"),
+            ("amount", F.TYPE_MESSAGE, ".confluent.type.Decimal"),
+            ("kind", F.TYPE_ENUM, ".io.example.Kind"),
+            ("ok", F.TYPE_BOOL, ""),
+        ],
+        start=1,
+    ):
         field = message.field.add(name=name, number=number, type=type_, label=F.LABEL_OPTIONAL)
         if type_name:
             field.type_name = type_name
@@ -121,13 +156,22 @@ def test_records_from_confluent_kafkas_serializer_reach_connect_typed(url) -> No
     c = converter(url)
     data = ProtobufSerializer(cls, c.client, {"use.deprecated.format": False})(message, ctx("pay"))
     schema, value = c.to_connect_data("pay", data)
-    assert value == {"id": "p1", "cents": -250, "when": dt.datetime(2023, 11, 14, 22, 13, 20, 5000, tzinfo=UTC),
-                     "day": dt.date(2025, 1, 31), "amount": decimal.Decimal("10.50"), "kind": "CASH", "ok": True,
-                     "tags": ["a", "b"]}
+    assert value == {
+        "id": "p1",
+        "cents": -250,
+        "when": dt.datetime(2023, 11, 14, 22, 13, 20, 5000, tzinfo=UTC),
+        "day": dt.date(2025, 1, 31),
+        "amount": decimal.Decimal("10.50"),
+        "kind": "CASH",
+        "ok": True,
+        "tags": ["a", "b"],
+    }
     fields = {f.name: f.schema for f in schema.fields}
     assert schema.name == "Payment" and fields["cents"].type == "int64"
-    assert fields["kind"].type == "string" and dict(fields["kind"].parameters)[
-        "io.confluent.connect.protobuf.Enum"] == "Kind"
+    assert (
+        fields["kind"].type == "string"
+        and dict(fields["kind"].parameters)["io.confluent.connect.protobuf.Enum"] == "Kind"
+    )
     assert fields["when"].name == "org.apache.kafka.connect.data.Timestamp"
     assert fields["day"].name == "org.apache.kafka.connect.data.Date"
 

@@ -1,10 +1,21 @@
 """StringConverter, ByteArrayConverter and the header converters."""
+
 from __future__ import annotations
 
 import pytest
 
-from runtime.api.data import (BOOLEAN_SCHEMA, BYTES_SCHEMA, FLOAT32_SCHEMA, INT8_SCHEMA, INT16_SCHEMA, INT64_SCHEMA,
-                              OPTIONAL_BYTES_SCHEMA, OPTIONAL_STRING_SCHEMA, STRING_SCHEMA, Schema)
+from runtime.api.data import (
+    BOOLEAN_SCHEMA,
+    BYTES_SCHEMA,
+    FLOAT32_SCHEMA,
+    INT8_SCHEMA,
+    INT16_SCHEMA,
+    INT64_SCHEMA,
+    OPTIONAL_BYTES_SCHEMA,
+    OPTIONAL_STRING_SCHEMA,
+    STRING_SCHEMA,
+    Schema,
+)
 from runtime.api.errors import ConfigError, DataError
 from runtime.converters.bytearray import ByteArrayConverter
 from runtime.converters.headers import JsonHeaderConverter, SimpleHeaderConverter, StringHeaderConverter
@@ -15,8 +26,8 @@ from runtime.data.java_numbers import to_float32
 def test_string_converter_utf8_default():
     c = StringConverter()
     c.configure({}, False)
-    assert c.from_connect_data("t", None, "héllo") == "héllo".encode("utf-8")
-    assert c.to_connect_data("t", "héllo".encode("utf-8")) == (OPTIONAL_STRING_SCHEMA, "héllo")
+    assert c.from_connect_data("t", None, "héllo") == "héllo".encode()
+    assert c.to_connect_data("t", "héllo".encode()) == (OPTIONAL_STRING_SCHEMA, "héllo")
     assert c.from_connect_data("t", None, None) is None
     assert c.to_connect_data("t", None) == (OPTIONAL_STRING_SCHEMA, None)
 
@@ -53,14 +64,24 @@ def test_bytearray_converter():
         c.from_connect_data("t", STRING_SCHEMA, b"x")
 
 
-@pytest.mark.parametrize("text,schema,value", [
-    ("", STRING_SCHEMA, ""), ("true", BOOLEAN_SCHEMA, True), ("12", INT8_SCHEMA, 12), ("300", INT16_SCHEMA, 300),
-    ("1.5", FLOAT32_SCHEMA, 1.5), ("0.1", FLOAT32_SCHEMA, to_float32(0.1)), ("1e3", INT16_SCHEMA, 1000),
-    ("9999999999", INT64_SCHEMA, 9999999999), ("hello", STRING_SCHEMA, "hello"),
-    ("[1,2]", Schema("array", value_schema=INT8_SCHEMA), [1, 2]),
-    ('{"a":1}', Schema("map", key_schema=STRING_SCHEMA, value_schema=INT8_SCHEMA), {"a": 1}),
-    ("[not json", STRING_SCHEMA, "[not json"), ("null", None, None),
-])
+@pytest.mark.parametrize(
+    "text,schema,value",
+    [
+        ("", STRING_SCHEMA, ""),
+        ("true", BOOLEAN_SCHEMA, True),
+        ("12", INT8_SCHEMA, 12),
+        ("300", INT16_SCHEMA, 300),
+        ("1.5", FLOAT32_SCHEMA, 1.5),
+        ("0.1", FLOAT32_SCHEMA, to_float32(0.1)),
+        ("1e3", INT16_SCHEMA, 1000),
+        ("9999999999", INT64_SCHEMA, 9999999999),
+        ("hello", STRING_SCHEMA, "hello"),
+        ("[1,2]", Schema("array", value_schema=INT8_SCHEMA), [1, 2]),
+        ('{"a":1}', Schema("map", key_schema=STRING_SCHEMA, value_schema=INT8_SCHEMA), {"a": 1}),
+        ("[not json", STRING_SCHEMA, "[not json"),
+        ("null", None, None),
+    ],
+)
 def test_simple_header_converter_reads_like_kafka(text, schema, value):
     assert SimpleHeaderConverter().to_connect_header("t", "h", text.encode()) == (schema, value)
 

@@ -1,6 +1,7 @@
 """SimpleDateFormat parsing as OpenJDK 17.0.15 does it (lenient, UTC, locale en_US): the expected epoch millis
 and end positions were printed by `new SimpleDateFormat(pattern).parse(text, new ParsePosition(0))`; a
 differential run of these and 3,000 random instants through `format` against that JVM matched as well."""
+
 from __future__ import annotations
 
 import pytest
@@ -44,10 +45,13 @@ def test_a_sign_is_not_part_of_a_year() -> None:
         DateFormat("yyyy-MM-dd").parse_millis("nope")
 
 
-@pytest.mark.parametrize("pattern, millis, java", [
-    ("yyyy-MM-dd G", -62135769600000, "0001-01-01 AD"),
-    ("yyyy-MM-dd HH:mm", 253402300800000, "10000-01-01 00:00"),
-    ("YYYY-ww", -63864113045239, "-0054-13"),  # Java prints the week year of a BC date as a signed year
-])
+@pytest.mark.parametrize(
+    "pattern, millis, java",
+    [
+        ("yyyy-MM-dd G", -62135769600000, "0001-01-01 AD"),
+        ("yyyy-MM-dd HH:mm", 253402300800000, "10000-01-01 00:00"),
+        ("YYYY-ww", -63864113045239, "-0054-13"),  # Java prints the week year of a BC date as a signed year
+    ],
+)
 def test_format_beyond_datetime(pattern: str, millis: int, java: str) -> None:
     assert DateFormat(pattern).format_millis(millis) == java

@@ -1,6 +1,7 @@
 """SimpleDateFormat's week fields as Java 17 renders them where the reference runs (default locale `en`:
 weeks start on Sunday, one minimal day in the first week). The expected strings were printed by
 `new SimpleDateFormat("YYYY-ww-W-F-u yyyy-MM-dd E")` (time zone UTC) on OpenJDK 17.0.15."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -30,12 +31,12 @@ JAVA_17 = {
 
 @pytest.mark.parametrize("day, expected", sorted(JAVA_17.items()))
 def test_week_fields_match_java(day: str, expected: str) -> None:
-    moment = dt.datetime.fromisoformat(day).replace(tzinfo=dt.timezone.utc)
+    moment = dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC)
     assert DateFormat("YYYY-ww-W-F-u yyyy-MM-dd E").format(moment) == expected
 
 
 def test_two_letter_week_year() -> None:
-    assert DateFormat("YY").format(dt.datetime(2024, 12, 29, tzinfo=dt.timezone.utc)) == "25"
+    assert DateFormat("YY").format(dt.datetime(2024, 12, 29, tzinfo=dt.UTC)) == "25"
 
 
 def test_n_is_not_a_simpledateformat_letter() -> None:

@@ -3,12 +3,14 @@
 Each herder is wired exactly as runtime.bootstrap.standalone.StandaloneRuntime wires one (Plugins, StatusStore,
 File/Memory stores, Worker, OffsetsManager, StandaloneHerder); teardown stops every herder made.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -54,8 +56,9 @@ def build_herder(bootstrap: str, folder: Path | None, extra: dict[str, str] | No
     offset_store = FileOffsetStore(config.offsets_file()) if folder is not None else MemoryOffsetStore()
     config_store = FileConfigStore(config.configs_file()) if folder is not None else MemoryConfigStore()
     worker = Worker(config, plugins, offset_store, statuses, WORKER_ID)
-    herder = StandaloneHerder(config, plugins, worker, config_store, statuses,
-                              OffsetsManager(config, offset_store), WORKER_ID, "test-cluster")
+    herder = StandaloneHerder(
+        config, plugins, worker, config_store, statuses, OffsetsManager(config, offset_store), WORKER_ID, "test-cluster"
+    )
     herder.start()
     herder.mark_ready()
     assert herder.wait_until_ready(60), "stored connectors were not restored in time"
@@ -82,13 +85,25 @@ def harness(make_herder: Callable[..., Harness]) -> Harness:
 
 
 def source_config(name: str, tasks: int = 2, **extra: str) -> dict[str, str]:
-    return {"name": name, "connector.class": SOURCE, "tasks.max": str(tasks), "topic": f"{name}-topic",
-            "messages.per.task": "0", **extra}
+    return {
+        "name": name,
+        "connector.class": SOURCE,
+        "tasks.max": str(tasks),
+        "topic": f"{name}-topic",
+        "messages.per.task": "0",
+        **extra,
+    }
 
 
 def sink_config(name: str, output: Path, tasks: int = 2, **extra: str) -> dict[str, str]:
-    return {"name": name, "connector.class": SINK, "tasks.max": str(tasks), "topics": f"{name}-in",
-            "output.file": str(output), **extra}
+    return {
+        "name": name,
+        "connector.class": SINK,
+        "tasks.max": str(tasks),
+        "topics": f"{name}-in",
+        "output.file": str(output),
+        **extra,
+    }
 
 
 def states(herder: StandaloneHerder, name: str) -> tuple[str, list[str]]:

@@ -1,4 +1,5 @@
 """A source connector whose stop() waits on a gate the test opens (for the tests of connectors that hang)."""
+
 from __future__ import annotations
 
 import threading

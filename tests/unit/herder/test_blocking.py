@@ -1,4 +1,5 @@
 """Tasks and connectors that do not stop in time (scenario 81): the herder carries on without them."""
+
 from __future__ import annotations
 
 import importlib
@@ -84,8 +85,10 @@ def test_pause_stop_and_restart_answer_while_the_connector_stop_blocks(make_herd
             h.put_connector_config(name, source_config(name, tasks=1, **{"connector.class": gated}), False)
         calls = {paused: h.pause_connector, stopped: h.stop_connector, restarted: h.restart_connector}
         answered: set[str] = set()
-        callers = [threading.Thread(target=lambda name=name, call=call: (call(name), answered.add(name)))
-                   for name, call in calls.items()]
+        callers = [
+            threading.Thread(target=lambda name=name, call=call: (call(name), answered.add(name)))
+            for name, call in calls.items()
+        ]
         for caller in callers:
             caller.start()
         for caller in callers:

@@ -1,4 +1,5 @@
 """Connector files applied to a herder as the standalone CLI does, on top of persisted state (contract 0 and 6)."""
+
 from __future__ import annotations
 
 import json
@@ -22,9 +23,20 @@ def test_files_are_applied_over_persisted_state(make_herder, tmp_path):
     state_dir = tmp_path / "state"
     a, b = new_name("a"), new_name("b")
     a_file = tmp_path / "a.json"
-    a_file.write_text(json.dumps({"name": a, "config": {"connector.class": "SequenceSource", "tasks.max": "2",
-                                                        "topic": f"{a}-t", "messages.per.task": "0"},
-                                  "initial_state": "paused"}))
+    a_file.write_text(
+        json.dumps(
+            {
+                "name": a,
+                "config": {
+                    "connector.class": "SequenceSource",
+                    "tasks.max": "2",
+                    "topic": f"{a}-t",
+                    "messages.per.task": "0",
+                },
+                "initial_state": "paused",
+            }
+        )
+    )
     b_file = tmp_path / "b.properties"
     b_file.write_text(f"name={b}\nconnector.class=SequenceSource\ntasks.max=1\ntopic={b}-t\nmessages.per.task=0\n")
 

@@ -1,5 +1,6 @@
 """Both herders offer every method of the interface the REST layer is typed against, with compatible
 parameters (what a type checker would say, checked without one)."""
+
 from __future__ import annotations
 
 import inspect
@@ -10,8 +11,9 @@ from runtime.herder.distributed import DistributedHerder
 from runtime.herder.interface import Herder
 from runtime.herder.standalone import StandaloneHerder
 
-METHODS = sorted(name for name, member in vars(Herder).items()
-                 if inspect.isfunction(member) and not name.startswith("_"))
+METHODS = sorted(
+    name for name, member in vars(Herder).items() if inspect.isfunction(member) and not name.startswith("_")
+)
 
 
 def test_interface_lists_what_rest_and_bootstrap_call():
@@ -23,5 +25,5 @@ def test_interface_lists_what_rest_and_bootstrap_call():
 def test_herder_offers_the_method(herder, name):
     wanted = list(inspect.signature(getattr(Herder, name)).parameters.values())
     offered = list(inspect.signature(getattr(herder, name)).parameters.values())
-    assert [p.name for p in offered[:len(wanted)]] == [p.name for p in wanted]
-    assert all(p.default is not inspect.Parameter.empty for p in offered[len(wanted):])
+    assert [p.name for p in offered[: len(wanted)]] == [p.name for p in wanted]
+    assert all(p.default is not inspect.Parameter.empty for p in offered[len(wanted) :])

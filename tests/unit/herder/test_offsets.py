@@ -1,12 +1,18 @@
 """KIP-875 offsets through a real standalone herder: preconditions, hook outcomes, and their effect on resume."""
+
 from __future__ import annotations
 
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from runtime.control.errors import BadRequest, NotFound
-from runtime.control.offset_requests import (ALTERED_DEFINITE_MESSAGE, ALTERED_POSSIBLE_MESSAGE, RESET_DEFINITE_MESSAGE,
-                                            RESET_POSSIBLE_MESSAGE, not_stopped_message)
+from runtime.control.offset_requests import (
+    ALTERED_DEFINITE_MESSAGE,
+    ALTERED_POSSIBLE_MESSAGE,
+    RESET_DEFINITE_MESSAGE,
+    RESET_POSSIBLE_MESSAGE,
+    not_stopped_message,
+)
 
 from .conftest import new_name, sink_config, source_config, states, wait_for
 
@@ -31,7 +37,8 @@ def test_offsets_cannot_change_unless_stopped(harness, state):
     assert info.value.message == not_stopped_message(name)
     assert info.value.message == (
         "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the "
-        f"specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint")
+        f"specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint"
+    )
     with pytest.raises(BadRequest) as info:
         h.reset_offsets(name)
     assert info.value.message == not_stopped_message(name)
@@ -40,15 +47,23 @@ def test_offsets_cannot_change_unless_stopped(harness, state):
 
 def test_offsets_of_unknown_connector_are_not_found(harness):
     h = harness.herder
-    for call in (lambda: h.connector_offsets("ghost"), lambda: h.reset_offsets("ghost"),
-                 lambda: h.alter_offsets("ghost", [source_entry("ghost", 0, 1)])):
+    for call in (
+        lambda: h.connector_offsets("ghost"),
+        lambda: h.reset_offsets("ghost"),
+        lambda: h.alter_offsets("ghost", [source_entry("ghost", 0, 1)]),
+    ):
         with pytest.raises(NotFound) as info:
             call()
         assert info.value.message == "Connector ghost not found"
 
 
-@pytest.mark.parametrize("hook, altered, reset", [("false", ALTERED_POSSIBLE_MESSAGE, RESET_POSSIBLE_MESSAGE),
-                                                  ("true", ALTERED_DEFINITE_MESSAGE, RESET_DEFINITE_MESSAGE)])
+@pytest.mark.parametrize(
+    "hook, altered, reset",
+    [
+        ("false", ALTERED_POSSIBLE_MESSAGE, RESET_POSSIBLE_MESSAGE),
+        ("true", ALTERED_DEFINITE_MESSAGE, RESET_DEFINITE_MESSAGE),
+    ],
+)
 def test_source_alter_and_reset_messages(harness, hook, altered, reset):
     h = harness.herder
     name = new_name()
@@ -64,10 +79,16 @@ def test_source_alter_and_reset_messages(harness, hook, altered, reset):
     assert states(h, name) == ("STOPPED", [])
 
 
-@pytest.mark.parametrize("hook, message", [
-    ("unsupported", "Failed to modify offsets for connector {name} because it doesn't support external modification of offsets"),
-    ("error", "alter.offsets=error"),
-])
+@pytest.mark.parametrize(
+    "hook, message",
+    [
+        (
+            "unsupported",
+            "Failed to modify offsets for connector {name} because it doesn't support external modification of offsets",
+        ),
+        ("error", "alter.offsets=error"),
+    ],
+)
 def test_source_hook_refusal_is_a_server_error_and_writes_nothing(harness, hook, message):
     h = harness.herder
     name = new_name()
@@ -116,17 +137,26 @@ def _create_topic(bootstrap: str, topic: str, partitions: int) -> None:
 
 
 def sink_entry(topic: str, partition: int, offset: int | None) -> dict:
-    return {"partition": {"kafka_topic": topic, "kafka_partition": partition},
-            "offset": None if offset is None else {"kafka_offset": offset}}
+    return {
+        "partition": {"kafka_topic": topic, "kafka_partition": partition},
+        "offset": None if offset is None else {"kafka_offset": offset},
+    }
 
 
 def sink_offsets(h, name) -> dict[tuple[str, int], int]:
-    return {(e["partition"]["kafka_topic"], e["partition"]["kafka_partition"]): e["offset"]["kafka_offset"]
-            for e in h.connector_offsets(name)["offsets"]}
+    return {
+        (e["partition"]["kafka_topic"], e["partition"]["kafka_partition"]): e["offset"]["kafka_offset"]
+        for e in h.connector_offsets(name)["offsets"]
+    }
 
 
-@pytest.mark.parametrize("hook, altered, reset", [("false", ALTERED_POSSIBLE_MESSAGE, RESET_POSSIBLE_MESSAGE),
-                                                  ("true", ALTERED_DEFINITE_MESSAGE, RESET_DEFINITE_MESSAGE)])
+@pytest.mark.parametrize(
+    "hook, altered, reset",
+    [
+        ("false", ALTERED_POSSIBLE_MESSAGE, RESET_POSSIBLE_MESSAGE),
+        ("true", ALTERED_DEFINITE_MESSAGE, RESET_DEFINITE_MESSAGE),
+    ],
+)
 def test_sink_alter_and_reset_messages(harness, bootstrap_servers, tmp_path, hook, altered, reset):
     h = harness.herder
     name = new_name("sink")
@@ -155,19 +185,27 @@ def test_sink_format_errors_come_after_the_stopped_check(harness, tmp_path):
     h.stop_connector(name)
     with pytest.raises(BadRequest) as info:
         h.alter_offsets(name, bad)
-    assert info.value.message == ("The partition for a sink connector offset must contain the keys 'kafka_topic' "
-                                  "and 'kafka_partition'")
+    assert info.value.message == (
+        "The partition for a sink connector offset must contain the keys 'kafka_topic' and 'kafka_partition'"
+    )
 
 
-@pytest.mark.parametrize("hook, message", [
-    ("unsupported", "Failed to modify offsets for connector {name} because it doesn't support external modification of offsets"),
-    ("error", "alter.offsets=error"),
-])
+@pytest.mark.parametrize(
+    "hook, message",
+    [
+        (
+            "unsupported",
+            "Failed to modify offsets for connector {name} because it doesn't support external modification of offsets",
+        ),
+        ("error", "alter.offsets=error"),
+    ],
+)
 def test_sink_hook_refusal_is_a_server_error(harness, tmp_path, hook, message):
     h = harness.herder
     name = new_name("sink")
-    h.put_connector_config(name, sink_config(name, tmp_path / "out.jsonl", tasks=1, **{"alter.offsets": hook}), False,
-                           "STOPPED")
+    h.put_connector_config(
+        name, sink_config(name, tmp_path / "out.jsonl", tasks=1, **{"alter.offsets": hook}), False, "STOPPED"
+    )
     for call in (lambda: h.alter_offsets(name, [sink_entry(f"{name}-in", 0, 1)]), lambda: h.reset_offsets(name)):
         with pytest.raises(Exception) as info:
             call()
@@ -176,8 +214,10 @@ def test_sink_hook_refusal_is_a_server_error(harness, tmp_path, hook, message):
     assert h.connector_offsets(name) == {"offsets": []}
 
 
-STRING_CONVERTERS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
-                     "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+STRING_CONVERTERS = {
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
 
 
 def _produce(bootstrap: str, topic: str, count: int) -> None:

@@ -1,4 +1,5 @@
 """Standalone state kept in files (contract section 0): a new herder on the same files brings connectors back."""
+
 from __future__ import annotations
 
 import json
@@ -89,11 +90,18 @@ def test_stored_connector_whose_plugin_is_gone_comes_back_failed(make_herder, tm
     from runtime.storage.states import TargetState
 
     good = new_name("good")
-    records = connector_records("gone", ConnectorState({"name": "gone", "connector.class": "com.example.Removed",
-                                                        "tasks.max": "1"}, TargetState.STARTED, [{"task.class": "x.Y"}]))
+    records = connector_records(
+        "gone",
+        ConnectorState(
+            {"name": "gone", "connector.class": "com.example.Removed", "tasks.max": "1"},
+            TargetState.STARTED,
+            [{"task.class": "x.Y"}],
+        ),
+    )
     records += connector_records(good, ConnectorState(source_config(good, tasks=1), TargetState.STARTED, []))
-    (tmp_path / "connect.configs").write_text(json.dumps(
-        {"format": 1, "records": [{"key": k, "value": v} for k, v in records]}))
+    (tmp_path / "connect.configs").write_text(
+        json.dumps({"format": 1, "records": [{"key": k, "value": v} for k, v in records]})
+    )
     harness = make_herder(folder=tmp_path)
     h = harness.herder
     assert h.connector_names() == sorted(["gone", good])

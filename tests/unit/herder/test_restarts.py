@@ -1,4 +1,5 @@
 """KIP-745 restarts on a real standalone herder: plans, RESTARTING in the returned body, what really restarts."""
+
 from __future__ import annotations
 
 import pytest
@@ -36,12 +37,15 @@ def test_legacy_restart_of_unknown_connector_is_not_found(harness):
     assert info.value.message == "Unknown connector: ghost"
 
 
-@pytest.mark.parametrize("only_failed, include_tasks, body, tasks_restarted", [
-    (False, False, ("RESTARTING", ["RUNNING"] * 3), []),
-    (False, True, ("RESTARTING", ["RESTARTING"] * 3), [0, 1, 2]),
-    (True, False, ("RUNNING", ["RUNNING"] * 3), []),
-    (True, True, ("RUNNING", ["RUNNING"] * 3), []),
-])
+@pytest.mark.parametrize(
+    "only_failed, include_tasks, body, tasks_restarted",
+    [
+        (False, False, ("RESTARTING", ["RUNNING"] * 3), []),
+        (False, True, ("RESTARTING", ["RESTARTING"] * 3), [0, 1, 2]),
+        (True, False, ("RUNNING", ["RUNNING"] * 3), []),
+        (True, True, ("RUNNING", ["RUNNING"] * 3), []),
+    ],
+)
 def test_restart_plans_on_a_healthy_connector(harness, only_failed, include_tasks, body, tasks_restarted):
     h = harness.herder
     name = new_name()
@@ -68,18 +72,22 @@ def test_legacy_restart_restarts_only_the_connector(harness):
     assert states(h, name) == ("RUNNING", ["RUNNING", "RUNNING"])
 
 
-@pytest.mark.parametrize("only_failed, include_tasks, expected_body, tasks_restarted, connector_restarted", [
-    # scenario 48
-    (False, True, ("RESTARTING", ["RESTARTING"] * 4), [0, 1, 2, 3], True),
-    # scenario 46
-    (True, True, ("RUNNING", ["RESTARTING"] * 4), [0, 1, 2, 3], False),
-    # scenario 47: a no-op plan still answers with the body, nothing RESTARTING
-    (True, False, ("RUNNING", ["FAILED"] * 4), [], False),
-    # scenario 45 via the plan path: connector only
-    (False, False, ("RESTARTING", ["FAILED"] * 4), [], True),
-])
-def test_restart_plans_with_all_tasks_failed(harness, only_failed, include_tasks, expected_body, tasks_restarted,
-                                             connector_restarted):
+@pytest.mark.parametrize(
+    "only_failed, include_tasks, expected_body, tasks_restarted, connector_restarted",
+    [
+        # scenario 48
+        (False, True, ("RESTARTING", ["RESTARTING"] * 4), [0, 1, 2, 3], True),
+        # scenario 46
+        (True, True, ("RUNNING", ["RESTARTING"] * 4), [0, 1, 2, 3], False),
+        # scenario 47: a no-op plan still answers with the body, nothing RESTARTING
+        (True, False, ("RUNNING", ["FAILED"] * 4), [], False),
+        # scenario 45 via the plan path: connector only
+        (False, False, ("RESTARTING", ["FAILED"] * 4), [], True),
+    ],
+)
+def test_restart_plans_with_all_tasks_failed(
+    harness, only_failed, include_tasks, expected_body, tasks_restarted, connector_restarted
+):
     h = harness.herder
     name = new_name()
     h.put_connector_config(name, source_config(name, tasks=4, **{"task.start.fail": "all"}), False)

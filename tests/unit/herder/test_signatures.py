@@ -1,5 +1,6 @@
 """KIP-507 signature headers and the task-config body of the internal endpoints, with the reference's answers
 (observed on the 3.9 oracle in distributed mode under the default sessioned protocol)."""
+
 from __future__ import annotations
 
 import base64
@@ -49,18 +50,23 @@ def test_sessioned_checks_in_the_reference_order() -> None:
     status, message = failure(check_signature, signature_from_headers(headers("abc", "HmacSHA1"), BODY), KEY, allowed)
     assert status == 400 and message.startswith(
         "This worker does not support the 'HmacSHA1' key signing algorithm used by other workers. "
-        "This worker is currently configured to use: [HmacSHA256].")
+        "This worker is currently configured to use: [HmacSHA256]."
+    )
     good = signature_from_headers(headers(signed(BODY)), BODY)
     assert failure(check_signature, good, None, allowed)[0] == 503
-    assert failure(check_signature, signature_from_headers(headers("abc"), BODY), KEY, allowed) == \
-        (403, "Internal request contained invalid signature.")
+    assert failure(check_signature, signature_from_headers(headers("abc"), BODY), KEY, allowed) == (
+        403,
+        "Internal request contained invalid signature.",
+    )
     check_signature(good, KEY, allowed)  # the exact bytes received are signed
     assert failure(check_signature, signature_from_headers(headers(signed(BODY)), BODY + b" "), KEY, allowed)[0] == 403
 
 
 def test_task_configs_body() -> None:
-    assert parse_task_configs(b'[{"a": "b", "n": 1, "t": true, "z": null}, {}]') == \
-        [{"a": "b", "n": "1", "t": "true", "z": None}, {}]
+    assert parse_task_configs(b'[{"a": "b", "n": 1, "t": true, "z": null}, {}]') == [
+        {"a": "b", "n": "1", "t": "true", "z": None},
+        {},
+    ]
     assert parse_task_configs(b"[]") == []
     for raw in (b"", b"null", b'{"a": "b"}', b'["x"]', b"[1]", b'[{"a": {"b": 1}}]', b'[{"a": ["b"]}]', b'{"a": '):
         assert failure(parse_task_configs, raw)[0] == 400, raw

@@ -1,4 +1,5 @@
 """The target-state machine both herders follow (runtime/control/target_states.py)."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,9 +12,15 @@ from runtime.storage.states import State, TargetState
 RUNNING = ConnectorState({"name": "c"}, TargetState.STARTED, [{"task": "0"}])
 
 
-@pytest.mark.parametrize("given, expected", [
-    (None, None), ("running", TargetState.STARTED), ("PAUSED", TargetState.PAUSED), ("Stopped", TargetState.STOPPED),
-])
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        (None, None),
+        ("running", TargetState.STARTED),
+        ("PAUSED", TargetState.PAUSED),
+        ("Stopped", TargetState.STOPPED),
+    ],
+)
 def test_initial_target(given, expected):
     assert target_states.initial_target(given) is expected
 

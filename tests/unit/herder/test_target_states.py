@@ -1,4 +1,5 @@
 """KIP-52/875/980 target states on a real standalone herder: the status right after each call returns."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,9 +9,18 @@ from runtime.control.errors import BadRequest, NotFound
 from .conftest import new_name, source_config, states
 
 
-@pytest.mark.parametrize("initial, expected", [(None, "RUNNING"), ("RUNNING", "RUNNING"), ("running", "RUNNING"),
-                                               ("Paused", "PAUSED"), ("PAUSED", "PAUSED"), ("stopped", "STOPPED"),
-                                               ("STOPPED", "STOPPED")])
+@pytest.mark.parametrize(
+    "initial, expected",
+    [
+        (None, "RUNNING"),
+        ("RUNNING", "RUNNING"),
+        ("running", "RUNNING"),
+        ("Paused", "PAUSED"),
+        ("PAUSED", "PAUSED"),
+        ("stopped", "STOPPED"),
+        ("STOPPED", "STOPPED"),
+    ],
+)
 def test_create_in_each_initial_state(harness, initial, expected):
     h = harness.herder
     name = new_name()
@@ -230,9 +240,15 @@ def test_identical_config_put_does_not_restart_tasks(harness):
 
 def test_unknown_connector_reads_and_edits_are_not_found(harness):
     h = harness.herder
-    for call in (lambda: h.connector_info("ghost"), lambda: h.connector_config("ghost"), lambda: h.task_infos("ghost"),
-                 lambda: h.connector_status("ghost"), lambda: h.task_status("ghost", 0),
-                 lambda: h.patch_connector_config("ghost", {"tasks.max": "2"}), lambda: h.delete_connector("ghost")):
+    for call in (
+        lambda: h.connector_info("ghost"),
+        lambda: h.connector_config("ghost"),
+        lambda: h.task_infos("ghost"),
+        lambda: h.connector_status("ghost"),
+        lambda: h.task_status("ghost", 0),
+        lambda: h.patch_connector_config("ghost", {"tasks.max": "2"}),
+        lambda: h.delete_connector("ghost"),
+    ):
         with pytest.raises(NotFound):
             call()
     assert "ghost" not in h.connector_names()

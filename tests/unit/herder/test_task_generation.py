@@ -1,5 +1,6 @@
 """Task generation through a real herder: tasks.max.enforce (KIP-1004), connector-requested reconfiguration,
 failures of task_configs, and connectors with broken config definitions (contract 1.8, 2.5)."""
+
 from __future__ import annotations
 
 import importlib
@@ -21,8 +22,10 @@ def test_more_tasks_than_tasks_max_fails_the_connector(harness):
     h.put_connector_config(name, custom(name, "TooManyTasksConnector", tasks=2), False)
     body = h.connector_status(name)
     assert body["connector"]["state"] == "FAILED"
-    assert (f"The connector {name} has generated 3 tasks, which is greater than 2, the maximum number of tasks it is "
-            "configured to create. ") in body["connector"]["trace"]
+    assert (
+        f"The connector {name} has generated 3 tasks, which is greater than 2, the maximum number of tasks it is "
+        "configured to create. "
+    ) in body["connector"]["trace"]
     assert body["tasks"] == []
     assert h.connector_info(name)["tasks"] == []
 
@@ -30,7 +33,9 @@ def test_more_tasks_than_tasks_max_fails_the_connector(harness):
 def test_tasks_max_enforce_false_allows_extra_tasks(harness):
     h = harness.herder
     name = new_name()
-    h.put_connector_config(name, custom(name, "TooManyTasksConnector", tasks=2, **{"tasks.max.enforce": "false"}), False)
+    h.put_connector_config(
+        name, custom(name, "TooManyTasksConnector", tasks=2, **{"tasks.max.enforce": "false"}), False
+    )
     assert states(h, name) == ("RUNNING", ["RUNNING"] * 3)
 
 
@@ -74,10 +79,13 @@ def test_reconfiguration_request_while_paused_is_deferred_to_resume(harness):
     assert states(h, name) == ("RUNNING", ["RUNNING", "RUNNING"])
 
 
-@pytest.mark.parametrize("cls, message", [
-    ("NullConfigConnector", f"{CUSTOM}.NullConfigConnector.config() must return a ConfigDef that is not null."),
-    ("NullValidateConnector", f"{CUSTOM}.NullValidateConnector.validate() must return a Config that is not null."),
-])
+@pytest.mark.parametrize(
+    "cls, message",
+    [
+        ("NullConfigConnector", f"{CUSTOM}.NullConfigConnector.config() must return a ConfigDef that is not null."),
+        ("NullValidateConnector", f"{CUSTOM}.NullValidateConnector.validate() must return a Config that is not null."),
+    ],
+)
 def test_broken_config_definitions_are_bad_requests(harness, cls, message):
     h = harness.herder
     name = new_name()

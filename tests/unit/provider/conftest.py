@@ -22,10 +22,18 @@ def no_backoff(monkeypatch):
 @pytest.fixture(autouse=True)
 def connections(monkeypatch):
     for conn_id, url in (("KAFKA_CONNECT_DEFAULT", BASE), ("SOURCE", BASE), ("TARGET", TARGET)):
-        monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id}", json.dumps({
-            "conn_type": "kafka_connect", "host": url, "login": "admin", "password": CONN_PASSWORD,
-            "extra": {"headers": {"X-Auth": HEADER_TOKEN}, "timeout": 5},
-        }))
+        monkeypatch.setenv(
+            f"AIRFLOW_CONN_{conn_id}",
+            json.dumps(
+                {
+                    "conn_type": "kafka_connect",
+                    "host": url,
+                    "login": "admin",
+                    "password": CONN_PASSWORD,
+                    "extra": {"headers": {"X-Auth": HEADER_TOKEN}, "timeout": 5},
+                }
+            ),
+        )
 
 
 @pytest.fixture

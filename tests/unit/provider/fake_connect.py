@@ -2,6 +2,7 @@
 
 Only pure HTTP is faked here; the integration tests in tests/integration/airflow run the real runtime.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,15 +22,24 @@ class FakeConnect:
         self.fail_next: list[httpx.Response | Exception] = []  # injected answers, consumed first
 
     # -- state helpers for tests --
-    def add(self, name: str, config: dict[str, str], state: str = "RUNNING", tasks: int = 1,
-            offsets: list[dict[str, Any]] | None = None, task_states: list[str] | None = None) -> None:
+    def add(
+        self,
+        name: str,
+        config: dict[str, str],
+        state: str = "RUNNING",
+        tasks: int = 1,
+        offsets: list[dict[str, Any]] | None = None,
+        task_states: list[str] | None = None,
+    ) -> None:
         self.connectors[name] = {
-            "config": {**config, "name": name}, "state": state,
+            "config": {**config, "name": name},
+            "state": state,
             "tasks": task_states if task_states is not None else ([state] * tasks if state != "STOPPED" else []),
-            "ntasks": tasks, "offsets": offsets or [],
+            "ntasks": tasks,
+            "offsets": offsets or [],
         }
 
-    def mount(self, router: respx.MockRouter) -> "FakeConnect":
+    def mount(self, router: respx.MockRouter) -> FakeConnect:
         router.route(url__startswith=self.base_url).mock(side_effect=self._handle)
         return self
 
@@ -46,14 +56,21 @@ class FakeConnect:
 
     def _status(self, name: str) -> dict[str, Any]:
         c = self.connectors[name]
-        return {"name": name, "connector": {"state": c["state"], "worker_id": "w:8083"},
-                "tasks": [{"id": i, "state": s, "worker_id": "w:8083"} for i, s in enumerate(c["tasks"])],
-                "type": "source"}
+        return {
+            "name": name,
+            "connector": {"state": c["state"], "worker_id": "w:8083"},
+            "tasks": [{"id": i, "state": s, "worker_id": "w:8083"} for i, s in enumerate(c["tasks"])],
+            "type": "source",
+        }
 
     def _info(self, name: str) -> dict[str, Any]:
         c = self.connectors[name]
-        return {"name": name, "config": c["config"], "type": "source",
-                "tasks": [{"connector": name, "task": i} for i in range(len(c["tasks"]))]}
+        return {
+            "name": name,
+            "config": c["config"],
+            "type": "source",
+            "tasks": [{"connector": name, "task": i} for i in range(len(c["tasks"]))],
+        }
 
     def route(self, method: str, path: str, params: dict[str, str], body: Any) -> httpx.Response:
         if path == "/connectors" and method == "POST":
@@ -106,9 +123,13 @@ class FakeConnect:
                 return _err(400, "Connectors must be in the STOPPED state before their offsets can be modified.")
             if method == "DELETE":
                 c["offsets"] = []
-                return httpx.Response(200, json={"message": "The offsets for this connector have been reset successfully"})
+                return httpx.Response(
+                    200, json={"message": "The offsets for this connector have been reset successfully"}
+                )
             c["offsets"] = body["offsets"]
-            return httpx.Response(200, json={"message": "The offsets for this connector have been altered successfully"})
+            return httpx.Response(
+                200, json={"message": "The offsets for this connector have been altered successfully"}
+            )
         return _err(404, "HTTP 404 Not Found")
 
 

@@ -22,9 +22,14 @@ def test_connection_comes_from_aget_connection(router):
 
 
 def test_retries_then_succeeds(router):
-    route = router.get(f"{BASE}/connectors/a/offsets").mock(side_effect=[
-        httpx.ConnectError("refused"), httpx.Response(502), httpx.Response(409, json={"error_code": 409, "message": "rebalance"}),
-        httpx.Response(200, json={"offsets": [{"partition": {}, "offset": {}}]})])
+    route = router.get(f"{BASE}/connectors/a/offsets").mock(
+        side_effect=[
+            httpx.ConnectError("refused"),
+            httpx.Response(502),
+            httpx.Response(409, json={"error_code": 409, "message": "rebalance"}),
+            httpx.Response(200, json={"offsets": [{"partition": {}, "offset": {}}]}),
+        ]
+    )
     assert run(AsyncConnectHook().get_offsets("a")) == [{"partition": {}, "offset": {}}]
     assert route.call_count == 4
 
@@ -37,7 +42,9 @@ def test_gives_up_with_server_error(router):
 
 
 def test_missing_status_is_none_and_not_retried(router):
-    route = router.get(f"{BASE}/connectors/a/status").respond(404, json={"error_code": 404, "message": "No status found for connector a"})
+    route = router.get(f"{BASE}/connectors/a/status").respond(
+        404, json={"error_code": 404, "message": "No status found for connector a"}
+    )
     assert run(AsyncConnectHook().get_connector_status_or_none("a")) is None
     assert route.call_count == 1
     with pytest.raises(ConnectNotFoundError):

@@ -1,4 +1,5 @@
 """The event-driven remediation DAG: scheduled on an asset whose watcher is the failure trigger."""
+
 from __future__ import annotations
 
 import runpy

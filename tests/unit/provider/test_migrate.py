@@ -5,14 +5,17 @@ from airflow_provider_connect.errors import ConnectApiError, ConnectorConflictEr
 from airflow_provider_connect.operators.migrate import ConnectorMigrateOperator
 
 CONFIG = {"connector.class": "SequenceSourceConnector", "tasks.max": "2", "topic": "t"}
-OFFSETS = [{"partition": {"task.id": "c-0"}, "offset": {"saved": 41}},
-           {"partition": {"task.id": "c-1"}, "offset": {"saved": 40}}]
+OFFSETS = [
+    {"partition": {"task.id": "c-0"}, "offset": {"saved": 41}},
+    {"partition": {"task.id": "c-1"}, "offset": {"saved": 40}},
+]
 
 
 def migrate(**kw):
     kw.setdefault("connector_name", "c")
-    return ConnectorMigrateOperator(task_id="m", source_conn_id="source",
-                                    target_conn_id="target", poll_interval=0, **kw)
+    return ConnectorMigrateOperator(
+        task_id="m", source_conn_id="source", target_conn_id="target", poll_interval=0, **kw
+    )
 
 
 def mutations(fake):
@@ -24,8 +27,12 @@ def test_full_migration_in_kip980_order(fake, fake_target):
     result = migrate().execute({})
     assert result["offsets"] == 2
     assert mutations(fake) == [("PUT", "/connectors/c/stop"), ("DELETE", "/connectors/c")]
-    assert mutations(fake_target) == [("POST", "/connectors"), ("PUT", "/connectors/c/stop"),
-                                      ("PATCH", "/connectors/c/offsets"), ("PUT", "/connectors/c/resume")]
+    assert mutations(fake_target) == [
+        ("POST", "/connectors"),
+        ("PUT", "/connectors/c/stop"),
+        ("PATCH", "/connectors/c/offsets"),
+        ("PUT", "/connectors/c/resume"),
+    ]
     # offsets were read only after the source had stopped
     assert fake.calls.index(("GET", "/connectors/c/offsets")) > fake.calls.index(("PUT", "/connectors/c/stop"))
     moved = fake_target.connectors["c"]
@@ -41,12 +48,15 @@ def test_overrides_keep_stop_and_target_name(fake, fake_target):
     assert fake_target.connectors["c2"]["config"]["name"] == "c2"
 
 
-@pytest.mark.parametrize("fail_at", [
-    ("target", ("POST", "/connectors")),
-    ("target", ("PATCH", "/connectors/c/offsets")),
-    ("target", ("PUT", "/connectors/c/resume")),
-    ("source", ("DELETE", "/connectors/c")),
-])
+@pytest.mark.parametrize(
+    "fail_at",
+    [
+        ("target", ("POST", "/connectors")),
+        ("target", ("PATCH", "/connectors/c/offsets")),
+        ("target", ("PUT", "/connectors/c/resume")),
+        ("source", ("DELETE", "/connectors/c")),
+    ],
+)
 def test_retry_after_failure_at_any_step_completes_once(fake, fake_target, fail_at):
     fake.add("c", CONFIG, state="RUNNING", tasks=2, offsets=OFFSETS)
     side, call = fail_at

@@ -11,17 +11,28 @@ from airflow.sdk.exceptions import TaskDeferred
 from airflow_provider_connect.errors import ConnectApiError, ConnectorConflictError, ConnectorStateError
 from airflow_provider_connect.operators.base import load_config
 from airflow_provider_connect.operators.connector import (
-    ConnectorCreateOperator, ConnectorDeleteOperator, ConnectorPauseOperator, ConnectorRestartOperator,
-    ConnectorResumeOperator, ConnectorStopOperator, ConnectorUpdateConfigOperator,
+    ConnectorCreateOperator,
+    ConnectorDeleteOperator,
+    ConnectorPauseOperator,
+    ConnectorRestartOperator,
+    ConnectorResumeOperator,
+    ConnectorStopOperator,
+    ConnectorUpdateConfigOperator,
 )
 from airflow_provider_connect.operators.offsets import (
-    ConnectorAlterOffsetsOperator, ConnectorGetOffsetsOperator, ConnectorResetOffsetsOperator,
+    ConnectorAlterOffsetsOperator,
+    ConnectorGetOffsetsOperator,
+    ConnectorResetOffsetsOperator,
 )
 from airflow_provider_connect.triggers.connector import ConnectorStateTrigger
 from tests.unit.provider.conftest import BASE
 
-CONFIG = {"connector.class": "SequenceSourceConnector", "tasks.max": 2, "topic": "t",
-          "connection.password": "pg-secret-77"}
+CONFIG = {
+    "connector.class": "SequenceSourceConnector",
+    "tasks.max": 2,
+    "topic": "t",
+    "connection.password": "pg-secret-77",
+}
 OFFSETS = [{"partition": {"task.id": "c-0"}, "offset": {"saved": 5}}]
 
 
@@ -102,8 +113,10 @@ def test_delete_missing_is_success_and_reset_first_orders_calls(fake):
     assert mutating == [("PUT", "/connectors/c/stop"), ("DELETE", "/connectors/c/offsets"), ("DELETE", "/connectors/c")]
 
 
-@pytest.mark.parametrize("op_cls,state", [
-    (ConnectorPauseOperator, "PAUSED"), (ConnectorResumeOperator, "RUNNING"), (ConnectorStopOperator, "STOPPED")])
+@pytest.mark.parametrize(
+    "op_cls,state",
+    [(ConnectorPauseOperator, "PAUSED"), (ConnectorResumeOperator, "RUNNING"), (ConnectorStopOperator, "STOPPED")],
+)
 def test_state_changes_are_idempotent_and_can_wait(fake, op_cls, state):
     fake.add("c", {"connector.class": "X"}, state="PAUSED" if state == "RUNNING" else "RUNNING", tasks=2)
     for _ in range(2):
@@ -113,22 +126,34 @@ def test_state_changes_are_idempotent_and_can_wait(fake, op_cls, state):
 
 def test_resume_wait_fails_on_failed_task(router):
     router.put(f"{BASE}/connectors/c/resume").respond(202)
-    router.get(f"{BASE}/connectors/c/status").respond(200, json={
-        "name": "c", "connector": {"state": "RUNNING", "worker_id": "w"},
-        "tasks": [{"id": 0, "state": "FAILED", "worker_id": "w", "trace": "Boom"}]})
+    router.get(f"{BASE}/connectors/c/status").respond(
+        200,
+        json={
+            "name": "c",
+            "connector": {"state": "RUNNING", "worker_id": "w"},
+            "tasks": [{"id": 0, "state": "FAILED", "worker_id": "w", "trace": "Boom"}],
+        },
+    )
     with pytest.raises(ConnectorStateError, match="Boom"):
         ConnectorResumeOperator(task_id="x", connector_name="c", wait_for_state=True, poll_interval=0).execute({})
 
 
 def test_restart_reports_plan_and_waits(router):
-    plan = {"name": "c", "connector": {"state": "RUNNING", "worker_id": "w"},
-            "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "w"}, {"id": 1, "state": "RESTARTING", "worker_id": "w"}]}
+    plan = {
+        "name": "c",
+        "connector": {"state": "RUNNING", "worker_id": "w"},
+        "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "w"}, {"id": 1, "state": "RESTARTING", "worker_id": "w"}],
+    }
     restart = router.post(f"{BASE}/connectors/c/restart").respond(202, json=plan)
-    router.get(f"{BASE}/connectors/c/status").mock(side_effect=[
-        httpx.Response(200, json=plan),
-        httpx.Response(200, json={**plan, "tasks": [{**t, "state": "RUNNING"} for t in plan["tasks"]]})])
-    result = ConnectorRestartOperator(task_id="r", connector_name="c", include_tasks=True, only_failed=True,
-                                      wait_for_running=True, poll_interval=0).execute({})
+    router.get(f"{BASE}/connectors/c/status").mock(
+        side_effect=[
+            httpx.Response(200, json=plan),
+            httpx.Response(200, json={**plan, "tasks": [{**t, "state": "RUNNING"} for t in plan["tasks"]]}),
+        ]
+    )
+    result = ConnectorRestartOperator(
+        task_id="r", connector_name="c", include_tasks=True, only_failed=True, wait_for_running=True, poll_interval=0
+    ).execute({})
     assert result == {"name": "c", "restarted": ["task-1"]}
     assert dict(restart.calls.last.request.url.params) == {"includeTasks": "true", "onlyFailed": "true"}
 
@@ -143,12 +168,20 @@ def test_get_offsets_to_xcom(fake):
     assert ConnectorGetOffsetsOperator(task_id="g", connector_name="c").execute({}) == OFFSETS
 
 
-@pytest.mark.parametrize("make", [
-    lambda **kw: ConnectorAlterOffsetsOperator(task_id="a", connector_name="c", offsets=json.dumps(OFFSETS), **kw),
-    lambda **kw: ConnectorResetOffsetsOperator(task_id="r", connector_name="c", **kw),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **kw: ConnectorAlterOffsetsOperator(task_id="a", connector_name="c", offsets=json.dumps(OFFSETS), **kw),
+        lambda **kw: ConnectorResetOffsetsOperator(task_id="r", connector_name="c", **kw),
+    ],
+)
 def test_offset_changes_refuse_unless_stopped_or_asked_to_stop(fake, make):
-    fake.add("c", {"connector.class": "X"}, state="RUNNING", offsets=[{"partition": {"task.id": "c-0"}, "offset": {"saved": 9}}])
+    fake.add(
+        "c",
+        {"connector.class": "X"},
+        state="RUNNING",
+        offsets=[{"partition": {"task.id": "c-0"}, "offset": {"saved": 9}}],
+    )
     with pytest.raises(ConnectorStateError, match="it is RUNNING.*STOPPED.*stop_first=True"):
         make().execute({})
     assert not any(path.endswith("/offsets") for _, path in fake.calls)
@@ -167,7 +200,8 @@ def test_config_template_renders_from_json_file_with_params(tmp_path, fake):
     from airflow.sdk import DAG
 
     (tmp_path / "connector.json").write_text(
-        '{"connector.class": "SequenceSourceConnector", "topic": "{{ params.topic }}", "tasks.max": 2}')
+        '{"connector.class": "SequenceSourceConnector", "topic": "{{ params.topic }}", "tasks.max": 2}'
+    )
     with DAG("render", schedule=None, template_searchpath=[str(tmp_path)], params={"topic": "orders"}):
         op = ConnectorCreateOperator(task_id="create", connector_name="{{ params.topic }}-src", config="connector.json")
     op.render_template_fields({"params": {"topic": "orders"}})
@@ -180,7 +214,8 @@ def test_config_template_renders_from_json_file_with_params(tmp_path, fake):
 def test_secrets_never_reach_logs(fake, caplog, capsys):
     secret = "pg-secret-77"
     fake.fail_next = [httpx.Response(500, json={"error_code": 500, "message": f"cannot connect with {secret}"})] * 2 + [
-        httpx.Response(400, json={"error_code": 400, "message": f"bad password {secret}"})]
+        httpx.Response(400, json={"error_code": 400, "message": f"bad password {secret}"})
+    ]
     with caplog.at_level("DEBUG"):
         with pytest.raises(ConnectApiError) as info:
             create().execute({})
@@ -192,16 +227,25 @@ def test_secrets_never_reach_logs(fake, caplog, capsys):
 
 # ---- deferrable waits (Airflow's convention: `deferrable`, default [operators] default_deferrable) ---------
 
-RESTART_PLAN = {"name": "c", "connector": {"state": "RUNNING", "worker_id": "w"},
-                "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "w"},
-                          {"id": 1, "state": "RESTARTING", "worker_id": "w"}]}
+RESTART_PLAN = {
+    "name": "c",
+    "connector": {"state": "RUNNING", "worker_id": "w"},
+    "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "w"}, {"id": 1, "state": "RESTARTING", "worker_id": "w"}],
+}
 
 
 def test_restart_defers_its_wait_to_the_triggerer_and_returns_the_plan(router):
     router.post(f"{BASE}/connectors/c/restart").respond(202, json=RESTART_PLAN)
     router.get(f"{BASE}/connectors/c/status").respond(200, json=RESTART_PLAN)  # still restarting
-    op = ConnectorRestartOperator(task_id="r", connector_name="c", include_tasks=True, wait_for_running=True,
-                                  deferrable=True, wait_timeout=60, poll_interval=3)
+    op = ConnectorRestartOperator(
+        task_id="r",
+        connector_name="c",
+        include_tasks=True,
+        wait_for_running=True,
+        deferrable=True,
+        wait_timeout=60,
+        poll_interval=3,
+    )
     before = time.time()
     with pytest.raises(TaskDeferred) as info:
         op.execute({})
@@ -215,8 +259,9 @@ def test_restart_defers_its_wait_to_the_triggerer_and_returns_the_plan(router):
     event = {"status": "success", "connector": "c", "state": "RUNNING", "message": "c is RUNNING"}
     assert op.execute_complete({}, event, **info.value.kwargs) == result
     with pytest.raises(ConnectorStateError, match="Boom"):
-        op.execute_complete({}, {"status": "failed", "connector": "c", "message": "task 1 FAILED: Boom"},
-                            **info.value.kwargs)
+        op.execute_complete(
+            {}, {"status": "failed", "connector": "c", "message": "task 1 FAILED: Boom"}, **info.value.kwargs
+        )
 
 
 def test_deferrable_state_change_returns_at_once_when_already_there(fake):
@@ -225,8 +270,9 @@ def test_deferrable_state_change_returns_at_once_when_already_there(fake):
     assert op.execute({}) == "STOPPED"  # the fake stops at once: nothing to wait for in the triggerer
 
 
-@pytest.mark.parametrize("op_cls", [ConnectorPauseOperator, ConnectorResumeOperator, ConnectorStopOperator,
-                                    ConnectorRestartOperator])
+@pytest.mark.parametrize(
+    "op_cls", [ConnectorPauseOperator, ConnectorResumeOperator, ConnectorStopOperator, ConnectorRestartOperator]
+)
 def test_waiting_operators_default_deferrable_from_airflow_config(op_cls):
     waiting_base = next(c for c in op_cls.__mro__ if c.__name__ == "_WaitsForState")
     default = inspect.signature(waiting_base.__init__).parameters["deferrable"].default
@@ -235,8 +281,9 @@ def test_waiting_operators_default_deferrable_from_airflow_config(op_cls):
 
 
 def test_create_can_wait_for_its_initial_state_in_the_triggerer(router):
-    router.post(f"{BASE}/connectors").respond(201, json={"name": "c", "config": {**CONFIG, "name": "c"}, "tasks": [],
-                                                         "type": "source"})
+    router.post(f"{BASE}/connectors").respond(
+        201, json={"name": "c", "config": {**CONFIG, "name": "c"}, "tasks": [], "type": "source"}
+    )
     router.get(f"{BASE}/connectors/c/status").respond(404, json={"error_code": 404, "message": "not yet"})
     op = create(wait_for_state=True, deferrable=True)
     with pytest.raises(TaskDeferred) as info:

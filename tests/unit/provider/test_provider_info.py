@@ -18,6 +18,7 @@ def test_valid_against_airflows_own_schema():
 
 def test_package_name_is_the_canonical_distribution_name():
     import tomllib
+
     project = tomllib.loads((Path(__file__).parents[3] / "pyproject.toml").read_text())["project"]["name"]
     canonical = project.lower().replace("_", "-").replace(".", "-")
     assert get_provider_info()["package-name"] == canonical == "airflow-provider-connect"

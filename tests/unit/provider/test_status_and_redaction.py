@@ -3,14 +3,24 @@ import pytest
 from airflow_provider_connect.offsets import committed_sink_offsets, evaluate_offsets, parse_targets, to_wire
 from airflow_provider_connect.redaction import redact_config, scrub, secret_values
 from airflow_provider_connect.status import (
-    FAILED_STATES, NON_TERMINAL_STATES, TERMINAL_STATES, ConnectState, Verdict, evaluate_status,
+    FAILED_STATES,
+    NON_TERMINAL_STATES,
+    TERMINAL_STATES,
+    ConnectState,
+    Verdict,
+    evaluate_status,
 )
 
 
 def status(state, tasks=()):
-    return {"name": "c", "connector": {"state": state, "worker_id": "w:1"},
-            "tasks": [{"id": i, "state": s, "worker_id": "w:1", **({"trace": "Boom"} if s == "FAILED" else {})}
-                      for i, s in enumerate(tasks)]}
+    return {
+        "name": "c",
+        "connector": {"state": state, "worker_id": "w:1"},
+        "tasks": [
+            {"id": i, "state": s, "worker_id": "w:1", **({"trace": "Boom"} if s == "FAILED" else {})}
+            for i, s in enumerate(tasks)
+        ],
+    }
 
 
 def test_state_sets_partition_all_states():
@@ -22,22 +32,25 @@ def test_state_sets_partition_all_states():
         ConnectState.parse("DESTROYED")
 
 
-@pytest.mark.parametrize("st,target,include,verdict,fragment", [
-    (None, "RUNNING", True, Verdict.WAITING, "no status"),
-    (status("UNASSIGNED"), "RUNNING", True, Verdict.WAITING, "connector c"),
-    (status("RUNNING"), "RUNNING", True, Verdict.WAITING, "0 task(s)"),
-    (status("RUNNING"), "RUNNING", False, Verdict.SUCCESS, "is RUNNING"),
-    (status("RUNNING", ["RUNNING", "RESTARTING"]), "RUNNING", True, Verdict.WAITING, "task c-1"),
-    (status("RUNNING", ["RUNNING", "RUNNING"]), "RUNNING", True, Verdict.SUCCESS, "2 task(s)"),
-    (status("RUNNING", ["RUNNING", "FAILED"]), "RUNNING", True, Verdict.FAILED, "Boom"),
-    (status("RUNNING", ["RUNNING", "FAILED"]), "RUNNING", False, Verdict.SUCCESS, "is RUNNING"),
-    (status("FAILED"), "STOPPED", True, Verdict.FAILED, "FAILED"),
-    (status("PAUSED", ["PAUSED"]), "RUNNING", True, Verdict.FAILED, "is PAUSED, expected RUNNING"),
-    (status("STOPPED"), "STOPPED", True, Verdict.SUCCESS, "STOPPED"),
-    (status("STOPPED", ["RUNNING"]), "STOPPED", True, Verdict.FAILED, "task c-0 is RUNNING"),
-    (status("PAUSED"), "PAUSED", True, Verdict.SUCCESS, "PAUSED"),
-    (status("WEIRD"), "RUNNING", True, Verdict.FAILED, "unknown state"),
-])
+@pytest.mark.parametrize(
+    "st,target,include,verdict,fragment",
+    [
+        (None, "RUNNING", True, Verdict.WAITING, "no status"),
+        (status("UNASSIGNED"), "RUNNING", True, Verdict.WAITING, "connector c"),
+        (status("RUNNING"), "RUNNING", True, Verdict.WAITING, "0 task(s)"),
+        (status("RUNNING"), "RUNNING", False, Verdict.SUCCESS, "is RUNNING"),
+        (status("RUNNING", ["RUNNING", "RESTARTING"]), "RUNNING", True, Verdict.WAITING, "task c-1"),
+        (status("RUNNING", ["RUNNING", "RUNNING"]), "RUNNING", True, Verdict.SUCCESS, "2 task(s)"),
+        (status("RUNNING", ["RUNNING", "FAILED"]), "RUNNING", True, Verdict.FAILED, "Boom"),
+        (status("RUNNING", ["RUNNING", "FAILED"]), "RUNNING", False, Verdict.SUCCESS, "is RUNNING"),
+        (status("FAILED"), "STOPPED", True, Verdict.FAILED, "FAILED"),
+        (status("PAUSED", ["PAUSED"]), "RUNNING", True, Verdict.FAILED, "is PAUSED, expected RUNNING"),
+        (status("STOPPED"), "STOPPED", True, Verdict.SUCCESS, "STOPPED"),
+        (status("STOPPED", ["RUNNING"]), "STOPPED", True, Verdict.FAILED, "task c-0 is RUNNING"),
+        (status("PAUSED"), "PAUSED", True, Verdict.SUCCESS, "PAUSED"),
+        (status("WEIRD"), "RUNNING", True, Verdict.FAILED, "unknown state"),
+    ],
+)
 def test_evaluate_status(st, target, include, verdict, fragment):
     result = evaluate_status(st, target, include_tasks=include)
     assert result.verdict is verdict and fragment in result.message
@@ -52,15 +65,29 @@ def test_evaluate_status_min_tasks_and_transitional():
 
 def test_redact_config_hides_secret_looking_values_only():
     config = {
-        "connection.password": "pw-1", "database.user": "bob", "key.converter": "JsonConverter",
-        "sasl.jaas.config": "x required password=y;", "aws.secret.access.key": "AKIA...", "api.key": "k-1",
-        "ssl.key.password": "kp", "token": "t", "vault.password": "${vault:secret/db:pw}", "topics": "t1",
+        "connection.password": "pw-1",
+        "database.user": "bob",
+        "key.converter": "JsonConverter",
+        "sasl.jaas.config": "x required password=y;",
+        "aws.secret.access.key": "AKIA...",
+        "api.key": "k-1",
+        "ssl.key.password": "kp",
+        "token": "t",
+        "vault.password": "${vault:secret/db:pw}",
+        "topics": "t1",
         "basic.auth.user.info": "u:p",
     }
     red = redact_config(config)
     hidden = {k for k, v in red.items() if v == "***"}
-    assert hidden == {"connection.password", "sasl.jaas.config", "aws.secret.access.key", "api.key",
-                      "ssl.key.password", "token", "basic.auth.user.info"}
+    assert hidden == {
+        "connection.password",
+        "sasl.jaas.config",
+        "aws.secret.access.key",
+        "api.key",
+        "ssl.key.password",
+        "token",
+        "basic.auth.user.info",
+    }
     assert red["vault.password"] == "${vault:secret/db:pw}"  # a reference, not a secret
     assert config["connection.password"] == "pw-1"  # input untouched
 
@@ -76,12 +103,15 @@ def test_offset_targets_and_evaluation():
     assert targets == {("t", 0): 10, ("my:topic", 1): 5}
     assert parse_targets([{"topic": "t", "partition": 0, "offset": 3}]) == {("t", 0): 3}
     assert parse_targets(to_wire(targets)) == targets
-    assert parse_targets([{"partition": {"kafka_topic": "t", "kafka_partition": 2},
-                           "offset": {"kafka_offset": 7}}]) == {("t", 2): 7}
+    assert parse_targets(
+        [{"partition": {"kafka_topic": "t", "kafka_partition": 2}, "offset": {"kafka_offset": 7}}]
+    ) == {("t", 2): 7}
     with pytest.raises(ValueError):
         parse_targets({"no-partition": 1})
-    offsets = [{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": 10}},
-               {"partition": {"kafka_topic": "my:topic", "kafka_partition": 1}, "offset": {"kafka_offset": 4}}]
+    offsets = [
+        {"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": 10}},
+        {"partition": {"kafka_topic": "my:topic", "kafka_partition": 1}, "offset": {"kafka_offset": 4}},
+    ]
     assert committed_sink_offsets(offsets) == {("t", 0): 10, ("my:topic", 1): 4}
     waiting = evaluate_offsets(offsets, targets)
     assert waiting.verdict is Verdict.WAITING and "my:topic:1 at 4 < 5" in waiting.message

@@ -1,8 +1,8 @@
 """A real local SparkSession shared by the whole test session (it takes 10-15 s to start)."""
+
 from __future__ import annotations
 
 import logging
-
 from typing import Any
 
 import pytest
@@ -23,8 +23,13 @@ def spark():
 
     # The module-level session the connectors use, so tasks under test share it.
     # C1-only JIT: the JVM starts about twice as fast, and these batches are tiny.
-    session = get_spark({"spark.master": "local[2]", "spark.log.level": "ERROR",
-                         "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"})
+    session = get_spark(
+        {
+            "spark.master": "local[2]",
+            "spark.log.level": "ERROR",
+            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+        }
+    )
     yield session
     # stop it while logging still works: py4j's finalizers otherwise log into closed streams at exit
     stop_spark()
@@ -66,7 +71,7 @@ class DictOffsetReader(OffsetStorageReader):
     def __init__(self, store: dict[str, dict[str, Any]]) -> None:
         self.store = store
 
-    def offsets(self, partitions):  # noqa: ANN001, ANN201
+    def offsets(self, partitions):
         import json
 
         return [(p, self.store.get(json.dumps(p, sort_keys=True))) for p in partitions]
@@ -86,7 +91,7 @@ class MemorySourceContext(SourceTaskContext):
     def offset_storage_reader(self) -> OffsetStorageReader:
         return DictOffsetReader(self.store)
 
-    def commit(self, records) -> None:  # noqa: ANN001
+    def commit(self, records) -> None:
         """What the runtime does once records are acknowledged: keep each partition's last offset."""
         import json
 

@@ -1,4 +1,5 @@
 """The commit log alone: atomic exclusive entries, folding, conflicts, alter/reset, crash repair."""
+
 from __future__ import annotations
 
 import json

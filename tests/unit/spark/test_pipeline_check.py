@@ -1,4 +1,5 @@
 """The spark_pipeline DAG's final check: exactly once, read from the rows' own Kafka offsets."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,6 +14,7 @@ def result_problems():
     except ImportError as exc:
         require(False, f"Apache Airflow and its Spark provider ({exc})")
     return result_problems
+
 
 TARGETS = {"orders:0": 200, "orders:1": 200}
 SEEDS = {"0": 150}
@@ -31,12 +33,15 @@ def test_more_records_after_the_targets_still_pass(result_problems):
     assert result_problems(summary((60, 60, 150, 209), (230, 230, 0, 229)), TARGETS, SEEDS) == []
 
 
-@pytest.mark.parametrize("p0, problem", [
-    ((51, 50, 150, 199), "1 duplicate rows"),
-    ((49, 49, 150, 199), "have gaps"),
-    ((60, 60, 140, 199), "first offset 140, seeded at 150"),
-    ((40, 40, 150, 189), "last offset 189, expected at least 199"),
-])
+@pytest.mark.parametrize(
+    "p0, problem",
+    [
+        ((51, 50, 150, 199), "1 duplicate rows"),
+        ((49, 49, 150, 199), "have gaps"),
+        ((60, 60, 140, 199), "first offset 140, seeded at 150"),
+        ((40, 40, 150, 189), "last offset 189, expected at least 199"),
+    ],
+)
 def test_duplicates_gaps_an_ignored_seed_and_a_short_range_fail(result_problems, p0, problem):
     problems = result_problems(summary(p0, (200, 200, 0, 199)), TARGETS, SEEDS)
     assert len(problems) == 1 and problem in problems[0], problems

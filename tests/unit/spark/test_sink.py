@@ -1,4 +1,5 @@
 """SparkSinkTask driven directly with a real local Spark session and a small real context."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,21 +14,40 @@ from .conftest import RecordingSinkContext
 
 pytestmark = pytest.mark.spark
 
-VALUE_SCHEMA = (SchemaBuilder.struct().name("order").field("id", INT64_SCHEMA).field("region", STRING_SCHEMA)
-                .field("qty", INT32_SCHEMA).build())
+VALUE_SCHEMA = (
+    SchemaBuilder.struct()
+    .name("order")
+    .field("id", INT64_SCHEMA)
+    .field("region", STRING_SCHEMA)
+    .field("qty", INT32_SCHEMA)
+    .build()
+)
 TP0, TP1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
 
 
 def records(tp: TopicPartition, start: int, end: int, schema=VALUE_SCHEMA) -> list[SinkRecord]:
-    return [SinkRecord(tp.topic, tp.partition, None,
-                       {"id": tp.partition * 1_000_000 + o, "region": "eu" if o % 2 else "us", "qty": o},
-                       o, value_schema=schema)
-            for o in range(start, end)]
+    return [
+        SinkRecord(
+            tp.topic,
+            tp.partition,
+            None,
+            {"id": tp.partition * 1_000_000 + o, "region": "eu" if o % 2 else "us", "qty": o},
+            o,
+            value_schema=schema,
+        )
+        for o in range(start, end)
+    ]
 
 
 def make_task(root, **overrides) -> tuple[SparkSinkTask, RecordingSinkContext]:
-    config = {"name": "s", "path": str(root), "flush.size": "10", "flush.interval.ms": "600000",
-              "spark.master": "local[2]", **overrides}
+    config = {
+        "name": "s",
+        "path": str(root),
+        "flush.size": "10",
+        "flush.interval.ms": "600000",
+        "spark.master": "local[2]",
+        **overrides,
+    }
     task = SparkSinkTask()
     context = RecordingSinkContext(config, {TP0, TP1})
     task.initialize(context)
@@ -76,7 +96,9 @@ def test_crash_after_files_before_entry_loses_and_duplicates_nothing(spark, tmp_
     assert context.seeks == {TP0: 10}  # resume exactly after the last committed batch
     restarted.put(records(TP0, 10, 20))
     assert read_ids(spark, tmp_path) == expected_ids((TP0, 0, 20))
-    assert not (tmp_path / "_connect_staging" / "s-0").exists() or not any((tmp_path / "_connect_staging").rglob("*.parquet"))
+    assert not (tmp_path / "_connect_staging" / "s-0").exists() or not any(
+        (tmp_path / "_connect_staging").rglob("*.parquet")
+    )
 
 
 def test_crash_after_entry_before_publish_loses_and_duplicates_nothing(spark, tmp_path, monkeypatch):
@@ -122,8 +144,9 @@ def test_after_a_rewind_the_rows_are_written_again(spark, tmp_path):
     again, context = make_task(tmp_path)
     again.put(records(TP0, context.seeks[TP0], 15))
     again.flush({TP0: 15})
-    assert read_ids(spark, tmp_path) == sorted(expected_ids((TP0, 0, 10)) + expected_ids((TP0, 5, 10))
-                                               + expected_ids((TP0, 10, 15)))
+    assert read_ids(spark, tmp_path) == sorted(
+        expected_ids((TP0, 0, 10)) + expected_ids((TP0, 5, 10)) + expected_ids((TP0, 10, 15))
+    )
 
 
 @pytest.mark.parametrize("fmt", ["orc", "json", "csv"])
@@ -142,5 +165,6 @@ def test_schemaless_values_and_kafka_columns(spark, tmp_path):
     task.flush({TP1: 111})
     df = spark.read.parquet(str(tmp_path))
     assert sorted((r["id"], r["note"], r["kafka_offset"]) for r in df.collect()) == [
-        (o, f"n{o}", 100 + o) for o in range(10)]
+        (o, f"n{o}", 100 + o) for o in range(10)
+    ]
     assert task.pre_commit({TP1: 111}) == {TP1: 111}

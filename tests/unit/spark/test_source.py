@@ -1,4 +1,5 @@
 """SparkSourceTask in both modes, driven directly with a real Spark session and an in-memory offset store."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,14 @@ def write_rows(root, name: str, ids: range) -> None:
 
 
 def start_task(root, store=None, **overrides) -> tuple[SparkSourceTask, MemorySourceContext]:
-    config = {"name": "src", "path": str(root), "topic": "out", "poll.interval.ms": "0",
-              "spark.master": "local[2]", **overrides}
+    config = {
+        "name": "src",
+        "path": str(root),
+        "topic": "out",
+        "poll.interval.ms": "0",
+        "spark.master": "local[2]",
+        **overrides,
+    }
     context = MemorySourceContext(config, store)
     task = SparkSourceTask()
     task.initialize(context)
@@ -102,13 +109,16 @@ def test_json_datasets_are_read_too(spark, tmp_path):
     assert [(r.value["id"], r.value["label"]) for r in drain(task, context)] == [(1, "a"), (2, "b")]
 
 
-@pytest.mark.parametrize("partition, offset, mode", [
-    ({"path": "/elsewhere"}, {"files": "[]"}, "files"),
-    ({"path": "P"}, {"files": "not json"}, "files"),
-    ({"path": "P"}, {"incrementing": 5}, "files"),
-    ({"path": "P"}, {"files": "[]"}, "incrementing"),
-    ({"path": "P"}, {"incrementing": True}, "incrementing"),
-])
+@pytest.mark.parametrize(
+    "partition, offset, mode",
+    [
+        ({"path": "/elsewhere"}, {"files": "[]"}, "files"),
+        ({"path": "P"}, {"files": "not json"}, "files"),
+        ({"path": "P"}, {"incrementing": 5}, "files"),
+        ({"path": "P"}, {"files": "[]"}, "incrementing"),
+        ({"path": "P"}, {"incrementing": True}, "incrementing"),
+    ],
+)
 def test_alter_offsets_rejects_shapes_the_task_cannot_use(partition, offset, mode):
     config = {"path": "P", "topic": "out", "mode": mode, "incrementing.column": "id"}
     with pytest.raises(ConnectError):

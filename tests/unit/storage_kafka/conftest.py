@@ -1,4 +1,5 @@
 """Helpers for the Kafka-backed store tests (real Tansu broker via the `bootstrap_servers` fixture)."""
+
 from __future__ import annotations
 
 import time

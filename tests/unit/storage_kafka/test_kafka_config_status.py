@@ -1,4 +1,5 @@
 """KafkaConfigStore and KafkaStatusStore on a real broker (Tansu)."""
+
 from __future__ import annotations
 
 import threading
@@ -80,13 +81,26 @@ class Recorder(ConfigUpdateListener):
         with self.lock:
             self.events.append(event)
 
-    def on_connector_config_update(self, connector): self._add("config", connector)
-    def on_connector_config_remove(self, connector): self._add("remove", connector)
-    def on_task_config_update(self, connector, task_ids): self._add("tasks", connector, tuple(task_ids))
-    def on_target_state_change(self, connector, state): self._add("state", connector, state)
-    def on_restart_request(self, request): self._add("restart", request)
-    def on_session_key_update(self, key): self._add("session", key)
-    def on_logger_level(self, namespace, level): self._add("logger", namespace, level)
+    def on_connector_config_update(self, connector):
+        self._add("config", connector)
+
+    def on_connector_config_remove(self, connector):
+        self._add("remove", connector)
+
+    def on_task_config_update(self, connector, task_ids):
+        self._add("tasks", connector, tuple(task_ids))
+
+    def on_target_state_change(self, connector, state):
+        self._add("state", connector, state)
+
+    def on_restart_request(self, request):
+        self._add("restart", request)
+
+    def on_session_key_update(self, key):
+        self._add("session", key)
+
+    def on_logger_level(self, namespace, level):
+        self._add("logger", namespace, level)
 
 
 def test_listener_hears_other_workers_writes_but_not_history(bootstrap_servers, client):
@@ -108,9 +122,14 @@ def test_listener_hears_other_workers_writes_but_not_history(bootstrap_servers, 
         writer.put_task_count_record("a", 2)
         writer.remove_connector_config("a")
         expected = [
-            ("state", "a", TargetState.PAUSED), ("config", "a"), ("tasks", "a", (0, 1)),
-            ("state", "a", TargetState.STARTED), ("restart", RestartRequest("a", False, True)),
-            ("session", key), ("logger", "org.example", "DEBUG"), ("remove", "a"),
+            ("state", "a", TargetState.PAUSED),
+            ("config", "a"),
+            ("tasks", "a", (0, 1)),
+            ("state", "a", TargetState.STARTED),
+            ("restart", RestartRequest("a", False, True)),
+            ("session", key),
+            ("logger", "org.example", "DEBUG"),
+            ("remove", "a"),
         ]
         wait_for(lambda: len(recorder.events) >= len(expected), 10, what=f"listener events {recorder.events}")
         assert recorder.events == expected
@@ -152,7 +171,9 @@ def test_config_topic_from_a_future_version_loads(bootstrap_servers, client):
     try:
         snapshot = store.snapshot()
         assert snapshot.connectors["a"] == ConnectorState({"connector.class": "X", "name": "a"}, TargetState.PAUSED, [])
-        assert snapshot.connectors["b"] == ConnectorState({"connector.class": "X", "name": "b"}, TargetState.STOPPED, [{"k": "v"}])
+        assert snapshot.connectors["b"] == ConnectorState(
+            {"connector.class": "X", "name": "b"}, TargetState.STOPPED, [{"k": "v"}]
+        )
         assert snapshot.connectors["c"].target_state is TargetState.STARTED
         assert "d" not in snapshot.connectors
         assert snapshot.task_count_records == {"b": 1}
@@ -208,8 +229,7 @@ def test_status_round_trip_and_reader_rules(bootstrap_servers, client):
         a.stop()
         b.stop()
     raw = {(k.decode(), v) for _, k, v in read_raw(bootstrap_servers, topic.name, 5, expect_at_least=10)}
-    assert ("status-connector-my-conn",
-            b'{"state":"RUNNING","trace":null,"worker_id":"w1:8083","generation":3}') in raw
+    assert ("status-connector-my-conn", b'{"state":"RUNNING","trace":null,"worker_id":"w1:8083","generation":3}') in raw
     assert ("status-topic-t1:connector-my-conn", None) in raw
     assert ("status-connector-my-conn", None) in raw
 
@@ -220,14 +240,22 @@ def test_status_reader_skips_foreign_and_unreadable_records(bootstrap_servers, c
     store = KafkaStatusStore(topic, client)
     store.start()
     try:
-        produce_raw(bootstrap_servers, topic.name, [
-            (b"status-connector-x", b'{"state":"RUNNING","trace":null,"worker_id":"w:1","generation":1,"version":"4.1"}'),
-            (b"status-connector-y", b'{"state":"DORMANT","worker_id":"w:1","generation":1}'),
-            (b"status-task-x", b'{"state":"RUNNING","worker_id":"w:1","generation":1}'),
-            (b"status-task-x-0", b"not json"),
-            (b"status-rebalance-z", b"{}"),
-            (b"status-topic-bad", b"{}"),
-        ], partition=0)
+        produce_raw(
+            bootstrap_servers,
+            topic.name,
+            [
+                (
+                    b"status-connector-x",
+                    b'{"state":"RUNNING","trace":null,"worker_id":"w:1","generation":1,"version":"4.1"}',
+                ),
+                (b"status-connector-y", b'{"state":"DORMANT","worker_id":"w:1","generation":1}'),
+                (b"status-task-x", b'{"state":"RUNNING","worker_id":"w:1","generation":1}'),
+                (b"status-task-x-0", b"not json"),
+                (b"status-rebalance-z", b"{}"),
+                (b"status-topic-bad", b"{}"),
+            ],
+            partition=0,
+        )
         store.refresh()
         assert store.connector("x") == InstanceStatus(State.RUNNING, "w:1", None, 1)
         assert store.connector("y") is None and store.tasks("x") == {}

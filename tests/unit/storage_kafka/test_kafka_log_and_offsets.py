@@ -1,4 +1,5 @@
 """KafkaBasedLog and KafkaOffsetStore on a real broker (Tansu)."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,7 +20,7 @@ def java_partition(key: bytes, partitions: int) -> int:
     m, r, length = 0x5BD1E995, 24, len(key)
     h = (0x9747B28C ^ length) & 0xFFFFFFFF
     for i in range(0, length - length % 4, 4):
-        k = int.from_bytes(key[i:i + 4], "little")
+        k = int.from_bytes(key[i : i + 4], "little")
         k = (k * m) & 0xFFFFFFFF
         k ^= k >> r
         k = (k * m) & 0xFFFFFFFF
@@ -70,6 +71,7 @@ def test_topics_are_created_compacted_and_checked_when_present(bootstrap_servers
     assert ensure_topic(admin, created) == 25
     assert ensure_topic(admin, created) == 25  # present and fine: no error
     from confluent_kafka.admin import ConfigResource
+
     entries = next(iter(admin.describe_configs([ConfigResource("topic", created.name)]).values())).result(10)
     assert entries["cleanup.policy"].value == "compact"
 

@@ -1,11 +1,20 @@
 """Status-topic records: the reference's exact bytes, and KIP-915 tolerance when reading."""
+
 import orjson
 
 from runtime.storage.base import InstanceStatus
 from runtime.storage.states import State
 from runtime.storage.status_codec import (
-    TopicStatus, connector_key, decode_status, decode_topic_status, encode_status, encode_topic_status,
-    parse_task_key, parse_topic_key, task_key, topic_key,
+    TopicStatus,
+    connector_key,
+    decode_status,
+    decode_topic_status,
+    encode_status,
+    encode_topic_status,
+    parse_task_key,
+    parse_topic_key,
+    task_key,
+    topic_key,
 )
 
 
@@ -43,10 +52,22 @@ def test_bad_keys_are_rejected_not_raised():
 
 
 def test_reader_ignores_unknown_fields_and_skips_unreadable_values():
-    future = orjson.dumps({"state": "PAUSED", "trace": None, "worker_id": "w:1", "generation": 7,
-                           "version": "9.9", "something": {"new": True}})
+    future = orjson.dumps(
+        {
+            "state": "PAUSED",
+            "trace": None,
+            "worker_id": "w:1",
+            "generation": 7,
+            "version": "9.9",
+            "something": {"new": True},
+        }
+    )
     assert decode_status("k", future) == InstanceStatus(State.PAUSED, "w:1", None, 7)
-    for bad in (b"not json", b"[1,2]", orjson.dumps({"state": "HIBERNATING", "generation": 1}),
-                orjson.dumps({"state": "RUNNING", "generation": "1"})):
+    for bad in (
+        b"not json",
+        b"[1,2]",
+        orjson.dumps({"state": "HIBERNATING", "generation": 1}),
+        orjson.dumps({"state": "RUNNING", "generation": "1"}),
+    ):
         assert decode_status("k", bad) is None
     assert decode_topic_status("k", b'{"topic": 3}') is None

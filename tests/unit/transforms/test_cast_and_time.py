@@ -1,12 +1,21 @@
 """Cast, TimestampConverter, TimestampRouter, RegexRouter and the SimpleDateFormat port."""
+
 from __future__ import annotations
 
 import datetime as dt
 
 import pytest
 
-from runtime.api.data import (BOOLEAN_SCHEMA, BYTES_SCHEMA, FLOAT32_SCHEMA, INT32_SCHEMA, INT64_SCHEMA,
-                              OPTIONAL_INT64_SCHEMA, STRING_SCHEMA, Schema)
+from runtime.api.data import (
+    BOOLEAN_SCHEMA,
+    BYTES_SCHEMA,
+    FLOAT32_SCHEMA,
+    INT32_SCHEMA,
+    INT64_SCHEMA,
+    OPTIONAL_INT64_SCHEMA,
+    STRING_SCHEMA,
+    Schema,
+)
 from runtime.api.errors import ConfigError, DataError
 from runtime.data.java_date_format import DateFormat
 from runtime.transforms.cast import CastKey, CastValue
@@ -16,11 +25,12 @@ from runtime.transforms.timestamp_router import TimestampRouter
 
 from .conftest import make, sink, struct
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 TS = "org.apache.kafka.connect.data.Timestamp"
 
 
 # ---- Cast -------------------------------------------------------------------------------------
+
 
 def test_cast_schemaless_fields() -> None:
     t = make(CastValue, spec="a:int8,b:string,c:boolean,d:float32,e:int32")
@@ -70,11 +80,15 @@ def test_cast_config_and_input_errors() -> None:
 
 # ---- TimestampConverter ----------------------------------------------------------------------
 
+
 def test_timestamp_converter_schemaless_whole_value_and_field() -> None:
     to_string = make(TimestampConverterValue, **{"target.type": "string", "format": "yyyy-MM-dd HH:mm:ss.SSS"})
     assert to_string.apply(sink(1_700_000_000_123)).value == "2023-11-14 22:13:20.123"
-    to_unix = make(TimestampConverterValue, field="when", **{"target.type": "unix", "format": "yyyyMMdd",
-                                                            "unix.precision": "seconds"})
+    to_unix = make(
+        TimestampConverterValue,
+        field="when",
+        **{"target.type": "unix", "format": "yyyyMMdd", "unix.precision": "seconds"},
+    )
     assert to_unix.apply(sink({"when": "20240102", "x": 1})).value == {"when": 1704153600, "x": 1}
     to_ts = make(TimestampConverterKey, **{"target.type": "Timestamp", "unix.precision": "microseconds"})
     assert to_ts.apply(sink(None, key=1_700_000_000_123_456)).key == dt.datetime(2023, 11, 14, 22, 13, 20, 123000, UTC)
@@ -92,8 +106,10 @@ def test_timestamp_converter_with_schema() -> None:
     out = whole.apply(sink(dt.datetime(2024, 5, 6, 7, 8, 9, 10000, UTC), ts_schema))
     assert out.value == dt.time(7, 8, 9, 10000) and out.value_schema.name == "org.apache.kafka.connect.data.Time"
     to_unix = make(TimestampConverterValue, **{"target.type": "unix"})
-    assert to_unix.apply(sink(dt.date(1970, 1, 2), Schema("int32", name="org.apache.kafka.connect.data.Date"))).value \
+    assert (
+        to_unix.apply(sink(dt.date(1970, 1, 2), Schema("int32", name="org.apache.kafka.connect.data.Date"))).value
         == 86_400_000
+    )
 
 
 def test_timestamp_converter_past_year_9999() -> None:
@@ -116,7 +132,9 @@ def test_timestamp_converter_errors() -> None:
     with pytest.raises(ConfigError, match="String must be one of: string, unix, Date, Time, Timestamp"):
         make(TimestampConverterValue, **{"target.type": "date"})
     parse = make(TimestampConverterValue, **{"target.type": "unix", "format": "yyyy-MM-dd"})
-    with pytest.raises(DataError, match=r"Could not parse timestamp: value \(nope\) does not match pattern \(yyyy-MM-dd\)"):
+    with pytest.raises(
+        DataError, match=r"Could not parse timestamp: value \(nope\) does not match pattern \(yyyy-MM-dd\)"
+    ):
         parse.apply(sink("nope"))
     with pytest.raises(DataError, match="does not support"):
         parse.apply(sink(1.5))
@@ -136,6 +154,7 @@ def test_simple_date_format_port() -> None:
 
 
 # ---- routers ----------------------------------------------------------------------------------
+
 
 def test_regex_router_uses_java_replacement_syntax() -> None:
     t = make(RegexRouter, regex="(?<env>[a-z]+)-(.*)", replacement="$2_${env}\\$")

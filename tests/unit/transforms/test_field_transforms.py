@@ -1,4 +1,5 @@
 """InsertField, ReplaceField, MaskField, ValueToKey, HoistField, ExtractField."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -6,8 +7,16 @@ import decimal
 
 import pytest
 
-from runtime.api.data import (BOOLEAN_SCHEMA, FLOAT64_SCHEMA, INT32_SCHEMA, INT64_SCHEMA, OPTIONAL_INT64_SCHEMA,
-                              OPTIONAL_STRING_SCHEMA, STRING_SCHEMA, Schema)
+from runtime.api.data import (
+    BOOLEAN_SCHEMA,
+    FLOAT64_SCHEMA,
+    INT32_SCHEMA,
+    INT64_SCHEMA,
+    OPTIONAL_INT64_SCHEMA,
+    OPTIONAL_STRING_SCHEMA,
+    STRING_SCHEMA,
+    Schema,
+)
 from runtime.api.errors import ConfigError, DataError
 from runtime.transforms.extract_field import ExtractFieldKey, ExtractFieldValue
 from runtime.transforms.hoist_field import HoistFieldKey, HoistFieldValue
@@ -23,9 +32,19 @@ TS = "org.apache.kafka.connect.data.Timestamp"
 
 # ---- InsertField ------------------------------------------------------------------------------
 
+
 def test_insert_field_schemaless_adds_metadata_and_static_value() -> None:
-    t = make(InsertFieldValue, **{"topic.field": "t", "partition.field": "p", "offset.field": "o!",
-                                  "timestamp.field": "ts", "static.field": "s", "static.value": "v"})
+    t = make(
+        InsertFieldValue,
+        **{
+            "topic.field": "t",
+            "partition.field": "p",
+            "offset.field": "o!",
+            "timestamp.field": "ts",
+            "static.field": "s",
+            "static.value": "v",
+        },
+    )
     out = t.apply(sink({"a": 1}))
     assert out.value == {"a": 1, "t": "orders", "p": 3, "o": 42, "ts": 1_700_000_000_123, "s": "v"}
     assert out.value_schema is None and out.kafka_offset == 42
@@ -39,7 +58,7 @@ def test_insert_field_with_schema_builds_fields_with_optionality() -> None:
     assert names == [("a", "int32", False), ("t", "string", False), ("o", "int64", True), ("ts", "int64", True)]
     assert out.value_schema.name == "my.Value"
     assert out.value_schema.field("ts").schema.name == TS
-    assert out.value["ts"] == dt.datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=dt.timezone.utc)
+    assert out.value["ts"] == dt.datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=dt.UTC)
     assert out.value["a"] == 5 and out.value["t"] == "orders"
     # the translated schema is cached per input schema
     assert t.apply(sink({"a": 6}, schema)).value_schema is out.value_schema
@@ -61,12 +80,16 @@ def test_insert_field_offset_requires_sink_record_and_config_errors() -> None:
         make(InsertFieldValue)
     with pytest.raises(ConfigError, match="No value specified for static field: s"):
         make(InsertFieldValue, **{"static.field": "s"})
-    with pytest.raises(DataError, match=r"Only Map objects supported in absence of schema for \[field insertion\], found: java.lang.String"):
+    with pytest.raises(
+        DataError,
+        match=r"Only Map objects supported in absence of schema for \[field insertion\], found: java.lang.String",
+    ):
         t.apply(sink("text"))
     assert InsertField.Value is InsertFieldValue
 
 
 # ---- ReplaceField -----------------------------------------------------------------------------
+
 
 def test_replace_field_schemaless_include_exclude_rename() -> None:
     t = make(ReplaceFieldValue, include="a,b,c", exclude="c", renames="a:alpha,b:beta")
@@ -90,13 +113,33 @@ def test_replace_field_key_and_invalid_renames() -> None:
 
 # ---- MaskField --------------------------------------------------------------------------------
 
+
 def test_mask_field_schemaless_masks_with_type_null_values() -> None:
     t = make(MaskFieldValue, fields="i,f,b,s,l,m,d,ts,missing")
-    value = {"i": 7, "f": 1.5, "b": True, "s": "secret", "l": [1], "m": {"k": 1}, "d": decimal.Decimal("3.2"),
-             "ts": dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc), "keep": "x"}
+    value = {
+        "i": 7,
+        "f": 1.5,
+        "b": True,
+        "s": "secret",
+        "l": [1],
+        "m": {"k": 1},
+        "d": decimal.Decimal("3.2"),
+        "ts": dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
+        "keep": "x",
+    }
     out = t.apply(sink(value)).value
-    assert out == {"i": 0, "f": 0.0, "b": False, "s": "", "l": [], "m": {}, "d": decimal.Decimal(0),
-                   "ts": dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc), "keep": "x", "missing": None}
+    assert out == {
+        "i": 0,
+        "f": 0.0,
+        "b": False,
+        "s": "",
+        "l": [],
+        "m": {},
+        "d": decimal.Decimal(0),
+        "ts": dt.datetime(1970, 1, 1, tzinfo=dt.UTC),
+        "keep": "x",
+        "missing": None,
+    }
     assert value["s"] == "secret"  # the input record is untouched
 
 
@@ -114,18 +157,23 @@ def test_mask_field_with_schema_and_replacement() -> None:
 
 # ---- ValueToKey -------------------------------------------------------------------------------
 
+
 def test_value_to_key_schemaless_and_schema() -> None:
     t = make(ValueToKey, fields="id,region")
     assert t.apply(sink({"id": 1, "region": "eu", "x": 0})).key == {"id": 1, "region": "eu"}
     schema = struct(("id", INT32_SCHEMA), ("region", OPTIONAL_STRING_SCHEMA), ("x", INT32_SCHEMA))
     out = t.apply(sink({"id": 1, "region": None, "x": 0}, schema))
     assert out.key == {"id": 1, "region": None}
-    assert [(f.name, f.schema) for f in out.key_schema.fields] == [("id", INT32_SCHEMA), ("region", OPTIONAL_STRING_SCHEMA)]
+    assert [(f.name, f.schema) for f in out.key_schema.fields] == [
+        ("id", INT32_SCHEMA),
+        ("region", OPTIONAL_STRING_SCHEMA),
+    ]
     with pytest.raises(DataError, match="Field does not exist: nope"):
         make(ValueToKey, fields="nope").apply(sink({"id": 1}, struct(("id", INT32_SCHEMA))))
 
 
 # ---- HoistField -------------------------------------------------------------------------------
+
 
 def test_hoist_field_wraps_value_or_key() -> None:
     assert make(HoistFieldValue, field="line").apply(sink("hello")).value == {"line": "hello"}
@@ -135,6 +183,7 @@ def test_hoist_field_wraps_value_or_key() -> None:
 
 
 # ---- ExtractField -----------------------------------------------------------------------------
+
 
 def test_extract_field_schemaless_and_schema() -> None:
     assert make(ExtractFieldValue, field="a").apply(sink({"a": 1, "b": 2})).value == 1

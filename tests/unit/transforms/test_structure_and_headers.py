@@ -1,10 +1,17 @@
 """Flatten, SetSchemaMetadata, Filter, HeaderFrom, InsertHeader, DropHeaders and the predicates."""
+
 from __future__ import annotations
 
 import pytest
 
-from runtime.api.data import (BOOLEAN_SCHEMA, INT8_SCHEMA, INT32_SCHEMA, OPTIONAL_STRING_SCHEMA, STRING_SCHEMA,
-                              SchemaBuilder)
+from runtime.api.data import (
+    BOOLEAN_SCHEMA,
+    INT8_SCHEMA,
+    INT32_SCHEMA,
+    OPTIONAL_STRING_SCHEMA,
+    STRING_SCHEMA,
+    SchemaBuilder,
+)
 from runtime.api.errors import ConfigError, DataError
 from runtime.api.records import Header
 from runtime.transforms.filter import Filter
@@ -32,16 +39,22 @@ def test_flatten_with_schema_propagates_optionality() -> None:
     assert out.value_schema.name == "outer"
     assert make(FlattenValue).apply(sink({"id": 1, "inner": None}, schema)).value == {"id": 1}
     map_schema = struct(("m", SchemaBuilder.map(STRING_SCHEMA, STRING_SCHEMA).build()))
-    with pytest.raises(DataError, match=r"Flatten transformation does not support MAP for record with schemas \(for field m\)"):
+    with pytest.raises(
+        DataError, match=r"Flatten transformation does not support MAP for record with schemas \(for field m\)"
+    ):
         make(FlattenValue).apply(sink({"m": {}}, map_schema))
 
 
 def test_set_schema_metadata() -> None:
     schema = struct(("a", INT32_SCHEMA), name="old")
-    out = make(SetSchemaMetadataValue, **{"schema.name": "new.Name", "schema.version": "3"}).apply(sink({"a": 1}, schema))
+    out = make(SetSchemaMetadataValue, **{"schema.name": "new.Name", "schema.version": "3"}).apply(
+        sink({"a": 1}, schema)
+    )
     assert (out.value_schema.name, out.value_schema.version, out.value) == ("new.Name", 3, {"a": 1})
     key_schema = struct(("k", INT32_SCHEMA))
-    key_out = make(SetSchemaMetadataKey, **{"schema.version": "2"}).apply(sink(None, key={"k": 5}, key_schema=key_schema))
+    key_out = make(SetSchemaMetadataKey, **{"schema.version": "2"}).apply(
+        sink(None, key={"k": 5}, key_schema=key_schema)
+    )
     assert key_out.key_schema.version == 2 and key_out.key_schema.type == "struct"
     # Kafka 3.9 copies schema.fields() into the renamed schema, so every non-struct schema fails
     with pytest.raises(DataError, match="Cannot list fields on non-struct type"):
@@ -61,7 +74,8 @@ def test_insert_and_drop_headers() -> None:
     inserted = make(InsertHeader, header="n", **{"value.literal": "42"}).apply(record)
     assert inserted.headers[-1] == Header("n", 42, INT8_SCHEMA)
     assert make(InsertHeader, header="s", **{"value.literal": "hello"}).apply(sink(1)).headers == [
-        Header("s", "hello", STRING_SCHEMA)]
+        Header("s", "hello", STRING_SCHEMA)
+    ]
     dropped = make(DropHeaders, headers="drop,absent").apply(inserted)
     assert [h.key for h in dropped.headers] == ["keep", "n"]
     assert len(record.headers) == 3  # the input is not modified
@@ -81,7 +95,9 @@ def test_header_from_schemaless_move_and_copy() -> None:
 
 def test_header_from_with_schema() -> None:
     schema = struct(("a", INT32_SCHEMA), ("b", OPTIONAL_STRING_SCHEMA), ("c", BOOLEAN_SCHEMA))
-    out = make(HeaderFromValue, fields="b", headers="hb", operation="move").apply(sink({"a": 1, "b": "x", "c": True}, schema))
+    out = make(HeaderFromValue, fields="b", headers="hb", operation="move").apply(
+        sink({"a": 1, "b": "x", "c": True}, schema)
+    )
     assert [f.name for f in out.value_schema.fields] == ["a", "c"] and out.value == {"a": 1, "c": True}
     assert out.headers == [Header("hb", "x", OPTIONAL_STRING_SCHEMA)]
 

@@ -1,4 +1,5 @@
 """RetryWithTolerance: KIP-298's retries, tolerance, counting and reporting, without a broker."""
+
 from __future__ import annotations
 
 import threading
@@ -8,7 +9,13 @@ import pytest
 from runtime.api.errors import DataError, RetriableError
 from runtime.worker.counters import ErrorCounters
 from runtime.worker.error_handling import (
-    ErrorContext, ErrorSettings, FailedRecord, RetryWithTolerance, Stage, ToleranceExceeded, build_operator,
+    ErrorContext,
+    ErrorSettings,
+    FailedRecord,
+    RetryWithTolerance,
+    Stage,
+    ToleranceExceeded,
+    build_operator,
 )
 
 
@@ -98,8 +105,9 @@ def test_the_log_reporter_is_built_only_when_enabled(caplog: pytest.LogCaptureFi
     counters = ErrorCounters()
     quiet = build_operator("c", "c-0", {"errors.tolerance": "all"}, counters, threading.Event())
     assert quiet.reporters == []
-    op = build_operator("c", "c-0", {"errors.tolerance": "all", "errors.log.enable": "true"}, counters,
-                        threading.Event())
+    op = build_operator(
+        "c", "c-0", {"errors.tolerance": "all", "errors.log.enable": "true"}, counters, threading.Event()
+    )
     op.execute(Stage.VALUE_CONVERTER, DataError, Flaky(1, DataError), FailedRecord("t", 2, 7, b"k", b"secret"))
     assert counters.total_errors_logged == 1
     line = next(r.getMessage() for r in caplog.records if "Error encountered in task" in r.getMessage())
@@ -118,8 +126,9 @@ class Refuses:
 
 
 def chain(*transformations):
-    return type("Chain", (), {"stages": [type("Stage", (), {"transformation": t, "apply": t.apply})()
-                                         for t in transformations]})()
+    return type(
+        "Chain", (), {"stages": [type("Stage", (), {"transformation": t, "apply": t.apply})() for t in transformations]}
+    )()
 
 
 def test_a_failing_transformation_is_reported_with_its_class_and_the_record_skipped() -> None:

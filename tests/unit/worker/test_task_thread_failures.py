@@ -4,6 +4,7 @@ confluent-kafka re-raises a KafkaException thrown inside a rebalance callback as
 object that is no BaseException (`except BaseException` does not catch it). Here a real consumer on the
 broker makes a call librdkafka refuses from its assignment callback.
 """
+
 from __future__ import annotations
 
 from confluent_kafka import Consumer
@@ -31,8 +32,9 @@ class _RefusedAssignmentRunner(TaskRunner):
 
     def __init__(self, bootstrap: str, topic: str, statuses: StatusStore) -> None:
         super().__init__("c", 0, _IdleTask, {}, {}, TargetState.STARTED, statuses, "w")
-        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("refused"),
-                                  "session.timeout.ms": 6000})
+        self.consumer = Consumer(
+            {"bootstrap.servers": bootstrap, "group.id": unique("refused"), "session.timeout.ms": 6000}
+        )
         self.topic = topic
 
     def initialize(self, task: Task) -> None:
@@ -54,8 +56,11 @@ def test_a_kafka_error_raised_through_a_rebalance_callback_fails_the_task(bootst
     runner = _RefusedAssignmentRunner(bootstrap_servers, topic, statuses)
     runner.start()
     try:
-        failed = wait_for(lambda: (s := statuses.task("c", 0)) is not None and s.state is State.FAILED and s, 60,
-                          what="the task FAILED")
+        failed = wait_for(
+            lambda: (s := statuses.task("c", 0)) is not None and s.state is State.FAILED and s,
+            60,
+            what="the task FAILED",
+        )
         assert "rebalance protocol type is EAGER" in (failed.trace or "")
         assert runner.failed
     finally:

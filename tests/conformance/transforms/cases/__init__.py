@@ -1,4 +1,5 @@
 """Every SMT conformance case, grouped by transform family (each module adds to one `Cases`)."""
+
 from __future__ import annotations
 
 from ..records import Cases

@@ -12,6 +12,7 @@ A run is also cut where its producer stamped nothing for `GAP_MS`: a worker froz
 still buffered and sent after SIGCONT must not look as if it ran through the freeze (cutting a run never
 creates an overlap, since both halves come from one writer, one after the other).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -47,8 +48,10 @@ class Run:
         return max(r.ts_ms for r in self.records)
 
     def __repr__(self) -> str:
-        return (f"Run(seqnos {self.first}..{self.last}, offsets {self.records[0].offset}..{self.records[-1].offset}, "
-                f"ms {self.start_ms}..{self.end_ms})")
+        return (
+            f"Run(seqnos {self.first}..{self.last}, offsets {self.records[0].offset}..{self.records[-1].offset}, "
+            f"ms {self.start_ms}..{self.end_ms})"
+        )
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,7 @@ def overlaps(runs: list[Run]) -> list[Overlap]:
     found = []
     for i, a in enumerate(runs):
         a_offsets = (a.records[0].offset, a.records[-1].offset)
-        for b in runs[i + 1:]:
+        for b in runs[i + 1 :]:
             if b.records[0].offset > a_offsets[1]:
                 continue  # b wholly after a in the partition: they followed each other
             both_ms = min(a.end_ms, b.end_ms) - max(a.start_ms, b.start_ms)

@@ -1,5 +1,6 @@
 """Three-worker clusters for the fault tests, built by the test (which broker, how they start); their
 logs are printed when the test fails, and they are stopped afterwards."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator

@@ -4,6 +4,7 @@ connector must not stall failover for the whole group), and the slow connector r
 
 The blocking connector is SequenceSource with `connector.start.block.until.file`: its start() blocks until
 the test has seen the failover through (up to the issue's 60 s and more), then the test lets it go on."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -19,7 +20,8 @@ LEADER, VIA, VICTIM = 0, 1, 2
 
 
 def test_a_follower_killed_while_the_leader_blocks_in_a_connector_start(
-        new_cluster: Callable[..., Cluster], bootstrap_servers: str, tmp_path: Path) -> None:
+    new_cluster: Callable[..., Cluster], bootstrap_servers: str, tmp_path: Path
+) -> None:
     # worker 0 starts first (so leads) and has the lowest id: the assignor gives a new unit to the least
     # loaded worker with the lowest id, so once each worker runs one connector the next goes to the leader
     cluster = new_cluster(bootstrap_servers, lowest_id_first=True).start()
@@ -32,23 +34,28 @@ def test_a_follower_killed_while_the_leader_blocks_in_a_connector_start(
     before = {s.name: s.wait_committed_past(cluster, {}) for s in steady}
 
     release = tmp_path / "release-the-slow-start"
-    slow = Sequence.create(cluster, bootstrap_servers, 1, via=VIA,
-                           **{"connector.start.block.until.file": str(release)})
+    slow = Sequence.create(cluster, bootstrap_servers, 1, via=VIA, **{"connector.start.block.until.file": str(release)})
     leader_log = cluster.workers[LEADER].log_path
     # nothing in the REST status tells a start() under way; the leader's log does
-    wait_for(lambda: f"Creating connector {slow.name}" in leader_log.read_text(errors="replace"), 30, 0.25,
-             "the slow connector starting on the leader")
+    wait_for(
+        lambda: f"Creating connector {slow.name}" in leader_log.read_text(errors="replace"),
+        30,
+        0.25,
+        "the slow connector starting on the leader",
+    )
     fault_ms = now_ms()
     victim_id = cluster.worker_id(VICTIM)
     cluster.workers[VICTIM].kill()
 
     for seq in steady:
-        cluster.wait_state(seq.name, "RUNNING", seq.tasks, via=VIA, timeout_s=FAILOVER_TIMEOUT_S,
-                           exclude_worker=victim_id)
+        cluster.wait_state(
+            seq.name, "RUNNING", seq.tasks, via=VIA, timeout_s=FAILOVER_TIMEOUT_S, exclude_worker=victim_id
+        )
     slow_when_moved = cluster.status(slow.name, VIA)
     release.touch()
     assert not wait_all_running(cluster, [slow], [VIA], timeout_s=60)
     check_after_fault(cluster, bootstrap_servers, [*steady, slow], [VIA, LEADER], {**before, slow.name: {}}, fault_ms)
     # asserted last, so that the checks above still run when it fails
-    assert slow_when_moved is None or slow_when_moved["connector"]["state"] != "RUNNING", \
+    assert slow_when_moved is None or slow_when_moved["connector"]["state"] != "RUNNING", (
         f"failover waited for the leader's connector start() to return: {slow_when_moved}"
+    )

@@ -5,13 +5,13 @@ unanswered for a session timeout does) is not asserted: nobody can take them ove
 
 The broker is one of this test's own (fresh_broker): freezing the session broker would stall every
 other test using it."""
+
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 
 from runtime.embedded_broker import EmbeddedBroker
-
 from tests.support.cluster import Cluster
 
 from .workload import Sequence, check_after_fault, frozen, now_ms
@@ -22,7 +22,7 @@ FREEZE_S = 30  # the fault itself, as specified; nothing waits on it
 
 def broker_pid(broker: EmbeddedBroker) -> int:
     # EmbeddedBroker keeps its process to itself; read it here rather than widen the runtime's API for a test
-    process = broker._process  # noqa: SLF001
+    process = broker._process
     assert process is not None and process.poll() is None, "the broker is not running"
     return process.pid
 

@@ -1,4 +1,5 @@
 """The overlap checker on partitions written as the faults can write them (no broker needed)."""
+
 from __future__ import annotations
 
 from .checker import Record, analyse

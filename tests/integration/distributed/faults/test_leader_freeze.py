@@ -1,6 +1,7 @@
 """The leader frozen (SIGSTOP) while a connector is created through another worker, then resumed: the
 create is answered (created once, or refused so the client can retry), the new connector ends up with its
 config and running, and the leader's resumption disturbs neither connector."""
+
 from __future__ import annotations
 
 import threading
@@ -10,7 +11,6 @@ from collections.abc import Callable
 import httpx
 
 from tests.support.cluster import Cluster
-from tests.support.worker import wait_for
 
 from .workload import Sequence, check_after_fault, frozen, now_ms
 
@@ -20,7 +20,8 @@ VIA = 1
 
 
 def test_a_connector_created_while_the_leader_is_frozen(
-        new_cluster: Callable[..., Cluster], bootstrap_servers: str) -> None:
+    new_cluster: Callable[..., Cluster], bootstrap_servers: str
+) -> None:
     # lowest id first: the connector goes to the leader, which then is frozen owning a connector and tasks
     cluster = new_cluster(bootstrap_servers, lowest_id_first=True).start()
     old = Sequence.create(cluster, bootstrap_servers, TASKS)

@@ -1,6 +1,7 @@
 """A worker frozen (SIGSTOP) longer than the session timeout, then resumed: the others take its tasks over
 while it is frozen; once resumed it must stop them rather than run them beside their new owners, and it
 rejoins the group."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -15,7 +16,8 @@ VICTIM = 1  # a follower, owning the second connector (see below) and two tasks
 
 
 def test_a_worker_frozen_past_the_session_timeout_hands_over_and_rejoins(
-        new_cluster: Callable[..., Cluster], bootstrap_servers: str) -> None:
+    new_cluster: Callable[..., Cluster], bootstrap_servers: str
+) -> None:
     # lowest id first: the first connector goes to worker 0 (the leader), the second to worker 1 (the victim)
     cluster = new_cluster(bootstrap_servers, lowest_id_first=True).start()
     seqs = []
@@ -36,8 +38,12 @@ def test_a_worker_frozen_past_the_session_timeout_hands_over_and_rejoins(
         for seq in seqs:
             seq.wait_committed_past(cluster, seq.committed(cluster))
     # back in the group: the balanced assignment gives the resumed worker tasks again
-    wait_for(lambda: sum(s.owners(cluster).get(victim_id, 0) for s in seqs), 60, 0.25,
-             "the resumed worker running tasks again")
+    wait_for(
+        lambda: sum(s.owners(cluster).get(victim_id, 0) for s in seqs),
+        60,
+        0.25,
+        "the resumed worker running tasks again",
+    )
     # the resumed worker's own status view is checked last: it wrote UNASSIGNED for what it lost after the
     # new owners' RUNNING, which must not hide theirs (KafkaStatusStore orders statuses by generation)
     check_after_fault(cluster, bootstrap_servers, seqs, [0, 2, VICTIM], before, fault_ms)

@@ -1,6 +1,7 @@
 """The fault tests' workload: SequenceSource connectors with a partition per task, and the checks made
 once the cluster is back: configs unchanged, every task RUNNING, offsets kept, no seqno lost, and no
 task run by two workers at once for more than MAX_OVERLAP_S."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,6 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
@@ -69,8 +69,15 @@ class Sequence:
         topic = Kafka(bootstrap).create_topic(unique("faults"), partitions=tasks)
         # a partition per task: besides making each partition one writer's sequence, Tansu can hide records
         # from a consumer tailing a partition several producers write at once (tests/support/broker.py)
-        config = {"connector.class": SOURCE, "topic": topic, "tasks.max": str(tasks),
-                  "throughput": str(THROUGHPUT), "batch.size": "10", "task.own.partition": "true", **extra}
+        config = {
+            "connector.class": SOURCE,
+            "topic": topic,
+            "tasks.max": str(tasks),
+            "throughput": str(THROUGHPUT),
+            "batch.size": "10",
+            "task.own.partition": "true",
+            **extra,
+        }
         return cls(name, topic, tasks, config)
 
     def committed(self, cluster: Cluster, via: int = 0) -> dict[int, int]:
@@ -80,9 +87,11 @@ class Sequence:
         saved = source_offsets(response.json()["offsets"])
         return {int(task.rsplit("-", 1)[1]): value for task, value in saved.items() if value is not None}
 
-    def wait_committed_past(self, cluster: Cluster, floor: dict[int, int], via: int = 0,
-                            timeout_s: float = 60.0) -> dict[int, int]:
+    def wait_committed_past(
+        self, cluster: Cluster, floor: dict[int, int], via: int = 0, timeout_s: float = 60.0
+    ) -> dict[int, int]:
         """Wait until every task has committed beyond `floor` (missing tasks count as -1)."""
+
         def check() -> dict[int, int] | None:
             now = self.committed(cluster, via)
             return now if len(now) == self.tasks and all(now[t] > floor.get(t, -1) for t in now) else None
@@ -98,8 +107,9 @@ class Sequence:
         return counts
 
 
-def wait_all_running(cluster: Cluster, sequences: list[Sequence], live: list[int],
-                     timeout_s: float = CONVERGE_S) -> list[str]:
+def wait_all_running(
+    cluster: Cluster, sequences: list[Sequence], live: list[int], timeout_s: float = CONVERGE_S
+) -> list[str]:
     """Every connector and task RUNNING as the first live worker reports it, then the same statuses shown
     by every other live worker: what they show otherwise is returned, so the data checks still run."""
     problems = []
@@ -136,8 +146,14 @@ def read_partitions(bootstrap: str, topic: str, partitions: int, timeout_s: floa
     for p in range(partitions):
         producer.produce(topic, value=marker, key=b"__marker__", partition=p)
     assert producer.flush(30) == 0
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique("fault-reader"),
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": unique("fault-reader"),
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     found: dict[int, list[Record]] = {p: [] for p in range(partitions)}
     pending = set(range(partitions))
@@ -159,8 +175,14 @@ def read_partitions(bootstrap: str, topic: str, partitions: int, timeout_s: floa
     return found
 
 
-def check_after_fault(cluster: Cluster, bootstrap: str, sequences: list[Sequence], live: list[int],
-                      before: dict[str, dict[int, int]], fault_ms: int) -> dict[str, list[PartitionReport]]:
+def check_after_fault(
+    cluster: Cluster,
+    bootstrap: str,
+    sequences: list[Sequence],
+    live: list[int],
+    before: dict[str, dict[int, int]],
+    fault_ms: int,
+) -> dict[str, list[PartitionReport]]:
     """The checks every fault test ends with. `before` holds each connector's committed offsets just
     before the fault began at `fault_ms` (wall clock, as the records' CreateTime)."""
     problems = wait_all_running(cluster, sequences, live)
@@ -185,9 +207,11 @@ def check_after_fault(cluster: Cluster, bootstrap: str, sequences: list[Sequence
         reports[seq.name] = [analyse(p, records) for p, records in sorted(by_partition.items())]
         for report in reports[seq.name]:
             task = report.partition
-            print(f"{seq.name} task {task}: seqnos 0..{report.highest}, {len(report.runs)} runs, "
-                  f"committed {before[seq.name].get(task)} before the fault, {final.get(task)} at the end, "
-                  f"worst overlap {report.worst_overlap_s:.2f}s" + (f"; {report.runs}" if len(report.runs) > 1 else ""))
+            print(
+                f"{seq.name} task {task}: seqnos 0..{report.highest}, {len(report.runs)} runs, "
+                f"committed {before[seq.name].get(task)} before the fault, {final.get(task)} at the end, "
+                f"worst overlap {report.worst_overlap_s:.2f}s" + (f"; {report.runs}" if len(report.runs) > 1 else "")
+            )
             if report.missing:
                 problems.append(f"{seq.name} task {task}: seqnos lost: {report.missing[:20]}")
             if report.worst_overlap_s > MAX_OVERLAP_S:
@@ -197,7 +221,8 @@ def check_after_fault(cluster: Cluster, bootstrap: str, sequences: list[Sequence
             if below:
                 problems.append(f"{seq.name} task {task} went back before its committed {floor}: {below}")
             if not floor <= final.get(task, 0) <= report.highest + 1:
-                problems.append(f"{seq.name} task {task}: committed {final.get(task)} "
-                                f"outside {floor}..{report.highest + 1}")
+                problems.append(
+                    f"{seq.name} task {task}: committed {final.get(task)} outside {floor}..{report.highest + 1}"
+                )
     assert not problems, "\n".join(problems)
     return reports

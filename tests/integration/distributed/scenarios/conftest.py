@@ -6,6 +6,7 @@ worker that runs no part of the connector under test, a follower when one qualif
 operations are then forwarded (contract 1.9), restarts reach the owners through the config topic, and
 reads come from a worker that learned everything from the internal topics.
 """
+
 from __future__ import annotations
 
 import re
@@ -52,7 +53,9 @@ class RoutingApi(Api):
     def target(self, path: str, body: Any = None, method: str = "GET") -> int:
         followers = [i for i in range(len(self.cluster.workers)) if i != LEADER]
         match = _CONNECTOR_PATH.match(path)
-        connector = match.group(1) if match else body.get("name") if path == "/connectors" and isinstance(body, dict) else None
+        connector = (
+            match.group(1) if match else body.get("name") if path == "/connectors" and isinstance(body, dict) else None
+        )
         if method == "GET" and isinstance(connector, str) and connector in self.chosen:
             # a read goes where the last change went, even if that worker has since been given part of the
             # connector: another worker's status view may be a status-topic fetch behind (eventual, as in

@@ -1,5 +1,6 @@
 """Section 4 scenarios that only a cluster has: a fresh cluster (2), a restart sent to a worker running
 none of the connector (50), and target states surviving a restart of every worker (37)."""
+
 from __future__ import annotations
 
 import time
@@ -33,8 +34,11 @@ def test_a_cluster_scoped_log_level_reaches_every_worker(cluster: Cluster) -> No
     response = cluster.api(1).put(f"/admin/loggers/{namespace}", json={"level": "debug"}, params={"scope": "cluster"})
     assert response.status_code == 204, response.text
     for i in range(len(cluster.workers)):
-        wait_for(lambda i=i: cluster.api(i).get(f"/admin/loggers/{namespace}").json().get("level") == "DEBUG", 30,
-                 what=f"worker {i} applying the cluster's level")
+        wait_for(
+            lambda i=i: cluster.api(i).get(f"/admin/loggers/{namespace}").json().get("level") == "DEBUG",
+            30,
+            what=f"worker {i} applying the cluster's level",
+        )
         assert isinstance(cluster.api(i).get("/admin/loggers").json()[namespace]["last_modified"], int)
     # a bad level is refused before anything is written
     response = cluster.api(2).put(f"/admin/loggers/{namespace}", json={"level": "LOUD"}, params={"scope": "cluster"})
@@ -46,8 +50,9 @@ def test_restart_through_a_worker_running_none_of_the_connector(cluster: Cluster
     # connector restart shows as time spent in the plain (synchronous) request or as RESTARTING, and every
     # task start as FAIL_AFTER more records with the task's key
     topic = kafka.create_topic(unique("restart-50"))
-    config = source_config(topic, tasks=1, **{"task.fail.after.records": FAIL_AFTER,
-                                              "connector.start.block.ms": START_BLOCK_MS})
+    config = source_config(
+        topic, tasks=1, **{"task.fail.after.records": FAIL_AFTER, "connector.start.block.ms": START_BLOCK_MS}
+    )
     assert cluster.api(1).post("/connectors", json={"name": name, "config": config}).status_code == 201
     status = cluster.wait_state(name, "RUNNING", 1, "FAILED", timeout_s=60)
     owners = {cluster.index_of(status["connector"]["worker_id"]), cluster.index_of(status["tasks"][0]["worker_id"])}
@@ -66,8 +71,12 @@ def test_restart_through_a_worker_running_none_of_the_connector(cluster: Cluster
     assert response.status_code == 202, response.text
     assert response.json()["connector"]["state"] == "RESTARTING"
     assert [t["state"] for t in response.json()["tasks"]] == ["RESTARTING"]
-    wait_for(lambda: cluster.status(name, idle)["connector"]["state"] == "RESTARTING", 20, 0.05,
-             "the owner to report the connector RESTARTING")
+    wait_for(
+        lambda: cluster.status(name, idle)["connector"]["state"] == "RESTARTING",
+        20,
+        0.05,
+        "the owner to report the connector RESTARTING",
+    )
     wait_for(lambda: starts() == 2, 30, 0.5, "the task to start a second time")
     cluster.wait_state(name, "RUNNING", 1, "FAILED", via=idle)
 
@@ -79,8 +88,11 @@ def test_target_states_survive_restarting_every_worker(bootstrap_servers: str, t
         topic = unique("restart-all")
         states = {"paused": "PAUSED", "stopped": "STOPPED", "running": "RUNNING"}
         for prefix, initial in states.items():
-            body = {"name": f"{prefix}-{topic}", "config": source_config(topic, tasks=2, throughput=20),
-                    "initial_state": initial}
+            body = {
+                "name": f"{prefix}-{topic}",
+                "config": source_config(topic, tasks=2, throughput=20),
+                "initial_state": initial,
+            }
             assert group.api(2).post("/connectors", json=body).status_code == 201
         group.api(1).put(f"/connectors/running-{topic}/pause")  # paused after running, as in the system test
         group.wait_state(f"running-{topic}", "PAUSED", 2, "PAUSED")

@@ -1,4 +1,5 @@
 """Connectors for herder tests, loaded through the worker's plugin.path (so only by dotted path)."""
+
 from __future__ import annotations
 
 import threading
