@@ -188,6 +188,10 @@ class HerderBase:
         """Store `target_states.transitioned(state, target)` for `name` and apply it (404 "Unknown connector")."""
         raise NotImplementedError
 
+    def leader_url(self) -> str | None:
+        """Nothing is forwarded in standalone mode."""
+        return None
+
     def settle_forwarded(self, name: str) -> None:
         """After a change of `name` forwarded to the leader: nothing to wait for where nothing is forwarded
         (the distributed herder waits until this worker has read the change)."""

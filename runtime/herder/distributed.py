@@ -150,6 +150,9 @@ class DistributedHerder(HerderBase):
     def is_leader(self) -> bool:
         return self.member.is_leader()
 
+    def leader_url(self) -> str | None:
+        return self.member.leader_url()
+
     def _require_leader(self) -> None:
         if self.member.is_leader():
             return
