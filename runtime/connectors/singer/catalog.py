@@ -8,7 +8,10 @@ standard entries in place: the stream's root metadata `selected`, `replication-m
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,31 @@ def topic_for(prefix: str, stream_id: str) -> str:
     return prefix + _TOPIC_UNSAFE.sub("_", stream_id)
 
 
+# A connector's creation validates (discovers) and then starts (discovers again) within moments: the second
+# discovery reuses the first's catalog for this long. Keyed by a hash of the executable and its config.
+DISCOVERY_REUSE_S = 30.0
+_discovered: dict[str, tuple[float, dict[str, Any]]] = {}
+_discovered_lock = threading.Lock()
+
+
 def discover(executable: str, tap_config: dict[str, Any], timeout_s: float, secrets: list[str]) -> dict[str, Any]:
+    """The tap's catalog (discovered within the last DISCOVERY_REUSE_S, or now); a copy the caller may edit."""
+    key = hashlib.sha256(orjson.dumps([executable, tap_config], option=orjson.OPT_SORT_KEYS)).hexdigest()
+    now = time.monotonic()
+    with _discovered_lock:
+        for stale in [k for k, (at, _) in _discovered.items() if now - at > DISCOVERY_REUSE_S]:
+            del _discovered[stale]
+        hit = _discovered.get(key)
+    if hit is None:
+        catalog = _run_discovery(executable, tap_config, timeout_s, secrets)
+        with _discovered_lock:
+            _discovered[key] = (time.monotonic(), catalog)
+    else:
+        catalog = hit[1]
+    return orjson.loads(orjson.dumps(catalog))
+
+
+def _run_discovery(executable: str, tap_config: dict[str, Any], timeout_s: float, secrets: list[str]) -> dict[str, Any]:
     """`tap --config ... --discover`; ConfigError with the tap's stderr when it fails."""
     with PrivateDir("singer-discover-") as private:
         config_path = private.write_json("config.json", tap_config)
@@ -110,7 +137,6 @@ def selected(catalog: dict[str, Any], streams: list[str], replication_keys: dict
         stream_id = entry["tap_stream_id"]
         if wanted and stream_id not in wanted:
             continue
-        entry = orjson.loads(orjson.dumps(entry))  # a copy: the discovered catalog stays as it was
         root = _root_metadata(entry)
         root["selected"] = True
         column = replication_keys.get(stream_id)
