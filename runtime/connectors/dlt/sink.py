@@ -369,7 +369,10 @@ class DltSinkTask(SinkTask):
             hints = columns.get(table, {})
             if settings.merge:
                 table_rows = self._last_per_key(table, table_rows)
-                hints = {**hints, DELETED: {"data_type": "bool", "nullable": True, "hard_delete": True}}
+                # a delete is staged as a row of its key alone, so every other column takes nulls
+                pk = set(self._pk_columns.get(table) or ())
+                hints = {c: h if c in pk else {**h, "nullable": True} for c, h in hints.items()}
+                hints[DELETED] = {"data_type": "bool", "nullable": True, "hard_delete": True}
             resources.append(
                 dlt.resource(
                     table_rows,
