@@ -8,8 +8,9 @@ json columns (dlt's `json`: jsonb in PostgreSQL, JSON in DuckDB). An optional fi
 Any other value with a schema is one column, `value`. Schemaless values carry no hints: dlt infers the
 columns of a map (nested data in json columns) or of a `value` column.
 
-Every row's `_dlt_id` (dlt's row key, kept when a row brings its own) is `<topic>/<partition>/<offset>`:
-offsets.py finds the rows a crashed load left behind by it.
+Every row's `_dlt_id` (dlt's row key, kept when a row brings its own; unique where the destination has
+constraints) is `<topic>/<partition>/<offset>/<epoch>`: offsets.py finds the rows a crashed load left behind
+by it, and a record loaded again after its offsets were altered (a new epoch) is a new row.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ _SIMPLE_TYPES = {"float32": "double", "float64": "double", "boolean": "bool", "s
 Convert = Callable[[Any], Any]
 
 
-def row_id(topic: str, partition: int, offset: int) -> str:
-    return f"{topic}/{partition}/{offset}"
+def row_id(topic: str, partition: int, offset: int, epoch: int) -> str:
+    return f"{topic}/{partition}/{offset}/{epoch}"
 
 
 def row_id_prefix(topic: str, partition: int) -> str:

@@ -241,7 +241,7 @@ class DltSinkTask(SinkTask):
             key_schemas, value_schemas = [r.key_schema for r in records], [r.value_schema for r in records]
         chunk = _Chunk(records=len(offsets))
         merge = self._settings.merge
-        committed = self._committed
+        committed, epochs = self._committed, self._epochs
         plans = self._plans
         last_schema: Any = object()
         plan = None
@@ -271,7 +271,7 @@ class DltSinkTask(SinkTask):
             except (DataError, TypeError, ValueError, AttributeError) as exc:
                 self._report(records, i, exc)
                 continue
-            row[ROW_ID] = row_id(topic, partition, offset)
+            row[ROW_ID] = row_id(topic, partition, offset, epochs.get(tp, 0))
             rows = chunk.rows.get(table)
             if rows is None:
                 rows = chunk.rows[table] = []
