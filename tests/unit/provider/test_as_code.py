@@ -1,6 +1,9 @@
 """Connectors as code against the in-memory REST API: loading, planning, the redacted diff, applying."""
 
+import asyncio
 import json
+import runpy
+from pathlib import Path
 from types import SimpleNamespace
 
 import httpx
@@ -252,3 +255,45 @@ def test_the_wait_outlasts_a_status_that_lags_behind_a_pause(fake):
     fake.fail("GET", "/connectors", httpx.Response(200, json=lagging), httpx.Response(200, json=lagging))
     assert apply({"a": {"config": source(), "state": "PAUSED"}})["applied"] == ["pause a"]
     assert fake.calls.count(("GET", "/connectors")) == 3  # the plan's read, the lagging poll, the settled one
+
+
+# ---- on a change: the DAG and its watcher's trigger ----------------------------------------------------
+
+
+def first_event(trigger, timeout=10):
+    async def run():
+        async for event in trigger.run():
+            return event.payload
+
+    return asyncio.run(asyncio.wait_for(run(), timeout))
+
+
+def test_the_drift_trigger_fires_on_a_change_not_on_a_failure(fake, tmp_path):
+    from airflow_provider_connect.triggers.as_code import DesiredStateDriftTrigger
+
+    config = {k: str(v) for k, v in source().items()}
+    fake.add("a", config, task_states=["FAILED"])
+    (tmp_path / "a.json").write_text(json.dumps({"config": source()}))
+    trigger = DesiredStateDriftTrigger(str(tmp_path), poll_interval=0)
+    with pytest.raises(TimeoutError):  # only a FAILED task: restart_failed_connectors_on_failure's job
+        first_event(trigger, timeout=0.5)
+    (tmp_path / "b.yaml").write_text(f"config: {json.dumps(source(**{'db.password': SECRET}))}\n")
+    event = first_event(trigger)
+    assert event["status"] == "drift" and event["connectors"] == ["b"]
+    assert "1 to create" in event["message"] and SECRET not in json.dumps(event)
+    assert DesiredStateDriftTrigger(**trigger.serialize()[1]).serialize() == trigger.serialize()
+
+
+def test_the_dag_applies_the_folder_hourly_and_when_the_watcher_fires(monkeypatch, tmp_path):
+    from airflow.sdk import CronTriggerTimetable
+
+    from airflow_provider_connect.triggers.as_code import DesiredStateDriftTrigger
+
+    monkeypatch.setenv("KAFKA_CONNECT_DESIRED_STATE", str(tmp_path))
+    monkeypatch.setenv("KAFKA_CONNECT_AS_CODE_PRUNE", "true")
+    dag = runpy.run_path(str(Path(__file__).resolve().parents[3] / "dags" / "connectors_as_code.py"))["dag"]
+    (task,) = dag.tasks
+    assert isinstance(task, ConnectorsApplyOperator) and task.desired_state == str(tmp_path) and task.prune
+    assert isinstance(dag.timetable.timetable, CronTriggerTimetable)
+    (trigger,) = [w.trigger for asset in dag.timetable.asset_condition.objects for w in asset.watchers]
+    assert isinstance(trigger, DesiredStateDriftTrigger) and trigger.desired_state == str(tmp_path) and trigger.prune
