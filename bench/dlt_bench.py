@@ -63,7 +63,7 @@ class Target:
 
     def credentials(self, dataset: str) -> str:
         if self.kind == "duckdb":
-            return str(self.root / f"{dataset}.duckdb")
+            return str(self.root / f"{dataset}-db.duckdb")  # a file named as its dataset confuses DuckDB
         assert self.postgres is not None
         return self.postgres.url("postgres", driver="postgresql").replace("@", ":bench@", 1)
 
