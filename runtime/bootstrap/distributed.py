@@ -12,6 +12,7 @@ from ..config_providers import ConfigResolver
 from ..distributed.member import GroupMember, Timing
 from ..distributed.statuses import GenerationStatuses
 from ..herder.distributed import DistributedHerder
+from ..herder.fencing import ENABLED, PREPARING, cluster_transactional_id, exactly_once_source_support
 from ..herder.interface import Herder
 from ..herder.topics import StatusTopics
 from ..plugins import Plugins
@@ -56,7 +57,7 @@ class DistributedRuntime(WorkerRuntime):
         config, settings = self.config, self.settings
         url = f"{'https' if self.ssl_context is not None else 'http'}://{worker_id}"
         status_store = settings.status_store()
-        config_store = settings.config_store()
+        config_store = self._config_store()
         offset_store = settings.offset_store()
         # KIP-618: a source connector's own `offsets.storage.topic`, with a copy in the worker's offsets topic
         source_stores = SourceOffsetStores(
@@ -108,6 +109,22 @@ class DistributedRuntime(WorkerRuntime):
             cluster_id,
             wakeup,
             broker_monitor=self.broker_monitor,
+        )
+
+    def _config_store(self) -> KafkaConfigStore:
+        """The config topic's store; with exactly-once source support (`preparing`, `enabled`) the leader writes
+        it through its transactional producer, and it is read committed: from its record batches and their
+        transaction markers (the reference reads it committed only with `enabled`, but its reader reads to the
+        end past the markers either way; ours reads past them in its committed view)."""
+        settings = self.settings
+        group_id = settings.client_config["group.id"]
+        transactional = exactly_once_source_support(self.config) in (PREPARING, ENABLED)
+        return KafkaConfigStore(
+            settings.config_topic,
+            {**settings.client_config, "client.id": f"{group_id}-configs"},
+            read_strategy=settings.read_strategy,
+            transactional_id=cluster_transactional_id(group_id) if transactional else None,
+            consumer_config={"isolation.level": "read_committed"} if transactional else None,
         )
 
     def _start_herder(self, herder: Herder) -> None:

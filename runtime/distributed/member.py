@@ -32,6 +32,8 @@ from .group import WorkerGroup
 
 log = logging.getLogger(__name__)
 
+CLAIM_RETRY_S = 1.0  # a leader that could not claim the config topic's transactional producer tries again then
+
 # Earlier versions kept membership in `worker-heartbeat-<id>` records of the status topic: still read
 # (and ignored) so a status topic they wrote replays without warnings.
 LEGACY_HEARTBEAT_PREFIX = "worker-heartbeat-"
@@ -120,6 +122,7 @@ class GroupMember:
         # tick thread only
         self._rejoin_after_revocations = False
         self._was_fenced = False  # fenced at the last reconciliation: catch up with the config topic when it ends
+        self._claim_at = 0.0  # when the leader may try again to claim write privileges on the config topic
         self._assignment_reader = AssignmentReader(group_id)
         config_store.register_prefix(self._assignment_reader.key, self._on_assignment_record)
         status_store.register_prefix(LEGACY_HEARTBEAT_PREFIX, lambda key, raw: None)
@@ -176,9 +179,11 @@ class GroupMember:
         elsewhere, write the placement to the config topic, and tell each member what it gains and loses."""
         with self.assignor.lock:
             try:
+                # as the leader (KIP-618, with exactly-once support): fences the producer of any earlier leader
+                self.config_store.claim_write_privileges()
                 self.config_store.refresh()
             except Exception as exc:  # noqa: BLE001 - members retry the rebalance
-                log.error("Leader cannot read the config topic to its end: %s", exc)
+                log.error("Leader cannot read the config topic to its end, or claim writing to it: %s", exc)
                 return {m: ConnectAssignment(leader_id, self.url, -1, error=CONFIG_MISMATCH) for m in members}
             plan = self.assignor.rebalance(generation, self._latest_record, members, self.config_store.snapshot())
             self.config_store.write_raw(plan.placement.records(self.group_id))
@@ -307,7 +312,7 @@ class GroupMember:
         """The leader between rebalances: place new units (created connectors, more tasks) on the least
         loaded members and drop deleted ones, moving nothing, so creates and stops do not wait for a
         rebalance; units held for departed workers are handed out by a rebalance once due."""
-        if not self.is_leader() or self.group.rebalancing():
+        if not self.is_leader() or self.group.rebalancing() or not self._write_privileges():
             return
         if self.assignor.rejoin_due():
             self.group.request_rejoin()
@@ -322,6 +327,24 @@ class GroupMember:
             )
             if placement is not None:
                 self.config_store.write_raw(placement.records(self.group_id))
+
+    def _write_privileges(self) -> bool:
+        """The leader holds the config topic's transactional producer (KIP-618), or claims it again after a
+        failed write gave it up, as the reference does: only while it leads the generation it holds and is
+        not fenced (is_leader), since a claim fences whoever held the producer before."""
+        store = self.config_store
+        if store.has_write_privileges():
+            return True
+        now = time.monotonic()
+        if now < self._claim_at:
+            return False
+        try:
+            store.claim_write_privileges()
+        except Exception as exc:  # noqa: BLE001 - tried again after CLAIM_RETRY_S while still the leader
+            log.warning("Unable to claim write privileges for the config topic: %s", exc)
+            self._claim_at = now + CLAIM_RETRY_S
+            return False
+        return True
 
     # ---- what the herder asks (any thread) --------------------------------------------------------
 

@@ -212,22 +212,25 @@ class HerderBase:
                 f"Could not determine the type of connector class {config.get('connector.class')}: {exc}"
             ) from exc
 
-    def _alter_stopped(self, name: str, state: ConnectorState, entries: list[dict[str, Any]]) -> str:
-        """Alter the offsets of a connector already checked STOPPED, through its `alter_offsets` hook."""
+    def _alter_stopped(
+        self, name: str, state: ConnectorState, entries: list[dict[str, Any]], transactional_id: str | None = None
+    ) -> str:
+        """Alter the offsets of a connector already checked STOPPED, through its `alter_offsets` hook; a source
+        connector's in one transaction under `transactional_id` when given (exactly-once, KIP-875)."""
         hook = self._worker.new_connector_for_hook(state.config)
         if isinstance(hook, SinkConnector):
             parsed = _bad_request(lambda: offset_requests.parse_sink_offsets(entries))
             return self.offsets.alter_sink(name, state.config, hook, parsed)
         assert isinstance(hook, SourceConnector)
         parsed_source = _bad_request(lambda: offset_requests.parse_source_offsets(entries))
-        return self.offsets.alter_source(name, state.config, hook, parsed_source)
+        return self.offsets.alter_source(name, state.config, hook, parsed_source, transactional_id=transactional_id)
 
-    def _reset_stopped(self, name: str, state: ConnectorState) -> str:
+    def _reset_stopped(self, name: str, state: ConnectorState, transactional_id: str | None = None) -> str:
         hook = self._worker.new_connector_for_hook(state.config)
         if isinstance(hook, SinkConnector):
             return self.offsets.reset_sink(name, state.config, hook)
         assert isinstance(hook, SourceConnector)
-        return self.offsets.reset_source(name, state.config, hook)
+        return self.offsets.reset_source(name, state.config, hook, transactional_id=transactional_id)
 
     # ---- topics (KIP-558) ---------------------------------------------------------------------------
 

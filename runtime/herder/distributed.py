@@ -25,7 +25,7 @@ from ..distributed.member import GroupMember
 from ..distributed.statuses import GenerationStatuses
 from ..plugins import Plugins
 from ..storage.base import ConnectorState, InstanceStatus
-from ..storage.kafka_config_store import KafkaConfigStore
+from ..storage.kafka_config_store import KafkaConfigStore, PrivilegedWriteError
 from ..storage.kafka_config_store import RestartRequest as StoredRestartRequest
 from ..storage.kafka_status_store import KafkaStatusStore
 from ..storage.states import TargetState
@@ -34,6 +34,14 @@ from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
 from . import views
 from .base import STATUS_WAIT_S, HerderBase, patched_config
+from .fencing import (
+    ENABLED,
+    PREPARING,
+    LeaderRounds,
+    ZombieFencing,
+    connector_transactional_id,
+    exactly_once_source_support,
+)
 from .local_work import LocalWork
 from .signatures import RequestSignature, check_signature
 from .tick import TickThread
@@ -99,11 +107,34 @@ class DistributedHerder(HerderBase):
         self.broker_monitor = broker_monitor  # says when Kafka has been unreachable for a while (for /health)
         self.stages = StageTracker()  # one tracker: a timeout names the tick thread's stage too
         self._request_timeout_s = config.get_int("rest.request.timeout.ms") / 1000
+        # KIP-618: the leader fences zombie source tasks; with `enabled` a new generation of a source
+        # connector's tasks starts only once it has (with `preparing` tasks still deliver at least once)
+        support = exactly_once_source_support(config)
+        self.exactly_once = support == ENABLED
+        self.fencing = ZombieFencing(config, member.group_id, config_store, self.stages, self._is_source)
+        self.rounds = LeaderRounds(self.fencing, wakeup.set) if support in (PREPARING, ENABLED) else None
         self.work = LocalWork(
-            worker, config_store, statuses, topics, self.worker_id, self.stages, member.report_held, wakeup.set
+            worker,
+            config_store,
+            statuses,
+            topics,
+            self.worker_id,
+            self.stages,
+            member.report_held,
+            wakeup.set,
+            member.is_leader,
+            fenced_first=self._is_source if self.exactly_once else (lambda config: False),
         )
         config_store.set_update_listener(self.work)
-        self.tick = TickThread(member, self.work, config_store, self.stages, wakeup, self._request_timeout_s)
+        self.tick = TickThread(
+            member,
+            self.work,
+            config_store,
+            self.stages,
+            wakeup,
+            self._request_timeout_s,
+            leader_step=self._schedule_fencing if self.rounds is not None else None,
+        )
         self.ready = False
         self._ready_event = threading.Event()
         self._request_lock = threading.RLock()  # one leader-side write at a time (exists checks, then writes)
@@ -116,6 +147,13 @@ class DistributedHerder(HerderBase):
         self.member.start()
         self.tick.start()
         self.member.wait_joined(self.tick.stopping)
+
+    def _is_source(self, config: dict[str, str]) -> bool:
+        return self.worker.connector_type(config) == "source"
+
+    def _schedule_fencing(self) -> None:
+        assert self.rounds is not None
+        self.rounds.schedule(self.config_store.snapshot())
 
     def _start_stores(self) -> None:
         """Replay the three internal topics side by side: each start is mostly waiting on the broker."""
@@ -134,6 +172,8 @@ class DistributedHerder(HerderBase):
             return
         self.worker.begin_shutdown()  # a tick waiting for a connector's start() lets the tick thread stop
         self.tick.stop(self.member.timing.session_timeout_s + 30)
+        if self.rounds is not None:
+            self.rounds.close()
         try:
             self.worker.stop_all()
         except Exception as exc:  # noqa: BLE001
@@ -169,8 +209,13 @@ class DistributedHerder(HerderBase):
                     summary = herder.stages.summary()
                     raise RequestTimeout("Request timed out. " + summary if summary else "Request timed out")
 
-            def __exit__(self, *exc: object) -> None:
+            def __exit__(self, kind: object, error: object, trace: object) -> None:
                 herder._request_lock.release()
+                if isinstance(error, PrivilegedWriteError):  # fenced out by a newer leader: the client retries
+                    raise ServerError(
+                        "Failed to write to config topic; this may be due to a transient error and the request can "
+                        "be safely retried"
+                    ) from error
 
         return _Guard()
 
@@ -441,17 +486,33 @@ class DistributedHerder(HerderBase):
             raise RebalanceNeeded()
         return state
 
+    def _fenced_precheck(self, name: str) -> tuple[ConnectorState, str | None]:
+        """The offsets checks, and for a source connector on an exactly-once worker a round of zombie fencing
+        first (its earlier tasks can then no longer commit), then the checks again, as the reference: the
+        state, and the transactional id the offsets are then written under (KIP-875)."""
+        state = self._offsets_precheck(name)
+        if not (self.exactly_once and self._is_source(state.config)):
+            return state, None
+        try:
+            self.fencing.run(name)
+        except Exception as exc:
+            log.error("Failed to perform zombie fencing for source connector prior to modifying offsets: %s", exc)
+            raise ServerError(
+                "Failed to perform zombie fencing for source connector prior to modifying offsets"
+            ) from exc
+        return self._offsets_precheck(name), connector_transactional_id(self.member.group_id, name)
+
     def alter_offsets(self, name: str, entries: list[dict[str, Any]]) -> str:
         with self._request():
-            state = self._offsets_precheck(name)
+            state, transactional_id = self._fenced_precheck(name)
             with self.stages.stage(f"altering offsets of connector {name}"):
-                return self._alter_stopped(name, state, entries)
+                return self._alter_stopped(name, state, entries, transactional_id)
 
     def reset_offsets(self, name: str) -> str:
         with self._request():
-            state = self._offsets_precheck(name)
+            state, transactional_id = self._fenced_precheck(name)
             with self.stages.stage(f"resetting offsets of connector {name}"):
-                return self._reset_stopped(name, state)
+                return self._reset_stopped(name, state, transactional_id)
 
     # ---- cluster log levels (KIP-976) -------------------------------------------------------------
 
@@ -492,20 +553,20 @@ class DistributedHerder(HerderBase):
         self.tick.wake()
 
     def fence_zombies(self, name: str, signature: RequestSignature | None) -> None:
-        """`PUT /connectors/{c}/fence` (KIP-618), whatever exactly.once.source.support says, as the reference.
-        This runtime runs no transactional source producers, so there are no zombies to fence: the round only
-        records the current task count (`tasks-fencing-<c>`) when it is missing or out of date."""
+        """`PUT /connectors/{c}/fence` (KIP-618), whatever exactly.once.source.support says, as the reference:
+        a round of zombie fencing (fencing.py) when the connector's task configs are pending fencing."""
         self._check_request_signature(signature)
         self._require_leader()
-        with self._request():
-            self._require_leader()
-            state = self._fresh_state(name, f"Connector {name} not found")
-            if self._worker.connector_type(state.config) != "source":
-                raise BadRequest(f"Connector {name} is not a source connector")
-            count = len(state.task_configs)
-            if self.config_store.snapshot().task_count_records.get(name) != count:
-                with self.stages.stage(f"writing a task count record for connector {name} to the config topic"):
-                    self.config_store.put_task_count_record(name, count)
+        state = self._fresh_state(name, f"Connector {name} not found")
+        if not self._is_source(state.config):
+            raise BadRequest(f"Connector {name} is not a source connector")
+        try:
+            self.fencing.run(name)
+        except PrivilegedWriteError as exc:
+            raise ServerError(
+                "Failed to write to config topic; this may be due to a transient error and the request can be "
+                "safely retried"
+            ) from exc
 
 
 def _check_sink_group(infos: dict[str, Any], config: dict[str, Any], worker_group: str) -> None:

@@ -24,7 +24,7 @@ from ..distributed.assignment import Assignment, TaskId
 from ..distributed.member import Held
 from ..log_levels import LOG_LEVELS, level_number
 from ..storage.base import ConnectorState, InstanceStatus
-from ..storage.kafka_config_store import ClusterConfig, ConfigUpdateListener, KafkaConfigStore
+from ..storage.kafka_config_store import ClusterConfig, ConfigUpdateListener, KafkaConfigStore, PrivilegedWriteError
 from ..storage.kafka_config_store import RestartRequest as StoredRestartRequest
 from ..storage.kafka_status_store import KafkaStatusStore
 from ..storage.states import State, TargetState
@@ -54,10 +54,13 @@ class LocalWork(ConfigUpdateListener):
         stages: StageTracker,
         publish: Callable[[Held], None],
         wake: Callable[[], None],
+        is_leader: Callable[[], bool],
+        fenced_first: Callable[[dict[str, str]], bool] = lambda config: False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`statuses` stamps what it writes with the generation (GenerationStatuses); `publish` hears each new
-        `Held` (the group member's `report_held`)."""
+        `Held` (the group member's `report_held`); `fenced_first(connector config)` says whether the tasks of
+        such a connector wait for their earlier generation to be fenced out (exactly-once source, KIP-618)."""
         self.worker = worker
         self.config_store = config_store
         self.statuses = statuses
@@ -66,6 +69,8 @@ class LocalWork(ConfigUpdateListener):
         self.stages = stages
         self._publish = publish
         self._wake = wake
+        self._is_leader = is_leader
+        self._fenced_first = fenced_first
         self._clock = clock
         self.held = Held()  # replaced whole by the tick thread; read by any thread
         # the tick thread's own
@@ -118,6 +123,9 @@ class LocalWork(ConfigUpdateListener):
                 self._restarts[request.connector] = wanted
         self._wake()
 
+    def on_task_count_record(self, connector: str, count: int) -> None:
+        self._wake()  # a new generation of the connector's tasks may start now
+
     def on_logger_level(self, namespace: str, level: str) -> None:
         # KIP-976: a cluster-scoped level, read after start-up (the store does not announce older ones)
         number = level_number(level)
@@ -161,6 +169,7 @@ class LocalWork(ConfigUpdateListener):
         connectors = config.connectors
         mine_c = set() if fenced else {c for c in assignment.connectors_of(self.worker_id) if c in connectors}
         mine_t: dict[TaskId, ConnectorState] = {}
+        waiting: set[TaskId] = set()  # KIP-618: a new generation waits until the leader fenced the earlier one
         if not fenced:
             for c, i in assignment.tasks_of(self.worker_id):
                 state = connectors.get(c)
@@ -170,7 +179,10 @@ class LocalWork(ConfigUpdateListener):
                     and i < len(state.task_configs)
                     and tasks_run(state.target_state)
                 ):
-                    mine_t[(c, i)] = state
+                    if c in config.pending_fencing and self._fenced_first(state.config):
+                        waiting.add((c, i))
+                    else:
+                        mine_t[(c, i)] = state
 
         # 1. stop tasks this worker must no longer run, or must run with other configs
         # (as the reference: a connector config change reaches tasks through the next task-config commit,
@@ -193,7 +205,7 @@ class LocalWork(ConfigUpdateListener):
                 state = connectors.get(name)
                 if state is None or index >= len(state.task_configs) or not tasks_run(state.target_state):
                     self.statuses.remove_task(name, index)
-                elif (name, index) not in mine_t:
+                elif (name, index) not in mine_t and (name, index) not in waiting:
                     self.statuses.put_task_safe(name, index, InstanceStatus(State.UNASSIGNED, self.worker_id))
             self._published()
         # 2. stop connectors likewise
@@ -265,7 +277,11 @@ class LocalWork(ConfigUpdateListener):
         configs = generate_task_configs(self.worker, name, state, self.stages)
         if configs is not None and (configs != state.task_configs or config_changed):
             with self.stages.stage(f"writing task configs for connector {name} to the config topic"):
-                self.config_store.put_task_configs(name, configs)
+                try:
+                    self.config_store.put_task_configs(name, configs, privileged=self._is_leader())
+                except PrivilegedWriteError as exc:  # the leader lost its write privileges: again next tick
+                    log.warning("Could not write the task configs of connector %s: %s", name, exc)
+                    self.request_reconfiguration(name)
 
     def _forget_deleted(self, name: str) -> None:
         """Tombstone a deleted connector's statuses and, as the reference does on revocation, its active

@@ -37,14 +37,17 @@ class TickThread:
         stages: StageTracker,
         wakeup: threading.Event,
         request_timeout_s: float,
+        leader_step: Callable[[], None] | None = None,
     ) -> None:
-        """`wakeup` is set by whoever has news for the tick (the member, the work, the config listener)."""
+        """`wakeup` is set by whoever has news for the tick (the member, the work, the config listener);
+        `leader_step` runs on every tick of the leader (the zombie fencing rounds it schedules)."""
         self.member = member
         self.work = work
         self.config_store = config_store
         self.stages = stages
         self._wakeup = wakeup
         self._request_timeout_s = request_timeout_s
+        self._leader_step = leader_step
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._ident: int | None = None
@@ -90,6 +93,8 @@ class TickThread:
             self._reconcile()  # out of the group: stop everything before rejoining (others may run it now)
         member.poll()
         member.update_placement()
+        if self._leader_step is not None and member.is_leader():
+            self._leader_step()
         self._reconcile()
         work.report_released()
         if member.rejoin_when_released(work.releasing()):

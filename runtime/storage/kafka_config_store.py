@@ -5,6 +5,13 @@ distributed worker needs beyond a snapshot (restart requests, task-count records
 cluster logger levels), the writes in the reference's order, and a listener the distributed herder
 implements to hear about changes. Listeners are called on the reader thread, only after `start()`
 has replayed the topic (historic records build state, they are not events), and must not block.
+
+With exactly-once source support `preparing` or `enabled` (KIP-618), the leader's writes (connector and
+task configs, restart requests, task count records, the session key, placements) go through a
+transactional producer with the id `connect-cluster-<group.id>`, as the reference's: the leader claims it
+when it becomes leader (InitProducerId), which fences the producer of any earlier leader, so a leader that
+lost leadership can no longer write (PrivilegedWriteError). Target states and logger levels may be written
+by any worker, and are not. The topic is then read `read_committed` (the bootstrap says so).
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from confluent_kafka import KafkaError, KafkaException, Producer
 
 from .base import ConfigStore
 from .config_codec import (
@@ -34,7 +42,7 @@ from .config_codec import (
     target_state_record,
     task_record,
 )
-from .kafka_log import KafkaBasedLog, TopicSpec
+from .kafka_log import PRODUCER_SETTINGS, KafkaBasedLog, KafkaStoreError, TopicSpec
 from .states import TargetState
 
 log = logging.getLogger(__name__)
@@ -68,6 +76,14 @@ class ClusterConfig:
     # readers can tell whether its config changed since its task configs were last committed
     config_offsets: dict[str, int] = field(default_factory=dict)
     commit_offsets: dict[str, int] = field(default_factory=dict)
+    # KIP-618: connectors whose latest task configs came after their latest task count record: the tasks of
+    # the earlier generation must be fenced out (and a task count record written) before these start
+    pending_fencing: set[str] = field(default_factory=set)
+
+
+class PrivilegedWriteError(KafkaStoreError):
+    """A leader-only write failed on the transactional producer (typically: fenced by a newer leader's), or
+    was attempted without write privileges."""
 
 
 class ConfigUpdateListener:
@@ -80,6 +96,7 @@ class ConfigUpdateListener:
     def on_restart_request(self, request: RestartRequest) -> None: ...
     def on_session_key_update(self, key: SessionKey) -> None: ...
     def on_logger_level(self, namespace: str, level: str) -> None: ...
+    def on_task_count_record(self, connector: str, count: int) -> None: ...
 
 
 # ---- records the codec does not cover (extend config_codec with these when convenient) ------------
@@ -151,8 +168,11 @@ class KafkaConfigStore(ConfigStore):
         listener: ConfigUpdateListener | None = None,
         read_strategy: str = "watermark",
         read_timeout_s: float = 30.0,
+        transactional_id: str | None = None,
         **log_options: Any,
     ) -> None:
+        """`transactional_id`: the leader writes through a transactional producer with this id (exactly-once
+        source support `preparing` or `enabled`); None: plain writes, as with `disabled`."""
         self.listener = listener or ConfigUpdateListener()
         self._lock = threading.RLock()
         self._snapshot = ConfigSnapshot()
@@ -170,6 +190,21 @@ class KafkaConfigStore(ConfigStore):
             single_partition=True,
         )
         self.log = KafkaBasedLog(spec, client_config, self._on_record, read_strategy=read_strategy, **log_options)
+        self._topic = spec.name
+        self._fencable_config: dict[str, str] | None = None
+        if transactional_id is not None:
+            base = {k: str(v) for k, v in client_config.items() if k != "group.id"}
+            client_id = base.get("client.id") or f"connect-{spec.name}"
+            self._fencable_config = {
+                **base,
+                **PRODUCER_SETTINGS,
+                "max.in.flight.requests.per.connection": "5",  # idempotent: no reordering
+                "enable.idempotence": "true",
+                "transactional.id": transactional_id,
+                "client.id": f"{client_id}-leader",
+            }
+        self._fencable: Producer | None = None
+        self._fencable_lock = threading.Lock()  # one transaction at a time
 
     def set_update_listener(self, listener: ConfigUpdateListener) -> None:
         """The distributed herder's listener (it is built after the store, as in the reference)."""
@@ -182,8 +217,8 @@ class KafkaConfigStore(ConfigStore):
         self._extra[prefix] = handler
 
     def write_raw(self, records: list[tuple[str, Any]]) -> None:
-        """Write records of registered prefixes, in order; durable and read back on return."""
-        self._write(records)
+        """Write records of registered prefixes, in order, as the leader; durable and read back on return."""
+        self._write(records, privileged=True)
 
     # ---- lifecycle -----------------------------------------------------------------------------
 
@@ -193,7 +228,41 @@ class KafkaConfigStore(ConfigStore):
             self._started = True  # from now on records are events for the listener
 
     def stop(self) -> None:
+        self.relinquish_write_privileges()
         self.log.stop()
+
+    # ---- the leader's write privileges (KIP-618) -------------------------------------------------
+
+    @property
+    def uses_fencable_writer(self) -> bool:
+        return self._fencable_config is not None
+
+    def has_write_privileges(self) -> bool:
+        return self._fencable_config is None or self._fencable is not None
+
+    def claim_write_privileges(self) -> None:
+        """As the leader: initialise the transactional producer (fencing any earlier leader's). Idempotent;
+        KafkaStoreError when it cannot."""
+        if self._fencable_config is None:
+            return
+        with self._fencable_lock:
+            if self._fencable is not None:
+                return
+            producer = Producer(self._fencable_config)
+            try:
+                producer.init_transactions(self._read_timeout_s)
+            except KafkaException as exc:
+                raise KafkaStoreError(
+                    f"Failed to create and initialize fencable producer for config topic: {_message(exc)}"
+                ) from exc
+            self._fencable = producer
+        log.info("Claimed write privileges for the config topic %s", self._topic)
+
+    def relinquish_write_privileges(self) -> None:
+        with self._fencable_lock:
+            producer, self._fencable = self._fencable, None
+        if producer is not None:
+            producer.flush(0)  # nothing is pending outside a transaction; dropping it closes it
 
     # ---- ConfigStore ---------------------------------------------------------------------------
 
@@ -222,38 +291,75 @@ class KafkaConfigStore(ConfigStore):
 
     # ---- writes (each returns once acknowledged and read back) ---------------------------------
 
+    # Leader-only writes are "privileged": with a fencable writer they need write privileges (see above).
+
     def put_connector_config(self, name: str, config: dict[str, str], target_state: TargetState | None = None) -> None:
         records = [target_state_record(name, target_state)] if target_state is not None else []
         records.append(connector_record(name, config))
-        self._write(records)
+        self._write(records, privileged=True)
 
     def remove_connector_config(self, name: str) -> None:
-        self._write([connector_record(name, None), target_state_record(name, None)])
+        self._write([connector_record(name, None), target_state_record(name, None)], privileged=True)
 
-    def put_task_configs(self, name: str, task_configs: list[dict[str, str]]) -> None:
+    def put_task_configs(self, name: str, task_configs: list[dict[str, str]], privileged: bool = True) -> None:
+        """`privileged=False`: written by the connector's owner that is not the leader (this project's workers
+        write the task configs of the connectors they run; the reference's forward them to the leader)."""
         self._write(
-            [*(task_record(name, i, c) for i, c in enumerate(task_configs)), commit_record(name, len(task_configs))]
+            [*(task_record(name, i, c) for i, c in enumerate(task_configs)), commit_record(name, len(task_configs))],
+            privileged,
         )
 
     def put_target_state(self, name: str, state: TargetState) -> None:
-        self._write([target_state_record(name, state)])
+        self._write([target_state_record(name, state)], privileged=False)
 
     def put_restart_request(self, request: RestartRequest) -> None:
-        self._write([restart_record(request)])
+        self._write([restart_record(request)], privileged=True)
 
     def put_task_count_record(self, name: str, count: int) -> None:
-        self._write([task_count_record(name, count)])
+        self._write([task_count_record(name, count)], privileged=True)
 
     def put_session_key(self, key: SessionKey) -> None:
-        self._write([session_key_record(key)])
+        self._write([session_key_record(key)], privileged=True)
 
     def put_logger_level(self, namespace: str, level: str) -> None:
-        self._write([logger_level_record(namespace, level)])
+        self._write([logger_level_record(namespace, level)], privileged=False)
 
-    def _write(self, records: list[tuple[str, Any]]) -> None:
+    def _write(self, records: list[tuple[str, Any]], privileged: bool) -> None:
         raw = [(key.encode("utf-8"), encode_value(value)) for key, value in records]
-        positions = self.log.send(raw, self._read_timeout_s)
+        if privileged and self._fencable_config is not None:
+            positions = self._send_privileged(raw)
+        else:
+            positions = self.log.send(raw, self._read_timeout_s)
         self.log.wait_until_consumed(positions, self._read_timeout_s)
+
+    def _send_privileged(self, raw: list[tuple[bytes, bytes | None]]) -> list[tuple[int, int]]:
+        """The records in one transaction of the leader's producer; on any failure it is given up (a fenced
+        producer is fenced for good) and PrivilegedWriteError raised: the leader claims again if it still is."""
+        with self._fencable_lock:
+            producer = self._fencable
+            if producer is None:
+                raise PrivilegedWriteError("Cannot produce to config topic without claiming write privileges first")
+            positions: list[tuple[int, int]] = []
+            errors: list[KafkaError] = []
+
+            def delivered(err: KafkaError | None, msg: Any) -> None:
+                if err is not None:
+                    errors.append(err)
+                else:
+                    positions.append((msg.partition(), msg.offset()))
+
+            try:
+                producer.begin_transaction()
+                for key, value in raw:
+                    producer.produce(self._topic, value=value, key=key, partition=0, on_delivery=delivered)
+                producer.commit_transaction(self._read_timeout_s)  # flushes: every delivery callback has run
+                if errors:
+                    raise KafkaException(errors[0])
+            except KafkaException as exc:
+                self._fencable = None
+                log.warning("Failed to perform fencable send to config topic: %s", _message(exc))
+                raise PrivilegedWriteError(f"Failed to perform fencable send to config topic: {_message(exc)}") from exc
+        return positions
 
     def refresh(self) -> None:
         """Read the topic to its end (records other workers wrote)."""
@@ -278,6 +384,7 @@ class KafkaConfigStore(ConfigStore):
                     cluster.offset,
                     dict(cluster.config_offsets),
                     dict(cluster.commit_offsets),
+                    set(cluster.pending_fencing),
                 )
             return self._view
 
@@ -333,6 +440,7 @@ class KafkaConfigStore(ConfigStore):
                 self._cluster.task_count_records.pop(name, None)
                 self._cluster.config_offsets.pop(name, None)
                 self._cluster.commit_offsets.pop(name, None)
+                self._cluster.pending_fencing.discard(name)
                 return [lambda: listener.on_connector_config_remove(name)] if existed else []
             if name in self._snapshot.connectors:
                 self._cluster.config_offsets[name] = self._cluster.offset
@@ -344,6 +452,9 @@ class KafkaConfigStore(ConfigStore):
             apply_record(self._snapshot, key, value)
             count = value.get("tasks") if isinstance(value, dict) else None
             valid = isinstance(count, int) and not isinstance(count, bool) and count >= 0
+            if valid and name in self._snapshot.connectors:
+                # task configs after the latest task count record: a round of zombie fencing is due (KIP-618)
+                self._cluster.pending_fencing.add(name)
             if valid and name in self._snapshot.connectors and name not in self._snapshot.inconsistent:
                 self._cluster.commit_offsets[name] = self._cluster.offset
                 ids = list(range(count))
@@ -357,7 +468,10 @@ class KafkaConfigStore(ConfigStore):
             count = value.get("task-count") if isinstance(value, dict) else None
             if isinstance(count, int) and not isinstance(count, bool):
                 self._cluster.task_count_records[name] = count
-            elif value is not None:
+                # the task configs before it are fenced: their tasks may start
+                self._cluster.pending_fencing.discard(name)
+                return [lambda: listener.on_task_count_record(name, count)]
+            if value is not None:
                 log.error("Ignoring task count record %s with invalid value %r", key, value)
             return []
         if key == SESSION_KEY:
@@ -377,3 +491,8 @@ class KafkaConfigStore(ConfigStore):
             return [lambda: listener.on_logger_level(namespace, level)]
         apply_record(self._snapshot, key, value)  # task- records are buffered; unknown keys are logged
         return []
+
+
+def _message(exc: BaseException) -> str:
+    error = exc.args[0] if exc.args else None
+    return error.str() if isinstance(error, KafkaError) else str(exc)

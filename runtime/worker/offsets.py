@@ -5,13 +5,18 @@ Source offsets live in the worker's offset store or, in distributed mode for a c
 (`SourceOffsetStores`, as the reference's Worker.offsetStoreForRegularSource*). Sink offsets are the
 committed offsets of the connector's consumer group, reached through an admin client built with the
 connector's overrides (so a connector that targets another Kafka cluster has its offsets read and changed there).
+
+On an exactly-once worker a source connector's offsets are altered and reset in one transaction under the
+transactional id `<group.id>-<connector>` (KIP-875), in its primary offsets topic (its own when it has one,
+else the worker's), after the herder has fenced its earlier tasks; the copy in the worker's topic, when that
+is not the primary, is written without a transaction (tombstones before, the rest after, as KAFKA-15018).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer
@@ -25,7 +30,7 @@ from ..control.errors import ServerError
 from ..control.offset_requests import success_message
 from ..storage.base import OffsetStore
 from ..storage.connector_offset_store import ConnectorOffsetStore
-from ..storage.kafka_log import TopicSpec
+from ..storage.kafka_log import PRODUCER_SETTINGS, TopicSpec
 from ..storage.kafka_offset_store import KafkaOffsetStore
 from ..storage.offset_codec import decode_key, decode_value, encode_key, encode_value
 from ..worker_config import WorkerConfig
@@ -128,19 +133,38 @@ class SourceOffsetStores:
     def uses_connector_store(self, connector_config: dict[str, str]) -> bool:
         return self.worker_topic is not None and connector_offsets_topic(connector_config) is not None
 
+    def _connector_topic(self, connector_config: dict[str, str]) -> tuple[str, str, dict[str, str]] | None:
+        """The connector's own offsets topic (resolved config), its bootstrap servers and producer settings;
+        None when it has none, or names the worker's topic on the worker's cluster."""
+        topic = connector_offsets_topic(connector_config)
+        if self.worker_topic is None or topic is None:
+            return None
+        producer = clients.producer_config(self.config, connector_config)
+        bootstrap = producer.get("bootstrap.servers") or self.config.bootstrap_servers or ""
+        if topic == self.worker_topic.name and _servers(bootstrap) == _servers(self.config.bootstrap_servers):
+            return None
+        return topic, bootstrap, producer
+
+    def primary_topic_producer(self, connector_config: dict[str, str]) -> tuple[str, dict[str, str]]:
+        """The primary offsets topic of a source connector (its own, else the worker's) and the producer
+        settings that reach it: where exactly-once writes of its offsets go."""
+        own = self._connector_topic(connector_config)
+        if own is not None:
+            topic, bootstrap, producer = own
+            return topic, {**_librdkafka_settings(Producer, producer), "bootstrap.servers": bootstrap}
+        assert self.worker_topic is not None, "exactly-once offsets writes need distributed mode"
+        return self.worker_topic.name, dict(self.base_client_config)
+
     def for_connector(
         self, name: str, connector_config: dict[str, str], client_id: str | None = None
     ) -> ConnectorOffsetStore:
         """A store to start() before use and stop() after; only a connector-specific part is really started.
         `connector_config` is resolved (config provider references replaced)."""
-        if self.worker_topic is None or connector_offsets_topic(connector_config) is None:
+        own = self._connector_topic(connector_config)
+        if own is None:
             return ConnectorOffsetStore.worker_only(self.worker_store)
-        topic = connector_offsets_topic(connector_config)
-        assert topic is not None
-        producer = clients.producer_config(self.config, connector_config)
-        bootstrap = producer.get("bootstrap.servers") or self.config.bootstrap_servers or ""
-        if topic == self.worker_topic.name and _servers(bootstrap) == _servers(self.config.bootstrap_servers):
-            return ConnectorOffsetStore.worker_only(self.worker_store)
+        assert self.worker_topic is not None
+        topic, bootstrap, producer = own
         spec = TopicSpec(
             topic,
             self.worker_topic.partitions,
@@ -175,6 +199,48 @@ class SourceOffsetStores:
             client_id=client_id or f"connector-offsets-{name}",
         )
         return ConnectorOffsetStore(self.worker_store, store, topic)
+
+
+class TransactionalOffsetWriter(OffsetStore):
+    """Writes offsets to one topic in one transaction of a producer with `transactional_id` (initialising it
+    fences any earlier producer with that id). Write-only: reads go through the offset stores."""
+
+    def __init__(
+        self, producer_config: dict[str, str], topic: str, transactional_id: str, timeout_s: float = ADMIN_TIMEOUT_S
+    ) -> None:
+        self.producer_config = {
+            **producer_config,
+            **PRODUCER_SETTINGS,  # Java's partitioner: keys land where every reader looks for them
+            "max.in.flight.requests.per.connection": "5",
+            "enable.idempotence": "true",
+            "transactional.id": transactional_id,
+        }
+        self.topic = topic
+        self.timeout_s = timeout_s
+
+    def set(self, entries: Mapping[bytes, bytes | None]) -> None:
+        if not entries:
+            return
+        producer = clients.create_client(Producer, self.producer_config, "offsets producer")
+        failures: list[KafkaError] = []
+
+        def delivered(err: KafkaError | None, _msg: object) -> None:
+            if err is not None:
+                failures.append(err)
+
+        producer.init_transactions(self.timeout_s)
+        producer.begin_transaction()
+        for key, value in entries.items():
+            producer.produce(self.topic, key=key, value=value, on_delivery=delivered)
+        producer.commit_transaction(self.timeout_s)  # flushes: every delivery callback has run
+        if failures:
+            raise KafkaException(failures[0])
+
+    def get(self, keys: list[bytes]) -> dict[bytes, bytes | None]:
+        raise NotImplementedError("write-only")
+
+    def items(self) -> list[tuple[bytes, bytes]]:
+        raise NotImplementedError("write-only")
 
 
 class OffsetsManager:
@@ -251,13 +317,15 @@ class OffsetsManager:
         connector: SourceConnector,
         entries: list[tuple[dict[str, Any], dict[str, Any] | None]],
         reset: bool = False,
+        transactional_id: str | None = None,
     ) -> str:
+        """`transactional_id`: write in one transaction under it (an exactly-once worker; see the module docs)."""
         try:
             store = self._open(name, config)
         except Exception as exc:
             raise ServerError(f"Failed to modify offsets for source connector {name}: {exc}") from exc
         try:
-            return self._alter_source(name, config, connector, entries, reset, store)
+            return self._alter_source(name, config, connector, entries, reset, store, transactional_id)
         finally:
             if store is not None:
                 store.stop()
@@ -270,16 +338,33 @@ class OffsetsManager:
         entries: list[tuple[dict[str, Any], dict[str, Any] | None]],
         reset: bool,
         store: OffsetStore | None,
+        transactional_id: str | None,
     ) -> str:
         definite = _call_hook(connector, name, "source", config, entries)
         if entries:
+            target = store or self.offset_store
+            if transactional_id is not None:
+                target = self._transactional_target(config, transactional_id, store is not None)
             try:
-                (store or self.offset_store).set({encode_key(name, p): encode_value(o) for p, o in entries})
+                target.set({encode_key(name, p): encode_value(o) for p, o in entries})
             except Exception as exc:
                 raise ServerError(f"Failed to modify offsets for source connector {name}: {exc}") from exc
         return success_message(definite, reset)
 
-    def reset_source(self, name: str, config: dict[str, str], connector: SourceConnector) -> str:
+    def _transactional_target(self, config: dict[str, str], transactional_id: str, own_topic: bool) -> OffsetStore:
+        """The primary offsets topic written in one transaction, with the worker's store as the copy when
+        the connector has a topic of its own."""
+        assert self.stores is not None, "exactly-once offsets writes need distributed mode"
+        resolved = self.stores.resolve(config) if self.stores.resolve is not None else config
+        topic, producer = self.stores.primary_topic_producer(resolved)
+        writer = TransactionalOffsetWriter(producer, topic, transactional_id)
+        if own_topic:
+            return ConnectorOffsetStore(self.offset_store, writer, topic)
+        return writer
+
+    def reset_source(
+        self, name: str, config: dict[str, str], connector: SourceConnector, transactional_id: str | None = None
+    ) -> str:
         try:
             store = self._open(name, config)
         except Exception as exc:
@@ -288,7 +373,7 @@ class OffsetsManager:
             entries: list[tuple[dict[str, Any], dict[str, Any] | None]] = [
                 (p, None) for p, _ in self._source_partitions(name, store)
             ]
-            return self._alter_source(name, config, connector, entries, True, store)
+            return self._alter_source(name, config, connector, entries, True, store, transactional_id)
         finally:
             if store is not None:
                 store.stop()

@@ -1,0 +1,267 @@
+"""KIP-618's zombie fencing without a broker: which connectors are pending fencing (the config topic's
+records), what a round fences and which task count it records, the leader's scheduled rounds, and tasks of a
+connector pending fencing held back until the round's task count record is read."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from typing import Any
+
+import orjson
+import pytest
+from confluent_kafka import KafkaError, KafkaException
+
+from runtime.control.errors import BadRequest, ServerError
+from runtime.control.stages import StageTracker
+from runtime.distributed.assignment import Assignment
+from runtime.herder.fencing import LeaderRounds, ZombieFencing, task_transactional_id
+from runtime.herder.local_work import LocalWork
+from runtime.herder.topics import MemoryTopics
+from runtime.storage.base import InstanceStatus, StatusStore
+from runtime.storage.kafka_config_store import ClusterConfig, KafkaConfigStore
+from runtime.storage.kafka_log import TopicSpec
+from runtime.storage.states import TargetState
+from runtime.worker_config import WorkerConfig
+
+GROUP = "grp"
+SOURCE = {"connector.class": "Source"}
+SINK = {"connector.class": "Sink"}
+
+
+class Topic:
+    """A config store fed the records the leader writes, in order, as its reader thread would be."""
+
+    def __init__(self) -> None:
+        self.store = KafkaConfigStore(TopicSpec("configs", 1), {"bootstrap.servers": "unused:9092"})
+        self.offset = 0
+        self.written: list[tuple[str, Any]] = []
+
+    def record(self, key: str, value: Any) -> None:
+        self.store._on_record(key.encode(), None if value is None else orjson.dumps(value), 0, self.offset)
+        self.offset += 1
+
+    def connector(self, name: str, config: dict[str, str], tasks: int) -> None:
+        self.record(f"connector-{name}", {"properties": config})
+        self.commit(name, tasks)
+
+    def commit(self, name: str, tasks: int) -> None:
+        for i in range(tasks):
+            self.record(f"task-{name}-{i}", {"properties": {"task": str(i)}})
+        self.record(f"commit-{name}", {"tasks": tasks})
+
+    # what ZombieFencing asks of the store
+    def refresh(self) -> None:
+        pass
+
+    def snapshot(self) -> ClusterConfig:
+        return self.store.snapshot()
+
+    def put_task_count_record(self, name: str, count: int) -> None:
+        self.written.append((name, count))
+        self.record(f"tasks-fencing-{name}", {"task-count": count})
+
+
+def test_task_configs_are_pending_fencing_until_a_task_count_record_follows_them() -> None:
+    topic = Topic()
+    topic.connector("a", SOURCE, 2)
+    assert topic.snapshot().pending_fencing == {"a"}
+    topic.record("tasks-fencing-a", {"task-count": 2})
+    assert topic.snapshot().pending_fencing == set() and topic.snapshot().task_count_records == {"a": 2}
+    topic.commit("a", 3)  # a new generation of task configs
+    assert topic.snapshot().pending_fencing == {"a"}
+    topic.record("tasks-fencing-a", {"task-count": "three"})  # unreadable: skipped with a log line
+    assert topic.snapshot().pending_fencing == {"a"}
+    topic.record("connector-a", None)  # deleted: nothing left to fence for
+    assert topic.snapshot().pending_fencing == set() and "a" not in topic.snapshot().task_count_records
+
+
+@pytest.fixture
+def topic() -> Topic:
+    return Topic()
+
+
+@pytest.fixture
+def fenced() -> list[list[str]]:
+    return []
+
+
+@pytest.fixture
+def fencing(topic: Topic, fenced: list[list[str]]) -> ZombieFencing:
+    def fence(client_config: dict[str, str], ids: list[str], timeout_s: float) -> None:
+        fenced.append(ids)
+
+    return ZombieFencing(
+        WorkerConfig({"bootstrap.servers": "unused:9092"}),
+        GROUP,
+        topic,  # type: ignore[arg-type]  # the store's reads and the task count write
+        StageTracker(),
+        is_source=lambda config: config is not None and config.get("connector.class") == "Source",
+        fence=fence,
+    )
+
+
+def test_a_first_round_fences_nothing_and_records_the_task_count(topic, fencing, fenced) -> None:
+    topic.connector("a", SOURCE, 3)
+    fencing.run("a")
+    assert fenced == [] and topic.written == [("a", 3)]
+    fencing.run("a")  # nothing pending any more: nothing fenced, nothing written
+    assert fenced == [] and topic.written == [("a", 3)]
+
+
+def test_a_new_generation_fences_every_task_of_the_previous_count(topic, fencing, fenced) -> None:
+    topic.connector("a", SOURCE, 3)
+    fencing.run("a")
+    topic.commit("a", 2)
+    fencing.run("a")
+    assert fenced == [[task_transactional_id(GROUP, "a", i) for i in range(3)]] == [["grp-a-0", "grp-a-1", "grp-a-2"]]
+    assert topic.written == [("a", 3), ("a", 2)]
+    topic.commit("a", 0)  # stopped: the two tasks of the last generation are fenced, and 0 recorded
+    fencing.run("a")
+    assert fenced[-1] == ["grp-a-0", "grp-a-1"] and topic.written[-1] == ("a", 0)
+
+
+def test_one_task_after_one_task_needs_no_fencing(topic, fencing, fenced) -> None:
+    # the new task's producer has the same transactional id: initialising it fences the old one
+    topic.connector("a", SOURCE, 1)
+    fencing.run("a")
+    topic.commit("a", 1)
+    fencing.run("a")
+    assert fenced == [] and topic.written == [("a", 1), ("a", 1)]
+
+
+def test_sinks_are_refused_and_failures_are_server_errors(topic, fencing, fenced) -> None:
+    topic.connector("s", SINK, 1)
+    with pytest.raises(BadRequest, match="Connector s is not a source connector"):
+        fencing.run("s")
+    topic.connector("a", SOURCE, 2)
+    fencing.run("a")
+    topic.commit("a", 2)
+
+    def fails(client_config: dict[str, str], ids: list[str], timeout_s: float) -> None:
+        raise KafkaException(KafkaError(KafkaError._TIMED_OUT, "no coordinator"))
+
+    fencing._fence = fails
+    with pytest.raises(ServerError, match="Failed to perform zombie fencing: no coordinator"):
+        fencing.run("a")
+    assert topic.written == [("a", 2)] and "a" in topic.snapshot().pending_fencing
+
+
+def test_task_configs_generated_during_a_round_fail_it(topic, fencing) -> None:
+    topic.connector("a", SOURCE, 2)
+    fencing.run("a")
+    topic.commit("a", 3)
+
+    def meanwhile(client_config: dict[str, str], ids: list[str], timeout_s: float) -> None:
+        topic.commit("a", 4)
+
+    fencing._fence = meanwhile
+    with pytest.raises(ServerError, match="Fencing failed because new task configurations were generated"):
+        fencing.run("a")
+    assert topic.written == [("a", 2)]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_leader_runs_one_round_per_pending_source_connector_and_retries_failures(topic) -> None:
+    runs: list[str] = []
+    done = threading.Semaphore(0)
+    failing = {"b"}
+
+    class Rounds:
+        def is_source(self, config: dict[str, str]) -> bool:
+            return config.get("connector.class") == "Source"
+
+        def run(self, name: str) -> None:
+            runs.append(name)
+            if name in failing:
+                raise ServerError("no coordinator")
+
+    clock = Clock()
+    rounds = LeaderRounds(Rounds(), done.release, clock)  # type: ignore[arg-type]
+    topic.connector("a", SOURCE, 1)
+    topic.connector("b", SOURCE, 1)
+    topic.connector("s", SINK, 1)
+    topic.connector("stopped", SOURCE, 0)  # no tasks to start: left pending for the next round asked for
+    try:
+        rounds.schedule(topic.snapshot())
+        assert done.acquire(timeout=5) and done.acquire(timeout=5)
+        assert sorted(runs) == ["a", "b"]  # not the sink, not the stopped source
+        rounds.schedule(topic.snapshot())  # "b" failed a moment ago: not yet again ("a" is still pending here)
+        assert done.acquire(timeout=5) and sorted(runs) == ["a", "a", "b"]
+        clock.now += 10
+        failing.clear()
+        rounds.schedule(topic.snapshot())
+        assert done.acquire(timeout=5) and done.acquire(timeout=5) and sorted(runs) == ["a", "a", "a", "b", "b"]
+    finally:
+        rounds.close()
+
+
+class FakeWorker:
+    """The worker as LocalWork drives it: records which tasks it was asked to start."""
+
+    graceful_timeout_s = 1.0
+
+    def __init__(self) -> None:
+        self.started: list[tuple[str, int]] = []
+        self.tasks: dict[tuple[str, int], Any] = {}
+
+    def _done(self, value: Any = True) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        future.set_result(value)
+        return future
+
+    def start_connector(self, name: str, config: dict[str, str], target: TargetState, on_reconfigure: Any) -> Any:
+        return self._done(False)  # never running: no task configs are generated here
+
+    def stop_connector(self, name: str) -> concurrent.futures.Future:
+        return self._done()
+
+    def transition_connector(self, name: str, target: TargetState, *args: Any) -> concurrent.futures.Future:
+        return self._done(False)
+
+    def start_task(self, name: str, index: int, *args: Any) -> bool:
+        self.started.append((name, index))
+        return True
+
+    def stop_tasks(self, keys: list[tuple[str, int]]) -> None:
+        pass
+
+
+class Statuses(StatusStore):
+    def put_task_safe(self, name: str, index: int, status: InstanceStatus) -> None:
+        self.put_task(name, index, status)
+
+    def put_connector_safe(self, name: str, status: InstanceStatus) -> None:
+        self.put_connector(name, status)
+
+
+def test_tasks_of_a_connector_pending_fencing_start_once_its_task_count_is_recorded(topic) -> None:
+    worker = FakeWorker()
+    work = LocalWork(
+        worker,  # type: ignore[arg-type]
+        topic.store,
+        Statuses(),  # type: ignore[arg-type]
+        MemoryTopics(WorkerConfig({"bootstrap.servers": "unused:9092"})),
+        "w1",
+        StageTracker(),
+        publish=lambda held: None,
+        wake=lambda: None,
+        is_leader=lambda: True,
+        fenced_first=lambda config: config.get("connector.class") == "Source",
+    )
+    topic.connector("a", SOURCE, 2)
+    topic.connector("s", SINK, 1)
+    placement = Assignment(1, "w1", "", {"a": "w1", "s": "w1"}, {("a", 0): "w1", ("a", 1): "w1", ("s", 0): "w1"})
+    work.reconcile(placement, topic.snapshot(), fenced=False)
+    assert worker.started == [("s", 0)]  # the source's tasks wait for the leader's round
+    topic.record("tasks-fencing-a", {"task-count": 2})
+    work.reconcile(placement, topic.snapshot(), fenced=False)
+    assert worker.started == [("s", 0), ("a", 0), ("a", 1)]
+    assert work.held.tasks == {("a", 0), ("a", 1), ("s", 0)}
