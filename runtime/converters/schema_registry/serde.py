@@ -157,7 +157,7 @@ class SchemaRegistryConverter(Converter):
             return writer.header + writer.encode(value)
         except ConnectError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any encoder failure is this record's data error
+        except Exception as exc:  # noqa: BLE001 - codecs raise many kinds on bad data: each is this record's DataError
             raise DataError(
                 f"Failed to serialize {self.format_name} data from topic {topic} : {type(exc).__name__}: {exc}"
             ) from None
@@ -179,7 +179,7 @@ class SchemaRegistryConverter(Converter):
             return reader.schema, reader.decode(view[5:])
         except ConnectError:
             raise
-        except Exception as exc:  # noqa: BLE001 - corrupt payloads are this record's data error
+        except Exception as exc:  # noqa: BLE001 - codecs raise many kinds on corrupt payloads: each is this record's DataError
             raise DataError(
                 f"Failed to deserialize data for topic {topic} to {self.format_name}: {type(exc).__name__}: {exc}"
             ) from None
@@ -197,7 +197,7 @@ class SchemaRegistryConverter(Converter):
                 encode, indexes = self.make_writer(schema, registered, writer_schema)
             except ConnectError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - a registered schema the data cannot be written with
+            except Exception as exc:  # noqa: BLE001 - whatever a codec raises on a registered schema the data cannot be written with
                 raise DataError(
                     f"Cannot write {self.format_name} data of subject {subject} with schema id "
                     f"{schema_id}: {type(exc).__name__}: {exc}"
@@ -215,7 +215,7 @@ class SchemaRegistryConverter(Converter):
                 writer_schema = self.writer_schema(schema)
             except ConnectError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - a schema the format cannot express is a data error
+            except Exception as exc:  # noqa: BLE001 - whatever the mapping raises on a schema the format cannot express is a DataError
                 raise DataError(f"Cannot express the Connect schema as {self.format_name}: {exc}") from None
             self._writer_schemas.put(key, writer_schema)
         return writer_schema
@@ -265,7 +265,7 @@ class SchemaRegistryConverter(Converter):
             return self.make_reader(registered, version)
         except ConnectError:
             raise
-        except Exception as exc:  # noqa: BLE001 - an unreadable writer schema is a data error
+        except Exception as exc:  # noqa: BLE001 - whatever a codec raises on an unreadable writer schema is a DataError
             raise DataError(
                 f"Failed to deserialize data for topic {topic} to {self.format_name}: schema id "
                 f"{schema_id}: {type(exc).__name__}: {exc}"
