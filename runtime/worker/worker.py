@@ -31,11 +31,13 @@ from ..worker_config import WorkerConfig
 from . import clients
 from .converter_setup import build_converter, build_header_converter
 from .counters import RebalanceCounters, WorkerCounters
+from .exactly_once import ExactlyOnceStart, ExactlyOnceTask
 from .offsets import SourceOffsetStores
 from .sink_runner import SinkTaskRunner
 from .source_runner import SourceTaskRunner, StoreOffsetReader
 from .task_processes import RemoteTaskRunner, TaskProcessPool
 from .task_runner import TaskRunner, format_trace
+from .transactional_source import ExactlyOnceSourceTaskRunner
 from .transform_chain import TransformationChain
 
 log = logging.getLogger(__name__)
@@ -336,18 +338,27 @@ class Worker:
     # ---- tasks ----------------------------------------------------------------------------------
 
     def start_task(
-        self, name: str, index: int, task_config: dict[str, str], connector_config: dict[str, str], target: TargetState
+        self,
+        name: str,
+        index: int,
+        task_config: dict[str, str],
+        connector_config: dict[str, str],
+        target: TargetState,
+        exactly_once: ExactlyOnceStart | None = None,
     ) -> bool:
         """Start one task (a thread here, or in a task process when `task.processes` > 0); failures
-        become a FAILED status with the trace."""
+        become a FAILED status with the trace. `exactly_once`: a source task the herder runs exactly once
+        (its transactional id; see runtime/worker/exactly_once.py), as a thread of this process."""
         self.counters.task_startup_attempts += 1
         try:
             task_config = self.resolver.resolve(task_config)
             connector_config = self.resolver.resolve(connector_config)
-            if self.task_processes is not None:
-                runner: TaskRunner | RemoteTaskRunner = self._start_remote_task(
-                    name, index, task_config, connector_config, target
+            if exactly_once is not None:
+                runner: TaskRunner | RemoteTaskRunner = self.build_task_runner(
+                    name, index, task_config, connector_config, target, exactly_once
                 )
+            elif self.task_processes is not None:
+                runner = self._start_remote_task(name, index, task_config, connector_config, target)
             else:
                 runner = self.build_task_runner(name, index, task_config, connector_config, target)
         except Exception as exc:
@@ -361,7 +372,13 @@ class Worker:
         return True
 
     def build_task_runner(
-        self, name: str, index: int, task_config: dict[str, str], connector_config: dict[str, str], target: TargetState
+        self,
+        name: str,
+        index: int,
+        task_config: dict[str, str],
+        connector_config: dict[str, str],
+        target: TargetState,
+        exactly_once: ExactlyOnceStart | None = None,
     ) -> TaskRunner:
         """The runner of one task, from resolved configs (not started)."""
         desc = self.plugins.connector_desc(connector_config.get("connector.class", ""))
@@ -399,12 +416,16 @@ class Worker:
                 dlq_admin_config=clients.admin_config(self.config, connector_config, sink=True),
                 **common,
             )
-        return SourceTaskRunner(
+        source: dict[str, Any] = dict(
             producer_config=clients.producer_config(self.config, connector_config),
             offset_store=self.task_offset_store(name, index, connector_config),
             flush_timeout_ms=self.config.get_int("offset.flush.timeout.ms"),
             **common,
         )
+        if exactly_once is not None:
+            settings = ExactlyOnceTask.for_task(self.config, connector_config, exactly_once)
+            return ExactlyOnceSourceTaskRunner(exactly_once=settings, **source)
+        return SourceTaskRunner(**source)
 
     def _start_remote_task(
         self, name: str, index: int, task_config: dict[str, str], connector_config: dict[str, str], target: TargetState
