@@ -203,6 +203,8 @@ class SourceTaskRunner(TaskRunner):
         """Send what one poll returned; commit offsets when it is time."""
         if records:
             self.send(records)
+        elif self._commit_records and self.producer is not None:
+            self.producer.poll(0)  # hand back what was acknowledged meanwhile, though nothing new is sent
         if time.monotonic() >= self._next_commit:
             self.commit_offsets()
             self._next_commit = time.monotonic() + self.flush_interval_s

@@ -67,6 +67,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         self._committable: list[tuple[SourceRecord, RecordMetadata | None]] = []  # for commit_record
         self._offset_partitions: dict[str, int] = {}  # offsets topic -> its partition count
         self._commit_timeout_s = DEFAULT_TRANSACTION_TIMEOUT_MS / 1000
+        self._fenced = False
         self.counters.transactional = True
 
     # ---- start ----------------------------------------------------------------------------------
@@ -275,6 +276,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         first = self._transaction_error
         codes = {e.code() for e in (err, first) if e is not None}
         if codes & set(FENCED):
+            self._fenced = True
             return TaskFencedError(
                 f"{what} {self.id}: its producer (transactional id {self.exactly_once.transactional_id}) was fenced "
                 "out by a newer producer with the same transactional id, so a newer instance of this task is "
@@ -302,13 +304,22 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
                 self._end_transaction(self.boundaries.at_end())
             except Exception as exc:  # noqa: BLE001 - the task is stopping: what is open is aborted below
                 log.error("Task %s: final transaction commit failed: %s", self.id, exc)
-        if producer is not None and self._transaction_open:
+        clean = not self._transaction_open
+        if producer is not None and self._transaction_open and not self._fenced:
             # never committed: abort rather than leave it open until the transaction times out (readers of the
-            # topics wait for it meanwhile); a fenced producer cannot, its successor already aborted it
+            # topics wait for it meanwhile); a fenced producer's successor has aborted it already
             try:
                 producer.abort_transaction(min(self._commit_timeout_s, self.flush_timeout_s or 1.0))
+                clean = True
             except KafkaException as exc:
                 log.info("Task %s: its open transaction was not aborted (%s)", self.id, exc.args[0].str())
-            self._transaction_open = False
+        if producer is not None and clean:
+            # closed now rather than whenever the last reference goes (a log record's traceback may hold it);
+            # not with a transaction left open: close() would try to end it, with no time limit
+            try:
+                producer.close()
+            except Exception as exc:  # noqa: BLE001 - nothing is left to write through it
+                log.debug("Task %s: closing its producer: %s", self.id, exc)
+        self._transaction_open = False
         self.producer = None
         self._producer_settings = None

@@ -67,7 +67,10 @@ def _read_committed_consumer(bootstrap: str, topic: str, count: int, timeout_s: 
             if all(ends[p] == 0 or positions.get(p, -1) >= ends[p] for p in ends):
                 return sorted(records, key=lambda r: (r.partition, r.offset))
             if time.monotonic() > deadline:
-                raise AssertionError(f"{topic}: read_committed positions {positions} did not reach {ends}")
+                raise AssertionError(
+                    f"Timed out after {timeout_s}s reading {topic} to its end: read_committed positions {positions} "
+                    f"stay before the high watermarks {ends} (an open transaction)"
+                )
             for msg in consumer.consume(1000, timeout=0.2):
                 if msg.error() is None:
                     records.append(
