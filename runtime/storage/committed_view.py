@@ -186,7 +186,9 @@ class CommittedReader:
         self.high_watermarks: dict[int, int] = {}
         self.max_wait_ms = max_wait_ms
         self.timeout_ms = int(timeout_s * 1000)
-        self._client = KafkaNetClient(**kafka_python_settings(client_config, client_id))
+        # no warnings about slow steps of the client's IO loop: in a worker it shares the interpreter lock with
+        # busy task threads, so a step that takes over kafka-python's 100 ms says nothing about this reader
+        self._client = KafkaNetClient(**kafka_python_settings(client_config, client_id), slow_task_threshold_secs=0)
         self._leaders: dict[int, int] = {}
         try:
             self._client.check_version(timeout_ms=self.timeout_ms)
