@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 FETCH_MAX_VERSION = 11  # v4+ carries isolation levels and transactional batches; v12+ adds nothing needed here
 FETCH_MAX_BYTES = 8 << 20
 PARTITION_MAX_BYTES = 1 << 20
+# the largest response frame accepted: librdkafka's receive.message.max.bytes default (kafka-python's is 1 MiB);
+# some brokers (Tansu) answer a fetch with more than its max_bytes
+RECEIVE_MAX_BYTES = 100_000_000
 # librdkafka's names of the worker's client settings -> kafka-python's
 _SETTING_NAMES = {
     "security.protocol": "security_protocol",
@@ -61,6 +64,7 @@ def kafka_python_settings(client_config: Mapping[str, Any], client_id: str) -> d
     settings: dict[str, Any] = {
         "bootstrap_servers": str(client_config["bootstrap.servers"]).split(","),
         "client_id": client_id,
+        "receive_message_max_bytes": RECEIVE_MAX_BYTES,
     }
     for ours, theirs in _SETTING_NAMES.items():
         if client_config.get(ours):
