@@ -71,7 +71,7 @@ class WorkerSourceTaskContext(SourceTaskContext):
 
 class SourceTaskRunner(TaskRunner):
     """At least once: offsets are committed every `offset.flush.interval.ms` for the records the broker has
-    acknowledged by then (the reference's WorkerSourceTask). `exactly_once.ExactlyOnceSourceTaskRunner`
+    acknowledged by then (the reference's WorkerSourceTask). `transactional_source.ExactlyOnceSourceTaskRunner`
     changes the hooks below to write records and offsets in transactions."""
 
     is_source = True

@@ -94,11 +94,6 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
                 if err.retriable() and not err.fatal() and self._clock() < deadline and not self.stopping:
                     continue
                 raise self._failure("Failed to initialize the transactional producer of task", exc) from exc
-        for topic in self.exactly_once.offsets_topics:
-            metadata = producer.list_topics(topic, timeout=self._commit_timeout_s).topics.get(topic)
-            if metadata is None or metadata.error is not None or not metadata.partitions:
-                raise ConnectError(f"Task {self.id} cannot find the offsets topic {topic}")
-            self._offset_partitions[topic] = len(metadata.partitions)
         self.producer = producer
         log.info("Task %s: transactional producer %s initialized", self.id, self.exactly_once.transactional_id)
         return config
@@ -124,12 +119,12 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         if records:
             context = self.transaction_context
             if context is not None and context.names_records:
-                self._dispatch_by_record(records, context)
+                self._dispatch_by_record(records)
             else:
                 self._send_in_transaction(records)
         self._end_transaction(self.boundaries.after_batch())
 
-    def _dispatch_by_record(self, records: Any, context: WorkerTransactionContext) -> None:
+    def _dispatch_by_record(self, records: Any) -> None:
         """Split the batch after each record the task named in a commit or abort request."""
         start = 0
         for i, record in enumerate(records):
@@ -149,7 +144,10 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
 
     def _begin(self) -> None:
         if not self._transaction_open:
-            self._open_producer().begin_transaction()
+            try:
+                self._open_producer().begin_transaction()
+            except KafkaException as exc:
+                raise self._failure("Failed to begin a transaction for task", exc) from exc
             self._transaction_open = True
             self._transaction_error = None
 
@@ -197,7 +195,10 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             return
         log.info("Task %s: aborting transaction %s", self.id, why)
         producer = self._open_producer()
-        producer.abort_transaction(self._commit_timeout_s)
+        try:
+            producer.abort_transaction(self._commit_timeout_s)
+        except KafkaException as exc:
+            raise self._failure("Failed to abort the transaction of task", exc) from exc
         producer.poll(0)  # deliver what the abort decided before the records are handed back
         self._transaction_open = False
         self._transaction_size = 0
@@ -215,9 +216,9 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             for key, offset in pending.items():
                 value = encode_value(offset)
                 for topic in self.exactly_once.offsets_topics:
-                    partition = (murmur2(key) & 0x7FFFFFFF) % self._offset_partitions[topic]
-                    producer.produce(topic, value, key, partition)
+                    producer.produce(topic, value, key, self._offsets_partition(producer, topic, key))
             self._commit_transaction(producer)
+            producer.poll(0)  # the last delivery reports: every record of the transaction is handed back below
         except KafkaException as exc:
             self.counters.offset_commit_failures += 1
             raise self._failure("Failed to flush offsets and/or records for task", exc) from exc
@@ -234,6 +235,16 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         self._transaction_size = 0
         self._copy_to_worker_topic(pending)
         self._committed(began)
+
+    def _offsets_partition(self, producer: Producer, topic: str, key: bytes) -> int:
+        """The partition a Java worker writes `key` to (murmur2, as KafkaBasedLog's producer picks it)."""
+        count = self._offset_partitions.get(topic)
+        if count is None:  # looked up once the offset store has started (it creates a missing topic)
+            metadata = producer.list_topics(topic, timeout=self._commit_timeout_s).topics.get(topic)
+            if metadata is None or metadata.error is not None or not metadata.partitions:
+                raise ConnectError(f"Task {self.id} cannot find its offsets topic {topic}")
+            count = self._offset_partitions[topic] = len(metadata.partitions)
+        return (murmur2(key) & 0x7FFFFFFF) % count
 
     def _commit_transaction(self, producer: Producer) -> None:
         deadline = self._clock() + self._commit_timeout_s
