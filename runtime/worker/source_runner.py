@@ -135,7 +135,7 @@ class SourceTaskRunner(TaskRunner):
         assert isinstance(task, SourceTask)
         self.source_task = task
         self._commit_records = type(task).commit_record is not SourceTask.commit_record
-        config = dict(self.producer_config)
+        config: dict[str, Any] = dict(self.producer_config)
         # only failed deliveries call back (per-record callbacks would cost more than the send itself), unless
         # the task wants each acknowledged record back
         config["delivery.report.only.error"] = not self._commit_records
@@ -231,7 +231,7 @@ class SourceTaskRunner(TaskRunner):
 
         return on_delivery
 
-    def send(self, records: list[Any]) -> None:
+    def send(self, records: list[Any] | SourceRecordBatch) -> None:
         """Convert and hand a batch to the producer; remember each source partition's latest offset.
 
         Batches go through `produce_batch` (one call per topic), about twice as fast as a call per
