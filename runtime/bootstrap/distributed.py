@@ -12,7 +12,7 @@ from ..config_providers import ConfigResolver
 from ..distributed.member import GroupMember, Timing
 from ..distributed.statuses import GenerationStatuses
 from ..herder.distributed import DistributedHerder
-from ..herder.fencing import ENABLED, PREPARING, cluster_transactional_id, exactly_once_source_support
+from ..herder.fencing import cluster_transactional_id
 from ..herder.interface import Herder
 from ..herder.topics import StatusTopics
 from ..plugins import Plugins
@@ -43,13 +43,6 @@ class DistributedRuntime(WorkerRuntime):
             self.timing = Timing.from_worker(config)
         except (ConfigError, ValueError) as exc:
             raise StartupError(f"Invalid worker properties: {exc}", 2) from None
-        if str(config.get("exactly.once.source.support")).lower() == "enabled":
-            # refusing beats a silent downgrade: users who asked for exactly-once must not get at-least-once
-            raise StartupError(
-                "exactly.once.source.support=enabled is not supported: this runtime delivers source "
-                "records at least once (use 'disabled')",
-                2,
-            )
 
     def _build_herder(
         self, plugins: Plugins, resolver: ConfigResolver, worker_id: str, cluster_id: str | None
@@ -118,7 +111,7 @@ class DistributedRuntime(WorkerRuntime):
         end past the markers either way; ours reads past them in its committed view)."""
         settings = self.settings
         group_id = settings.client_config["group.id"]
-        transactional = exactly_once_source_support(self.config) in (PREPARING, ENABLED)
+        transactional = self.config.transactional_leader_enabled()
         return KafkaConfigStore(
             settings.config_topic,
             {**settings.client_config, "client.id": f"{group_id}-configs"},

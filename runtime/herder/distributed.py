@@ -34,14 +34,7 @@ from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
 from . import views
 from .base import STATUS_WAIT_S, HerderBase, patched_config
-from .fencing import (
-    ENABLED,
-    PREPARING,
-    LeaderRounds,
-    ZombieFencing,
-    connector_transactional_id,
-    exactly_once_source_support,
-)
+from .fencing import LeaderRounds, ZombieFencing, connector_transactional_id
 from .local_work import LocalWork
 from .signatures import RequestSignature, check_signature
 from .tick import TickThread
@@ -110,10 +103,9 @@ class DistributedHerder(HerderBase):
         self._request_timeout_s = config.get_int("rest.request.timeout.ms") / 1000
         # KIP-618: the leader fences zombie source tasks; with `enabled` a new generation of a source
         # connector's tasks starts only once it has (with `preparing` tasks still deliver at least once)
-        support = exactly_once_source_support(config)
-        self.exactly_once = support == ENABLED
+        self.exactly_once = config.exactly_once_source_enabled()
         self.fencing = ZombieFencing(config, member.group_id, config_store, self.stages, self._is_source)
-        self.rounds = LeaderRounds(self.fencing, wakeup.set) if support in (PREPARING, ENABLED) else None
+        self.rounds = LeaderRounds(self.fencing, wakeup.set) if config.transactional_leader_enabled() else None
         self.work = LocalWork(
             worker,
             config_store,
@@ -124,7 +116,9 @@ class DistributedHerder(HerderBase):
             member.report_held,
             wakeup.set,
             member.is_leader,
-            fenced_first=self._is_source if self.exactly_once else (lambda config: False),
+            self._owns,
+            exactly_once_group=member.group_id if self.exactly_once else None,
+            is_source=self._is_source,
         )
         config_store.set_update_listener(self.work)
         self.tick = TickThread(
@@ -151,6 +145,10 @@ class DistributedHerder(HerderBase):
 
     def _is_source(self, config: dict[str, str]) -> bool:
         return self.worker.connector_type(config) == "source"
+
+    def _owns(self, name: str, index: int) -> bool:
+        """Task `name`-`index` is this worker's in the generation it holds, and it is not fenced."""
+        return self.member.assignment().tasks.get((name, index)) == self.worker_id and not self.member.fenced()
 
     def _schedule_fencing(self) -> None:
         assert self.rounds is not None

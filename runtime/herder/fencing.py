@@ -28,6 +28,7 @@ from ..control.errors import BadRequest, ServerError
 from ..control.stages import StageTracker
 from ..storage.kafka_config_store import ClusterConfig, KafkaConfigStore
 from ..worker import clients
+from ..worker.exactly_once import task_transactional_id
 from ..worker_config import WorkerConfig
 
 log = logging.getLogger(__name__)
@@ -35,23 +36,11 @@ log = logging.getLogger(__name__)
 FENCING_TIMEOUT_S = 90.0  # the reference's: the REST request timeout's default
 PARALLEL_FENCES = 8
 RETRY_AFTER_S = 5.0  # a failed round of the leader's is tried again after this long
-DISABLED, PREPARING, ENABLED = "disabled", "preparing", "enabled"
-
-
-def exactly_once_source_support(config: WorkerConfig) -> str:
-    """The worker's `exactly.once.source.support`: disabled, preparing (the leader writes transactionally,
-    fences zombies and records task counts; tasks still deliver at least once) or enabled."""
-    return str(config.get("exactly.once.source.support") or DISABLED).strip().lower()
 
 
 def cluster_transactional_id(group_id: str) -> str:
     """The transactional id of the leader's config-topic producer (the reference's transactionalProducerId)."""
     return f"connect-cluster-{group_id}"
-
-
-def task_transactional_id(group_id: str, connector: str, task: int) -> str:
-    """The transactional id of a source task's producer (the reference's Worker.taskTransactionalId)."""
-    return f"{group_id}-{connector}-{task}"
 
 
 def connector_transactional_id(group_id: str, connector: str) -> str:

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from ..api.errors import ConnectError
 from ..control.restart import RestartPlan, RestartRequest
 from ..control.stages import StageTracker
 from ..control.target_states import task_target, tasks_run
@@ -28,6 +29,7 @@ from ..storage.kafka_config_store import ClusterConfig, ConfigUpdateListener, Ka
 from ..storage.kafka_config_store import RestartRequest as StoredRestartRequest
 from ..storage.kafka_status_store import KafkaStatusStore
 from ..storage.states import State, TargetState
+from ..worker.exactly_once import ExactlyOnceStart, task_transactional_id
 from ..worker.worker import Worker
 from .task_configs import generate_task_configs, reconfigure_when_started
 from .topics import ActiveTopics
@@ -55,12 +57,16 @@ class LocalWork(ConfigUpdateListener):
         publish: Callable[[Held], None],
         wake: Callable[[], None],
         is_leader: Callable[[], bool],
-        fenced_first: Callable[[dict[str, str]], bool] = lambda config: False,
+        owns: Callable[[str, int], bool],
+        exactly_once_group: str | None = None,
+        is_source: Callable[[dict[str, str]], bool] = lambda config: False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`statuses` stamps what it writes with the generation (GenerationStatuses); `publish` hears each new
-        `Held` (the group member's `report_held`); `fenced_first(connector config)` says whether the tasks of
-        such a connector wait for their earlier generation to be fenced out (exactly-once source, KIP-618)."""
+        `Held` (the group member's `report_held`); `owns(connector, task)` whether a task is this worker's now.
+        With `exactly_once_group` (exactly.once.source.support=enabled: the group id) the tasks of source
+        connectors run exactly once (KIP-618): a new generation waits until the leader has fenced the earlier
+        one, and each task's producer has the id `<group>-<connector>-<task>`."""
         self.worker = worker
         self.config_store = config_store
         self.statuses = statuses
@@ -70,7 +76,9 @@ class LocalWork(ConfigUpdateListener):
         self._publish = publish
         self._wake = wake
         self._is_leader = is_leader
-        self._fenced_first = fenced_first
+        self._owns = owns
+        self._exactly_once_group = exactly_once_group
+        self._is_source = is_source
         self._clock = clock
         self.held = Held()  # replaced whole by the tick thread; read by any thread
         # the tick thread's own
@@ -179,7 +187,7 @@ class LocalWork(ConfigUpdateListener):
                     and i < len(state.task_configs)
                     and tasks_run(state.target_state)
                 ):
-                    if c in config.pending_fencing and self._fenced_first(state.config):
+                    if c in config.pending_fencing and self._exactly_once(state):
                         waiting.add((c, i))
                     else:
                         mine_t[(c, i)] = state
@@ -257,7 +265,7 @@ class LocalWork(ConfigUpdateListener):
             state = mine_t[key]
             target = task_target(state.target_state)
             if key in new_tasks:
-                worker.start_task(key[0], key[1], state.task_configs[key[1]], state.config, target)
+                self._start_task(key, state, target)
             elif self._task_targets.get(key) is not target:
                 runner = worker.tasks.get(key)
                 if runner is not None:
@@ -344,4 +352,28 @@ class LocalWork(ConfigUpdateListener):
         self._tasks[key] = (dict(state.task_configs[index]), self.config_store.snapshot().commit_offsets.get(name, -1))
         self._task_targets[key] = target
         self._published()
-        return worker.start_task(name, index, state.task_configs[index], state.config, target)
+        return self._start_task(key, state, target)
+
+    def _exactly_once(self, state: ConnectorState) -> bool:
+        return self._exactly_once_group is not None and self._is_source(state.config)
+
+    def _start_task(self, key: TaskId, state: ConnectorState, target: TargetState) -> bool:
+        name, index = key
+        exactly_once = None
+        if self._exactly_once_group is not None and self._is_source(state.config):
+            generation = self._tasks[key][1]
+            exactly_once = ExactlyOnceStart(
+                task_transactional_id(self._exactly_once_group, name, index),
+                before_producer_init=lambda: self._still_current(name, index, generation),
+            )
+        return self.worker.start_task(name, index, state.task_configs[index], state.config, target, exactly_once)
+
+    def _still_current(self, name: str, index: int, generation: int) -> None:
+        """On the task's thread, before its producer fences earlier ones (the reference's
+        verifyTaskGenerationAndOwnership): its task configs are still the latest, and it is still this
+        worker's; otherwise it must not start, lest it fence the task that replaced it."""
+        config = self.config_store.snapshot()
+        if config.commit_offsets.get(name, -1) != generation or name in config.pending_fencing:
+            raise ConnectError(f"Task {name}-{index} belongs to an earlier generation of task configs; not starting it")
+        if not self._owns(name, index):
+            raise ConnectError(f"Task {name}-{index} is no longer assigned to this worker; not starting it")

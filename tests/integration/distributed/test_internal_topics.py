@@ -44,13 +44,3 @@ def test_a_non_compacted_status_topic_stops_the_worker(bootstrap_servers: str, t
         worker.start(timeout_s=60)
     assert "status.storage.topic" in str(failure.value) and "cleanup.policy=compact" in str(failure.value)
     worker.stop()
-
-
-def test_exactly_once_source_support_enabled_is_refused(bootstrap_servers: str, tmp_path: Path) -> None:
-    # a worker file asking for KIP-618's exactly-once must not start delivering at least once instead
-    cluster = Cluster(tmp_path, bootstrap_servers, 1, **{"exactly.once.source.support": "enabled"})
-    worker: WorkerProcess = cluster.workers[0]
-    with pytest.raises(RuntimeError, match="worker exited with 2") as failure:
-        worker.start(timeout_s=60)
-    assert "exactly.once.source.support=enabled is not supported" in str(failure.value)
-    worker.stop()

@@ -12,6 +12,7 @@ import orjson
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
+from runtime.api.errors import ConnectError
 from runtime.control.errors import BadRequest, ServerError
 from runtime.control.stages import StageTracker
 from runtime.distributed.assignment import Assignment
@@ -210,6 +211,7 @@ class FakeWorker:
 
     def __init__(self) -> None:
         self.started: list[tuple[str, int]] = []
+        self.exactly_once: dict[tuple[str, int], Any] = {}
         self.tasks: dict[tuple[str, int], Any] = {}
 
     def _done(self, value: Any = True) -> concurrent.futures.Future:
@@ -228,6 +230,7 @@ class FakeWorker:
 
     def start_task(self, name: str, index: int, *args: Any) -> bool:
         self.started.append((name, index))
+        self.exactly_once[(name, index)] = args[-1]
         return True
 
     def stop_tasks(self, keys: list[tuple[str, int]]) -> None:
@@ -254,7 +257,9 @@ def test_tasks_of_a_connector_pending_fencing_start_once_its_task_count_is_recor
         publish=lambda held: None,
         wake=lambda: None,
         is_leader=lambda: True,
-        fenced_first=lambda config: config.get("connector.class") == "Source",
+        owns=lambda name, index: True,
+        exactly_once_group=GROUP,
+        is_source=lambda config: config.get("connector.class") == "Source",
     )
     topic.connector("a", SOURCE, 2)
     topic.connector("s", SINK, 1)
@@ -265,3 +270,11 @@ def test_tasks_of_a_connector_pending_fencing_start_once_its_task_count_is_recor
     work.reconcile(placement, topic.snapshot(), fenced=False)
     assert worker.started == [("s", 0), ("a", 0), ("a", 1)]
     assert work.held.tasks == {("a", 0), ("a", 1), ("s", 0)}
+    # the source's tasks run exactly once, with their transactional ids; the sink's do not
+    assert worker.exactly_once[("s", 0)] is None
+    start = worker.exactly_once[("a", 1)]
+    assert start.transactional_id == "grp-a-1"
+    start.before_producer_init()  # still current, still ours
+    topic.commit("a", 2)  # a newer generation: the task must not fence the one that replaces it
+    with pytest.raises(ConnectError, match="earlier generation"):
+        start.before_producer_init()
