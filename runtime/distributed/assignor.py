@@ -213,6 +213,10 @@ class LeaderAssignor:
             current.urls,
         )
 
+    def forget_update(self) -> None:
+        """The placement `update` returned was not written: compute it again next time."""
+        self._update_inputs = None
+
     def _still_revoked(self, generation: int, statuses: StatusView) -> tuple[set[str], set[TaskId]]:
         """The units revoked by this generation whose owners have not yet reported them stopped (the revoking
         worker writes UNASSIGNED, with the generation, once it has stopped a unit it lost)."""

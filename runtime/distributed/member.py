@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from ..control.errors import ServerError
-from ..storage.kafka_config_store import KafkaConfigStore
+from ..storage.kafka_config_store import KafkaConfigStore, PrivilegedWriteError
 from ..storage.kafka_status_store import KafkaStatusStore
 from ..worker.counters import RebalanceCounters
 from ..worker_config import WorkerConfig
@@ -326,7 +326,11 @@ class GroupMember:
                 current, self._latest_record.generation, self.config_store.snapshot(), self.status_store
             )
             if placement is not None:
-                self.config_store.write_raw(placement.records(self.group_id))
+                try:
+                    self.config_store.write_raw(placement.records(self.group_id))
+                except PrivilegedWriteError as exc:  # fenced by a newer leader: claimed again while still leading
+                    log.warning("The leader could not write a placement: %s", exc)
+                    self.assignor.forget_update()
 
     def _write_privileges(self) -> bool:
         """The leader holds the config topic's transactional producer (KIP-618), or claims it again after a

@@ -60,6 +60,7 @@ def fence_producers(client_config: dict[str, str], transactional_ids: Iterable[s
             Producer, {**client_config, "transactional.id": transactional_id}, "zombie fencing producer"
         )
         producer.init_transactions(timeout_s)
+        producer.close()  # it opened no transaction
 
     with concurrent.futures.ThreadPoolExecutor(min(PARALLEL_FENCES, len(ids)), "zombie-fencing") as pool:
         for future in [pool.submit(fence, i) for i in ids]:

@@ -355,15 +355,17 @@ class LocalWork(ConfigUpdateListener):
         return self._start_task(key, state, target)
 
     def _exactly_once(self, state: ConnectorState) -> bool:
+        """The connector's tasks run exactly once (a source connector on an `enabled` worker)."""
         return self._exactly_once_group is not None and self._is_source(state.config)
 
     def _start_task(self, key: TaskId, state: ConnectorState, target: TargetState) -> bool:
         name, index = key
         exactly_once = None
-        if self._exactly_once_group is not None and self._is_source(state.config):
+        group = self._exactly_once_group
+        if group is not None and self._exactly_once(state):
             generation = self._tasks[key][1]
             exactly_once = ExactlyOnceStart(
-                task_transactional_id(self._exactly_once_group, name, index),
+                task_transactional_id(group, name, index),
                 before_producer_init=lambda: self._still_current(name, index, generation),
             )
         return self.worker.start_task(name, index, state.task_configs[index], state.config, target, exactly_once)

@@ -262,7 +262,7 @@ class KafkaConfigStore(ConfigStore):
         with self._fencable_lock:
             producer, self._fencable = self._fencable, None
         if producer is not None:
-            producer.flush(0)  # nothing is pending outside a transaction; dropping it closes it
+            producer.close()  # no transaction is open between writes (each is one, under the lock)
 
     # ---- ConfigStore ---------------------------------------------------------------------------
 

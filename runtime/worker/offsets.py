@@ -233,6 +233,7 @@ class TransactionalOffsetWriter(OffsetStore):
         for key, value in entries.items():
             producer.produce(self.topic, key=key, value=value, on_delivery=delivered)
         producer.commit_transaction(self.timeout_s)  # flushes: every delivery callback has run
+        producer.close()  # only once committed: closing with a transaction open would wait for it to end
         if failures:
             raise KafkaException(failures[0])
 

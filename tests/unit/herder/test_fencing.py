@@ -278,3 +278,33 @@ def test_tasks_of_a_connector_pending_fencing_start_once_its_task_count_is_recor
     topic.commit("a", 2)  # a newer generation: the task must not fence the one that replaces it
     with pytest.raises(ConnectError, match="earlier generation"):
         start.before_producer_init()
+
+
+def test_offsets_of_an_exactly_once_source_change_only_after_a_round_and_under_its_transactional_id() -> None:
+    from types import SimpleNamespace
+
+    from runtime.herder.distributed import DistributedHerder
+    from runtime.storage.base import ConnectorState
+
+    rounds: list[str] = []
+
+    def run(name: str) -> None:
+        rounds.append(name)
+        if name == "broken":
+            raise ServerError("Failed to perform zombie fencing: no coordinator")
+
+    herder = SimpleNamespace(
+        _offsets_precheck=lambda name: ConnectorState(SOURCE, TargetState.STOPPED),
+        exactly_once=True,
+        _is_source=lambda config: True,
+        fencing=SimpleNamespace(run=run),
+        member=SimpleNamespace(group_id=GROUP),
+    )
+    state, transactional_id = DistributedHerder._fenced_precheck(herder, "a")  # type: ignore[arg-type]
+    assert rounds == ["a"] and transactional_id == "grp-a" and state.target_state is TargetState.STOPPED
+    with pytest.raises(ServerError) as failure:
+        DistributedHerder._fenced_precheck(herder, "broken")  # type: ignore[arg-type]
+    assert failure.value.status == 500
+    assert failure.value.message == "Failed to perform zombie fencing for source connector prior to modifying offsets"
+    herder.exactly_once = False  # at least once: no round, a plain write
+    assert DistributedHerder._fenced_precheck(herder, "a")[1] is None and rounds == ["a", "broken"]  # type: ignore[arg-type]
