@@ -21,6 +21,9 @@ Rebalances (member.py's `perform_assignment`, assignor.py)
     record over about 40 KB at any size; the reference skips these keys with a log line, KIP-915) before
     the leader answers SyncGroup, and each member reads the config topic up to the offset in its
     assignment before applying it. The placement also holds every member's URL, for forwarding.
+    With exactly-once source support (`preparing`, `enabled`; KIP-618) the leader first claims the config
+    topic's transactional producer (`connect-cluster-<group.id>`), which fences an earlier leader's: its
+    writes, placements included, go through it, so a leader that lost the group cannot write any more.
 
 Between rebalances
     A change that does not change membership must not wait for a rebalance. Creates, deletes, stops,
