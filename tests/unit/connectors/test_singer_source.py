@@ -169,8 +169,9 @@ def test_a_failing_tap_fails_the_task_with_its_stderr(tmp_path: Path, start_sour
 def test_a_hung_tap_is_killed_when_the_task_stops(tmp_path: Path, start_source) -> None:
     tap = write_tap(tmp_path / "tap", [SCHEMA, record(1)], hang=True)
     task = start_source(SingerSourceTask, task_props(tap, **{"tap.stop.timeout.ms": "200"}))
-    poll_until(task, lambda r: task._tap is not None)
-    pid = task._tap.proc.pid
+    # once the tap says so, it ignores SIGTERM
+    poll_until(task, lambda r: task._process is not None and "hanging" in task._process.stderr_tail())
+    pid = task._process.proc.pid
     assert psutil.pid_exists(pid)
     task.stop()
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
