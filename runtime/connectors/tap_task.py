@@ -23,6 +23,9 @@ from .tap_process import PrivateDir, TapExited, TapProcess, failure
 log = logging.getLogger(__name__)
 
 WAIT_FOR_OUTPUT_S = 0.5  # the longest poll() waits for the program to write something
+# Records held back for a state (state_offsets.py) go out once the program has written nothing for this long:
+# a state that comes later rides on later records.
+QUIET_RELEASE_S = 5.0
 
 
 class ProgramSourceTask(SourceTask):
@@ -77,6 +80,10 @@ class ProgramSourceTask(SourceTask):
                 assert self._process is not None
                 item = self._process.next_chunk(0 if out else WAIT_FOR_OUTPUT_S)
                 if item is None:
+                    if self.carrier.held and time.monotonic() - self.carrier.last_change > QUIET_RELEASE_S:
+                        self.carrier.release(
+                            out
+                        )  # a quiet program (a stream waiting for changes) holds back no records
                     break
                 if isinstance(item, TapExited):
                     self._run_ended(item, out)

@@ -130,7 +130,7 @@ class SingerSourceTask(ProgramSourceTask):
             )
         elif kind == "STATE":
             state = self._singerlib.StateMessage(value=message.get("value") or {})
-            self.carrier.state(self._state_changes(dict(state.value)), out)
+            self.carrier.state(self._state_changes(dict(state.value)))
         elif kind == "SCHEMA":
             schema = self._singerlib.SchemaMessage(
                 stream=message.get("stream"),
