@@ -69,7 +69,7 @@ class ProgramSourceTask(SourceTask):
                 self._wake.wait(wait)
                 self._wake.clear()
                 return None
-            log.info("Starting a run of %s", self.program)
+            log.info("%s: run started", self.program)
             self._process = TapProcess(self.command(), self.program, self.secrets)
         out: list[SourceRecord] = []
         batch_size = self.batch_size
@@ -102,7 +102,7 @@ class ProgramSourceTask(SourceTask):
             raise self.run_failed(exited.returncode, process.stderr_tail())
         self.carrier.release(out)
         self._next_run = time.monotonic() + self.poll_interval_s
-        log.info("The run of %s ended; the next starts in %.1f s", self.program, self.poll_interval_s)
+        log.info("%s: run ended; the next starts in %.1f s", self.program, self.poll_interval_s)
 
     def _connect_wakeup(self) -> None:
         """The runtime needs the task thread (a stop, a pause): end a wait between runs now."""
