@@ -20,8 +20,8 @@ from ..json_schema import ValueConverter, key_converter, record_converter
 from ..state_offsets import StateCarrier, decode_bookmark, encode_bookmark
 from ..tap_process import PrivateDir, failure
 from ..tap_task import ProgramSourceTask
-from .connector import GLOBAL_PARTITION, STREAM_PARTITION, AirbyteSettings
 from .protocol import dump, parse, stream_key, topic_for
+from .settings import GLOBAL_PARTITION, STREAM_PARTITION, AirbyteSettings
 
 log = logging.getLogger(__name__)
 

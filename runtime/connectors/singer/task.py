@@ -21,7 +21,7 @@ from ..state_offsets import StateCarrier, decode_bookmark, encode_bookmark
 from ..tap_process import PrivateDir
 from ..tap_task import ProgramSourceTask
 from .catalog import topic_for
-from .connector import STREAM_PARTITION, SingerSettings
+from .settings import STREAM_PARTITION, SingerSettings
 
 log = logging.getLogger(__name__)
 
