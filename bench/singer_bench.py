@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -138,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--bootstrap", default=os.environ.get("CONNECT_TEST_BOOTSTRAP_SERVERS"))
     args = parser.parse_args(argv)
+    # a SIGTERM ends the run through the with-blocks below: the PostgreSQL server and the worker are stopped
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
     print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     broker = None

@@ -23,9 +23,10 @@ from .tap_process import PrivateDir, TapExited, TapProcess, failure
 log = logging.getLogger(__name__)
 
 WAIT_FOR_OUTPUT_S = 0.5  # the longest poll() waits for the program to write something
-# Records held back for a state (state_offsets.py) go out once the program has written nothing for this long:
-# a state that comes later rides on later records.
-QUIET_RELEASE_S = 5.0
+# Records held back for a state (state_offsets.py) go out once the program has written nothing for this long
+# (a program waiting for changes holds no record back for ever); a state that comes later then rides on later
+# records. Long: a tap's final state can follow its last record after seconds of clean-up on a busy machine.
+QUIET_RELEASE_S = 60.0
 
 
 class ProgramSourceTask(SourceTask):
