@@ -190,7 +190,7 @@ class TapExited:
 
 
 class TapProcess:
-    """A running tap: `chunks()` gives lists of its stdout lines (bytes, without the newline), then a TapExited."""
+    """A running tap: `next_chunk()` gives lists of its stdout lines (bytes, without the newline), then a TapExited."""
 
     def __init__(self, args: Sequence[str], name: str, secrets: Sequence[str] = ()) -> None:
         self.name = name

@@ -48,6 +48,7 @@ class ProgramSourceTask(SourceTask):
         self._lines: list[bytes] = []
         self._next = 0
         self._next_run = 0.0
+        self._uncommitted = False  # records were polled since the runtime's last offset commit
 
     @abstractmethod
     def command(self) -> list[str]:
@@ -67,7 +68,8 @@ class ProgramSourceTask(SourceTask):
         if self._process is None:
             wait = self._next_run - time.monotonic()
             if wait > 0:
-                self._wake.wait(wait)
+                # the runtime commits offsets between polls: wait long only once it has committed them all
+                self._wake.wait(min(wait, WAIT_FOR_OUTPUT_S) if self._uncommitted else wait)
                 self._wake.clear()
                 return None
             log.info("%s: run started", self.program)
@@ -93,7 +95,13 @@ class ProgramSourceTask(SourceTask):
                 continue
             self._next += 1
             handle(lines[self._next - 1], out)
+        if out:
+            self._uncommitted = True
         return out or None
+
+    def commit(self) -> None:
+        """The runtime committed the offsets of every record polled before this call."""
+        self._uncommitted = False
 
     def _run_ended(self, exited: TapExited, out: list[SourceRecord]) -> None:
         process, self._process = self._process, None
