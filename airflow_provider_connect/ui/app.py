@@ -111,9 +111,9 @@ def create_app(
     ) -> dict[str, str]:
         if marker != "1":
             raise HTTPException(403, f"Actions must come from the Kafka Connect page ({ACTION_HEADER} header)")
-        if conn_id not in conn_ids() or not authorizer.can_read(who, conn_id):
+        if conn_id not in conn_ids():
             raise HTTPException(404, f"No Kafka Connect connection {conn_id!r}")
-        if not authorizer.can_act(who, conn_id):
+        if not (authorizer.can_read(who, conn_id) and authorizer.can_act(who, conn_id)):
             raise HTTPException(403, f"Your Airflow role may not change the connectors of {conn_id!r}")
         hook = hook_for(conn_id)
         try:

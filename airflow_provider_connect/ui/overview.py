@@ -8,6 +8,7 @@ Nothing here returns a config: traces are scrubbed of the connector's secret con
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -50,7 +51,7 @@ def cluster_overview(hook: ConnectHook) -> list[dict[str, Any]]:
     connectors = [_connector(name, entry) for name, entry in sorted(expanded.items())]
     with ThreadPoolExecutor(max_workers=READ_CONCURRENCY, thread_name_prefix="connect-view") as pool:
         topics = pool.map(lambda c: _read(lambda: hook.get_connector_topics(c["name"])), connectors)
-        offsets = pool.map(lambda c: _read(lambda: hook.get_offsets(c["name"])), connectors)
+        offsets = pool.map(lambda c: _read(lambda: _sorted(hook.get_offsets(c["name"]))), connectors)
         for connector, (topic_list, topics_error), (offset_list, offsets_error) in zip(
             connectors, topics, offsets, strict=True
         ):
@@ -84,6 +85,10 @@ def _connector(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
         "tasks": tasks,
         "failed": state == ConnectState.FAILED.value or any(t["state"] == ConnectState.FAILED.value for t in tasks),
     }
+
+
+def _sorted(offsets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(offsets, key=lambda entry: json.dumps(entry.get("partition"), sort_keys=True))
 
 
 def _trace(trace: str | None, hidden: set[str]) -> str | None:

@@ -42,16 +42,25 @@ function matches(connector) {
   return connector.state === state || connector.tasks.some((task) => task.state === state);
 }
 
+function headline(text) {
+  // The line that names the error: a Python traceback's last line, a Java stack trace's first.
+  const lines = text.split("\n").map((line) => line.trim()).filter(Boolean);
+  const line = text.startsWith("Traceback") ? lines[lines.length - 1] : lines[0];
+  return line.length > 160 ? line.slice(0, 157) + "…" : line;
+}
+
 function trace(text, label) {
   if (!text) return null;
-  return el("details", { class: "trace" }, el("summary", { text: label }), el("pre", { text }));
+  return el("details", { class: "trace" },
+    el("summary", { text: `${label}: ${headline(text)}` }), el("pre", { text }));
 }
 
 function offsetsList(connector) {
   if (connector.offsets_error) return el("span", { class: "error", text: connector.offsets_error });
   if (!connector.offsets || !connector.offsets.length) return el("span", { class: "muted", text: "none" });
+  const pairs = (map) => map === null ? "null" : Object.entries(map).map(([key, value]) => `${key}=${JSON.stringify(value)}`).join(", ");
   return el("ul", { class: "plain" }, connector.offsets.map((entry) =>
-    el("li", { text: `${JSON.stringify(entry.partition)} → ${JSON.stringify(entry.offset)}` })));
+    el("li", { text: `${pairs(entry.partition)} → ${pairs(entry.offset)}` })));
 }
 
 function topicsList(connector) {
@@ -77,13 +86,13 @@ function row(cluster, connector) {
   const tasks = connector.tasks.length
     ? connector.tasks.map((task) => el("div", { class: "task", "data-task": task.id, "data-state": task.state },
         `${task.id} `, badge(task.state), el("span", { class: "worker", text: ` on ${task.worker_id || "?"}` }),
-        trace(task.trace, `task ${task.id} trace`)))
+        trace(task.trace, `task ${task.id}`)))
     : [el("span", { class: "muted", text: "no tasks" })];
   return el("tr", { class: connector.failed ? "failed" : "", "data-connector": connector.name, "data-state": connector.state },
     el("td", {}, el("div", { class: "name", text: connector.name }), el("div", { class: "class", text: connector.class || "" })),
     el("td", { text: connector.type || "" }),
     el("td", {}, badge(connector.state), el("div", { class: "worker", text: connector.worker_id || "" }),
-      trace(connector.trace, "connector trace")),
+      trace(connector.trace, "connector")),
     el("td", {}, tasks),
     el("td", {}, topicsList(connector)),
     el("td", {}, offsetsList(connector)),
@@ -93,8 +102,10 @@ function row(cluster, connector) {
 function counts(connectors) {
   const byState = {};
   for (const c of connectors) byState[c.state] = (byState[c.state] || 0) + 1;
+  const failing = connectors.filter((c) => c.failed && c.state !== "FAILED").length;
   return el("span", { class: "counts" }, Object.keys(byState).sort().map((state) =>
-    el("span", { class: `state ${state}`, text: `${byState[state]} ${state}` })));
+    el("span", { class: `state ${state}`, text: `${byState[state]} ${state}` })),
+    failing ? el("span", { class: "state FAILED", text: `${failing} with failed tasks` }) : null);
 }
 
 function render() {

@@ -99,7 +99,8 @@ def test_actions_are_gated(cluster):
     denied = viewer.post("/api/connections/prod/connectors/orders/pause", headers={ACTION_HEADER: "1"})
     assert denied.status_code == 403 and "may not change" in denied.json()["detail"]
     assert client().post("/api/connections/prod/connectors/orders/pause").status_code == 403  # not from the page
-    assert client().post("/api/connections/dr/connectors/x/pause", headers={ACTION_HEADER: "1"}).status_code == 404
+    assert client().post("/api/connections/dr/connectors/x/pause", headers={ACTION_HEADER: "1"}).status_code == 403
+    assert client().post("/api/connections/qa/connectors/x/pause", headers={ACTION_HEADER: "1"}).status_code == 404
     assert (
         client().post("/api/connections/prod/connectors/orders/delete", headers={ACTION_HEADER: "1"}).status_code == 422
     )
