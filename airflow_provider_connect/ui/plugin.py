@@ -4,7 +4,7 @@ point and listed in `get_provider_info`, as Airflow's OpenLineage provider does)
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from airflow.plugins_manager import AirflowPlugin
 
@@ -15,10 +15,11 @@ URL_PREFIX = "/kafka-connect"
 
 class KafkaConnectPlugin(AirflowPlugin):
     name = "kafka_connect"
-    fastapi_apps: ClassVar[list[dict[str, Any]]] = [
+    # AirflowPlugin declares these as lists set on the class
+    fastapi_apps: list[Any] = [  # noqa: RUF012
         {"app": create_app(), "url_prefix": URL_PREFIX, "name": "Kafka Connect"}
     ]
-    external_views: ClassVar[list[dict[str, Any]]] = [
+    external_views: list[Any] = [  # noqa: RUF012
         {
             "name": "Kafka Connect",
             "href": URL_PREFIX.lstrip("/") + "/",  # relative: resolved against the API server's base URL
