@@ -50,7 +50,6 @@ class AirflowDeployment:
         self.url = f"http://127.0.0.1:{self.port}"
         self.roles = {"admin": "admin", **(users or {})}
         self.passwords = {user: secrets.token_urlsafe(12) for user in self.roles}
-        self.password = self.passwords["admin"]
         # OpenLineage events of every task, through the OpenLineage provider's file transport (one per line)
         self.lineage_file = root / "openlineage.jsonl"
         passwords = root / "passwords.json"

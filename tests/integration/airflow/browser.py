@@ -49,3 +49,24 @@ def chromium(profile: Path) -> Iterator[Any]:
         yield browser
     finally:
         browser.quit()
+
+
+def log_in(browser: Any, airflow_url: str, user: str, password: str) -> None:
+    """Through Airflow's own login form (the simple auth manager's), as a person would."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(airflow_url + "/")
+    WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.NAME, "username"))
+    browser.find_element(By.NAME, "username").send_keys(user)
+    browser.find_element(By.NAME, "password").send_keys(password)
+    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    WebDriverWait(browser, 60).until(lambda b: b.get_cookie("_token"))
+
+
+def view_frame(browser: Any, path: str) -> Any:
+    """The iframe in which Airflow's UI shows the external view at `path` (its `src`, resolved, ends so)."""
+    from selenium.webdriver.common.by import By
+
+    frames = browser.find_elements(By.TAG_NAME, "iframe")
+    return next((f for f in frames if (f.get_attribute("src") or "").endswith(f"{path}/")), None)

@@ -26,7 +26,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.airflow.browser import chromium
+from tests.integration.airflow.browser import chromium, log_in, view_frame
 from tests.integration.airflow.test_dags import create, saved_by_task, states
 from tests.integration.scenarios.helpers import Kafka
 from tests.support.airflow_deployment import AirflowDeployment
@@ -297,27 +297,6 @@ def test_connectors_as_code_applies_the_folder_when_a_file_changes(
 VIEW = "/kafka-connect"
 
 
-def view_frame(browser):
-    """The iframe Airflow's UI shows the external view in (its `src` resolved to an absolute URL)."""
-    from selenium.webdriver.common.by import By
-
-    frames = browser.find_elements(By.TAG_NAME, "iframe")
-    return next((f for f in frames if (f.get_attribute("src") or "").endswith(f"{VIEW}/")), None)
-
-
-def log_in(browser, deployment: AirflowDeployment, user: str) -> None:
-    """Through Airflow's own login form, as a person would."""
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    browser.get(deployment.url + "/")
-    WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.NAME, "username"))
-    browser.find_element(By.NAME, "username").send_keys(user)
-    browser.find_element(By.NAME, "password").send_keys(deployment.passwords[user])
-    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-    WebDriverWait(browser, 60).until(lambda b: b.get_cookie("_token"))
-
-
 def test_the_kafka_connect_view_shows_a_failed_task_and_restarts_it_with_one_click(
     deployment: AirflowDeployment, connect_workers, bootstrap_servers: str, tmp_path: Path
 ) -> None:
@@ -347,9 +326,9 @@ def test_the_kafka_connect_view_shows_a_failed_task_and_restarts_it_with_one_cli
 
     try:
         with chromium(tmp_path / "chromium") as browser:
-            log_in(browser, deployment, "admin")
+            log_in(browser, deployment.url, "admin", deployment.passwords["admin"])
             browser.get(deployment.url + "/plugin/kafka-connect")  # the view's place in Airflow's navigation
-            frame = WebDriverWait(browser, 60).until(lambda b: view_frame(b))
+            frame = WebDriverWait(browser, 60).until(lambda b: view_frame(b, VIEW))
             browser.switch_to.frame(frame)
             wait = WebDriverWait(browser, 60, poll_frequency=0.2)
             wait.until(lambda b: task_states(flaky) == ["FAILED"] and task_states(healthy) == ["RUNNING"])
