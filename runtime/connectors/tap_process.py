@@ -38,6 +38,8 @@ HIDDEN = "[hidden]"
 STDERR_TAIL_LINES = 40
 READ_CHUNK = 1 << 16
 QUEUE_CHUNKS = 64  # at most this many chunks of stdout (64 KiB each) wait for poll()
+COALESCE_BELOW = READ_CHUNK // 4  # a read shorter than this is followed by a pause of COALESCE_S
+COALESCE_S = 0.01
 # keys whose values are secrets in any tap's or source's config (the Airbyte spec marks them as well)
 _SECRET_WORDS = ("pass", "secret", "token", "key", "credential", "auth", "private")
 
@@ -238,6 +240,11 @@ class TapProcess:
                 lines = data[: cut - 1].split(b"\n")
                 if not self._put(lines):
                     return
+                if len(data) < COALESCE_BELOW:
+                    # a tap flushes every message: reading each as it comes wakes this thread and the task's
+                    # for every line, which slows the tap itself on a busy machine; a short pause lets lines
+                    # gather in the pipe (64 KiB) and go as one chunk
+                    time.sleep(COALESCE_S)
             if pending.strip():
                 self._put([pending])
         except OSError as exc:

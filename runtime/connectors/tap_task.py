@@ -83,10 +83,9 @@ class ProgramSourceTask(SourceTask):
                 assert self._process is not None
                 item = self._process.next_chunk(0 if out else WAIT_FOR_OUTPUT_S)
                 if item is None:
+                    # a quiet program (a stream waiting for changes) holds back no records for ever
                     if self.carrier.held and time.monotonic() - self.carrier.last_change > QUIET_RELEASE_S:
-                        self.carrier.release(
-                            out
-                        )  # a quiet program (a stream waiting for changes) holds back no records
+                        self.carrier.release(out)
                     break
                 if isinstance(item, TapExited):
                     self._run_ended(item, out)
