@@ -28,6 +28,7 @@ from prometheus_client import GCCollector, PlatformCollector, ProcessCollector
 from prometheus_client.core import CollectorRegistry, CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from ..plugins import class_name
 from ..storage.base import InstanceStatus
 from ..worker.admin_statistics import ADMIN_STATISTICS
 from ..worker.counters import RebalanceCounters, TaskCounters
@@ -238,7 +239,8 @@ class ConnectCollector(Collector):
                 status_family.add_metric([name, status.state.value.lower()], 1)
             instance = worker.connectors.get(name)
             if instance is not None:
-                class_family.add_metric([name, instance.config.get("connector.class", "")], 1)
+                # the class itself, as the reference's (an alias in the config names the class it stands for)
+                class_family.add_metric([name, class_name(type(instance.connector))], 1)
                 type_family.add_metric([name, worker.connector_type(instance.config)], 1)
                 version_family.add_metric([name, _connector_version(instance)], 1)
         yield status_family
