@@ -197,7 +197,7 @@ class ConnectCollector(Collector):
         counts = self._assigned_counts() if self._assigned_counts is not None else None
         if counts is None:
             return
-        client = str(worker.config.get("client.id") or "connect-1")
+        client = str(worker.config.originals.get("client.id") or "connect-1")
         for attr, value, what in (
             ("assigned_connectors", counts[0], "connector instances"),
             ("assigned_tasks", counts[1], "tasks"),
