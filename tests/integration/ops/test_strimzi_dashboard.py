@@ -52,6 +52,7 @@ REPORTER_CPU_USAGE = (
     'sum(rate(process_cpu_seconds_total{namespace="$kubernetes_namespace",pod=~"$strimzi_connect_cluster_name-'
     'connect-.+",container="$strimzi_connect_cluster_name-connect"}[5m])) by (pod)'
 )
+ROLES = ("source", "sink", "paused", "broken_connector", "broken_task")  # the connectors of each deployment
 ALERT_HOLD = "2s"  # the rules hold an alert 5m before it fires; the expressions are Strimzi's own
 
 
@@ -169,9 +170,6 @@ def deployments(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory
             deployment.api.close()
         standalone.stop()
         cluster.stop()
-
-
-ROLES = ("source", "sink", "paused", "broken_connector", "broken_task")
 
 
 @pytest.fixture(scope="module")
