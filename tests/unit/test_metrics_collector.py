@@ -17,11 +17,11 @@ from runtime.metrics import metrics_registry
 from runtime.plugins import Plugins
 from runtime.storage.base import StatusStore
 from runtime.storage.files import MemoryOffsetStore
-from runtime.storage.states import TargetState
+from runtime.storage.states import State
 from runtime.version import __version__
 from runtime.worker.admin_statistics import AdminStatistics
 from runtime.worker.counters import ErrorCounters, TaskCounters
-from runtime.worker.worker import Worker
+from runtime.worker.worker import ConnectorInstance, Worker
 from runtime.worker_config import WorkerConfig
 from tests.support.worker import wait_for
 
@@ -104,7 +104,8 @@ def test_coordinator_metrics_come_from_the_herders_assignment_in_distributed_mod
 def test_connector_version_class_and_type_as_strimzis_connector_status_table_joins_them() -> None:
     worker = make_worker()
     config = {"connector.class": "SequenceSource", "tasks.max": "1", "topic": "t"}
-    assert worker.start_connector("seq", config, TargetState.PAUSED).result(30)
+    connector = worker.plugins.new_connector(config["connector.class"])
+    worker.connectors["seq"] = ConnectorInstance("seq", connector, config, config, State.PAUSED, 0)
     found = scrape(metrics_registry(lambda: worker))
     assert found["kafka_connect_connector_connector_version"] == {
         (("connector", "seq"), ("connector_version", __version__)): 1.0
