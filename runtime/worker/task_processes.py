@@ -2,19 +2,16 @@
 
 Python threads share one interpreter lock, so task threads of one worker process use about one core
 between them. With `task.processes` = N the worker starts N task processes with itself (and replaces one
-that died when a task next needs it) and places each task in the one running the fewest; a task process builds and runs the task's runner
-exactly as the worker would (runtime/worker/task_host.py). Everything else stays here: the herder, the
-REST API, connectors, the status store and the offset store. A task's status reports are relayed to the
-worker's status store, a source task's offset reads and writes go to the store this process opened for
-it, and its counters and client statistics come back once a second for the metrics layer, so statuses,
-offsets, metrics and the REST API are the same as with task threads.
+that died when a task next needs it) and places each task in the one running the fewest; a task process
+builds and runs the task's runner exactly as the worker would (task_builder.py, in task_host.py).
+Everything else stays here: the herder, the REST API, connectors, the status store and the offset store.
+A task's status reports and the topics it sees (KIP-558) are relayed to the worker, a source task's offset
+reads and writes go to the store this process opened for it, and its counters and client statistics come
+back once a second for the metrics layer, so statuses, topics, offsets, metrics and the REST API are the
+same as with task threads.
 
-The pipe carries pickled tuples; the first item names the message:
-  worker -> process: ("start", key, task_config, connector_config, target), ("transition", key, target),
-                     ("stop", key, timeout_s), ("forget_topics", connector), ("reply", call, result, error),
-                     ("exit",)
-  process -> worker: ("started", key, ok), ("stopped", key, ok), ("status", key, InstanceStatus),
-                     ("topic", key, topic), ("offsets", call, key, operation, args), ("stats", {key: TaskStats})
+The messages are the typed ones of task_protocol.py, which both sides import; each side dispatches them
+through one table by type.
 
 A task process that exits unexpectedly fails its tasks (FAILED, with the exit code); they restart like any
 failed task (restart endpoints, KIP-745), in a new process. A process left by a worker killed with kill -9
@@ -28,48 +25,54 @@ import logging
 import multiprocessing
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 from ..log_levels import LOG_LEVELS
 from ..storage.base import InstanceStatus, OffsetStore, StatusStore
 from ..storage.states import State, TargetState
+from . import task_host
 from .counters import ErrorCounters, TaskCounters
+from .task_builder import TopicListener
+from .task_protocol import (
+    OFFSET_OPERATIONS,
+    Exit,
+    ForgetTopics,
+    Hello,
+    HostSettings,
+    OffsetCall,
+    OffsetReply,
+    SetLogLevel,
+    StartTask,
+    StatsReport,
+    StopTask,
+    TaskKey,
+    TaskStarted,
+    TaskStats,
+    TaskStatus,
+    TaskStopped,
+    ToHost,
+    TopicSeen,
+    ToWorker,
+    TransitionTask,
+)
 
 log = logging.getLogger(__name__)
-
-TaskKey = tuple[str, int]
-# log.level, log.format, and the levels set since start-up (root first), for a new task process
-LogSettings = tuple[str, str, tuple[tuple[str, int], ...]]
 
 # a fresh process imports the runtime and its clients before its first task starts
 FIRST_START_WAIT_S = 30.0
 START_WAIT_S = 5.0
 
 
-@dataclass
-class TaskStats:
-    """What the metrics layer reads of a task, as its process last reported it."""
-
-    counters: TaskCounters = field(default_factory=TaskCounters)
-    error_counters: ErrorCounters = field(default_factory=ErrorCounters)
-    client_stats: dict[str, Any] | None = None
-    active_records: int = 0
-
-
 class RemoteTaskRunner:
     """The worker's handle on a task running in a task process: the interface of TaskRunner that the
     worker, the herder and the metrics layer use."""
 
-    def __init__(
-        self, process: TaskProcess, connector: str, index: int, target: TargetState, offset_store: OffsetStore | None
-    ) -> None:
+    def __init__(self, process: TaskProcess, start: StartTask, offset_store: OffsetStore | None) -> None:
         self.process = process
-        self.connector = connector
-        self.index = index
-        self.id = f"{connector}-{index}"
-        self.key: TaskKey = (connector, index)
+        self.key: TaskKey = start.key
+        self.connector, self.index = start.key
+        self.id = f"{self.connector}-{self.index}"
         self.is_source = offset_store is not None
         self.offset_store = offset_store
         self.created_at = time.monotonic()
@@ -78,8 +81,8 @@ class RemoteTaskRunner:
         self.client_stats: dict[str, Any] | None = None
         self.failed = False
         self._active_records = 0
-        self._target = target
-        self._start_message: tuple[Any, ...] | None = None
+        self._target = start.target
+        self._start_message: StartTask | None = start
         self._started = threading.Event()
         self._stopped = threading.Event()
         self._stop_ok = True
@@ -101,7 +104,7 @@ class RemoteTaskRunner:
                     f"process for task {self.id} is not running; restart the task to run it in a new process",
                 ),
             )
-            self._finish(False)
+            self.finish(False)
             return
         self._started.wait(
             wait_s if wait_s is not None else (FIRST_START_WAIT_S if not self.process.ready else START_WAIT_S)
@@ -111,22 +114,22 @@ class RemoteTaskRunner:
         if self.failed or target is self._target:
             return
         self._target = target
-        self.process.send(("transition", self.key, target))
+        self.process.send(TransitionTask(self.key, target))
 
     def stop(self) -> None:
-        self.process.send(("stop", self.key, self.process.graceful_timeout_s))
+        self.process.send(StopTask(self.key, self.process.graceful_timeout_s))
 
     def await_stop(self, timeout_s: float) -> bool:
         # the process waits out the graceful timeout itself (and abandons the task after it): allow for
         # the round trip on top
         if not self._stopped.wait(timeout_s + 1.0):
             log.error("Graceful stop of task %s failed: its task process did not answer in %.1fs", self.id, timeout_s)
-            self._finish(False)
+            self.finish(False)
             return False
         return self._stop_ok
 
     def forget_seen_topics(self) -> None:
-        self.process.send(("forget_topics", self.key))
+        self.process.send(ForgetTopics(self.key))
 
     def active_records(self) -> int:
         return self._active_records
@@ -135,19 +138,24 @@ class RemoteTaskRunner:
     def paused(self) -> bool:
         return self._target is TargetState.PAUSED
 
+    @property
+    def stopped(self) -> bool:
+        return self._stopped.is_set()
+
     # ---- from the process --------------------------------------------------------------------------
 
-    def _on_started(self, ok: bool) -> None:
+    def on_started(self, ok: bool) -> None:
         self.failed = self.failed or not ok
         self._started.set()
 
-    def _on_stats(self, stats: TaskStats) -> None:
+    def on_stats(self, stats: TaskStats) -> None:
         self.counters, self.error_counters = stats.counters, stats.error_counters
         if stats.client_stats is not None:
             self.client_stats = stats.client_stats
         self._active_records = stats.active_records
 
-    def _finish(self, ok: bool) -> None:
+    def finish(self, ok: bool) -> None:
+        """The task stopped (ok: within its timeout) or is lost; nothing more comes from it."""
         self._stop_ok = ok
         self._started.set()
         self._stopped.set()
@@ -160,19 +168,15 @@ class TaskProcess:
     def __init__(
         self,
         number: int,
-        worker_props: dict[str, str],
-        worker_id: str,
+        settings: HostSettings,
         statuses: StatusStore,
-        on_topic: Callable[[str, int, str], None] | None,
+        on_topic: TopicListener,
         graceful_timeout_s: float,
-        log_settings: LogSettings,
         offset_calls: concurrent.futures.Executor,
     ) -> None:
-        from . import task_host  # the process's entry point (imported here: it imports this module)
-
         self.number = number
         self.statuses = statuses
-        self.worker_id = worker_id
+        self.worker_id = settings.worker_id
         self.on_topic = on_topic
         self.graceful_timeout_s = graceful_timeout_s
         self.runners: dict[TaskKey, RemoteTaskRunner] = {}
@@ -184,10 +188,7 @@ class TaskProcess:
         context = multiprocessing.get_context("spawn")  # fork would copy the worker's threads' locks
         self._conn, child_conn = context.Pipe(duplex=True)
         self.process = context.Process(
-            target=task_host.run,
-            name=f"connect-task-process-{number}",
-            daemon=True,
-            args=(child_conn, task_host.HostSettings(worker_props, worker_id, *log_settings)),
+            target=task_host.run, name=f"connect-task-process-{number}", daemon=True, args=(child_conn, settings)
         )
         self.process.start()
         child_conn.close()
@@ -198,19 +199,18 @@ class TaskProcess:
     def alive(self) -> bool:
         return self.process.is_alive() and not self.closing
 
-    def send(self, message: tuple[Any, ...]) -> bool:
+    def send(self, message: ToHost) -> bool:
         try:
             with self._send_lock:
                 self._conn.send(message)
             return True
         except (OSError, ValueError) as exc:  # the process is gone; the reader fails its tasks
-            log.debug("Task process %d: could not send %s: %s", self.number, message[0], exc)
+            log.debug("Task process %d: could not send %s: %s", self.number, type(message).__name__, exc)
             return False
 
-    def add(self, runner: RemoteTaskRunner, message: tuple[Any, ...]) -> None:
+    def add(self, runner: RemoteTaskRunner) -> None:
         with self._lock:
             self.runners[runner.key] = runner
-        runner._start_message = message
 
     def forget(self, key: TaskKey) -> None:
         with self._lock:
@@ -224,61 +224,80 @@ class TaskProcess:
         with self._lock:
             return self.runners.get(key)
 
+    # ---- what the process sends --------------------------------------------------------------------
+
     def _read_loop(self) -> None:
         while True:
             try:
-                message = self._conn.recv()
+                message: ToWorker = self._conn.recv()
             except (EOFError, OSError):
                 break
             self.ready = True
+            handler = self.HANDLERS.get(type(message))
+            if handler is None:
+                log.warning("Task process %d sent an unknown message %r; ignored", self.number, message)
+                continue
             try:
-                self._dispatch(message)
+                handler(self, message)
             except Exception:
-                log.exception("Task process %d: could not handle %r", self.number, message[0])
+                log.exception("Task process %d: could not handle %s", self.number, type(message).__name__)
         self._on_exit()
 
-    def _dispatch(self, message: tuple[Any, ...]) -> None:
-        kind = message[0]
-        if kind == "status":
-            _, (connector, index), status = message
-            runner = self._runner((connector, index))
-            if runner is not None and status.state is State.FAILED:
-                runner.failed = True
-            self.statuses.put_task(connector, index, status)
-        elif kind == "stats":
-            for key, stats in message[1].items():
-                runner = self._runner(key)
-                if runner is not None:
-                    runner._on_stats(stats)
-        elif kind == "offsets":
-            self._offset_calls.submit(self._offset_call, *message[1:])
-        elif kind == "topic":
-            _, (connector, index), topic = message
-            if self.on_topic is not None:
-                self.on_topic(connector, index, topic)
-        elif kind == "started":
-            runner = self._runner(message[1])
-            if runner is not None:
-                runner._on_started(message[2])
-        elif kind == "stopped":
-            runner = self._runner(message[1])
-            if runner is not None:
-                runner._finish(message[2])
-        elif kind != "hello":
-            log.warning("Task process %d sent an unknown message %r; ignored", self.number, kind)
+    def _on_started(self, message: TaskStarted) -> None:
+        runner = self._runner(message.key)
+        if runner is not None:
+            runner.on_started(message.ok)
 
-    def _offset_call(self, call: int, key: TaskKey, operation: str, args: tuple[Any, ...]) -> None:
+    def _on_stopped(self, message: TaskStopped) -> None:
+        runner = self._runner(message.key)
+        if runner is not None:
+            runner.finish(message.ok)
+
+    def _on_status(self, message: TaskStatus) -> None:
+        runner = self._runner(message.key)
+        if runner is not None and message.status.state is State.FAILED:
+            runner.failed = True
+        self.statuses.put_task(*message.key, message.status)
+
+    def _on_topic_seen(self, message: TopicSeen) -> None:
+        self.on_topic(*message.key, message.topic)
+
+    def _on_stats(self, message: StatsReport) -> None:
+        for key, stats in message.stats.items():
+            runner = self._runner(key)
+            if runner is not None:
+                runner.on_stats(stats)
+
+    def _on_offset_call(self, message: OffsetCall) -> None:
+        # offset reads may wait on Kafka: never on this reader thread
+        self._offset_calls.submit(self._offset_call, message)
+
+    def _on_hello(self, message: Hello) -> None:
+        pass  # `ready` is set by the first message, whichever it is
+
+    # what the process sends (task_protocol.ToWorker), by type
+    HANDLERS: ClassVar[Mapping[type, Callable[[TaskProcess, Any], None]]] = {
+        Hello: _on_hello,
+        TaskStarted: _on_started,
+        TaskStopped: _on_stopped,
+        TaskStatus: _on_status,
+        TopicSeen: _on_topic_seen,
+        OffsetCall: _on_offset_call,
+        StatsReport: _on_stats,
+    }
+
+    def _offset_call(self, message: OffsetCall) -> None:
         """A source task's offset store operation, on the store this process opened for it."""
-        runner = self._runner(key)
+        runner = self._runner(message.key)
         try:
             if runner is None or runner.offset_store is None:
-                raise RuntimeError(f"task {key[0]}-{key[1]} has no offset store in the worker")
-            if operation not in ("start", "stop", "get", "set", "items"):
-                raise ValueError(f"unknown offset store operation {operation!r}")
-            result = getattr(runner.offset_store, operation)(*args)
-            self.send(("reply", call, result, None))
+                raise RuntimeError(f"task {message.key[0]}-{message.key[1]} has no offset store in the worker")
+            if message.operation not in OFFSET_OPERATIONS:
+                raise ValueError(f"unknown offset store operation {message.operation!r}")
+            result = getattr(runner.offset_store, message.operation)(*message.args)
+            self.send(OffsetReply(message.call, result, None))
         except Exception as exc:  # noqa: BLE001 - the task sees the error, as it would with its own store
-            self.send(("reply", call, None, f"{type(exc).__name__}: {exc}"))
+            self.send(OffsetReply(message.call, None, f"{type(exc).__name__}: {exc}"))
 
     def _on_exit(self) -> None:
         """The pipe closed: the process ended. Its tasks failed, unless the worker was stopping them."""
@@ -287,7 +306,7 @@ class TaskProcess:
         with self._lock:
             orphans = list(self.runners.values())
         for runner in orphans:
-            if not self.closing and not runner._stopped.is_set():
+            if not self.closing and not runner.stopped:
                 runner.failed = True
                 trace = (
                     f"org.apache.kafka.connect.errors.ConnectException: the task process running task "
@@ -302,11 +321,11 @@ class TaskProcess:
                         runner.offset_store.stop()
                     except Exception as exc:  # noqa: BLE001
                         log.warning("Could not close the offset store of task %s: %s", runner.id, exc)
-            runner._finish(self.closing)
+            runner.finish(self.closing)
 
     def close(self, timeout_s: float) -> None:
         self.closing = True
-        self.send(("exit",))
+        self.send(Exit())
         self.process.join(timeout_s)
         if self.process.is_alive():
             log.warning("Task process %d did not exit in %.1fs; terminating it", self.number, timeout_s)
@@ -328,11 +347,11 @@ class TaskProcessPool:
         worker_props: dict[str, str],
         worker_id: str,
         statuses: StatusStore,
-        on_topic: Callable[[str, int, str], None] | None,
+        on_topic: TopicListener,
         graceful_timeout_s: float,
     ) -> None:
         self.size = size
-        # the processes build a Worker from the same properties, running their tasks as threads
+        # the processes build their tasks from the same properties, as threads of their own
         self._props = {**worker_props, "task.processes": "0"}
         self._worker_id = worker_id
         self._statuses = statuses
@@ -357,12 +376,10 @@ class TaskProcessPool:
         self._count += 1
         process = TaskProcess(
             self._count,
-            self._props,
-            self._worker_id,
+            self._host_settings(),
             self._statuses,
             self._on_topic,
             self._graceful_timeout_s,
-            self._log_settings(),
             self._offset_calls,
         )
         self._processes.append(process)
@@ -372,10 +389,12 @@ class TaskProcessPool:
         with self._lock:
             processes = list(self._processes)
         for process in processes:
-            process.send(("log_level", namespace, number))
+            process.send(SetLogLevel(namespace, number))
 
-    def _log_settings(self) -> LogSettings:
-        return (
+    def _host_settings(self) -> HostSettings:
+        return HostSettings(
+            self._props,
+            self._worker_id,
             str(self._props.get("log.level", "INFO")),
             str(self._props.get("log.format", "text")),
             tuple(LOG_LEVELS.explicit()),
@@ -401,8 +420,9 @@ class TaskProcessPool:
     ) -> RemoteTaskRunner:
         """The handle of a task placed in a task process (not started: the worker calls start())."""
         process = self._process_for_next_task()
-        runner = RemoteTaskRunner(process, connector, index, target, offset_store)
-        process.add(runner, ("start", runner.key, dict(task_config), dict(connector_config), target))
+        start = StartTask((connector, index), dict(task_config), dict(connector_config), target)
+        runner = RemoteTaskRunner(process, start, offset_store)
+        process.add(runner)
         return runner
 
     def pids(self) -> list[int]:
@@ -419,4 +439,4 @@ class TaskProcessPool:
         self._offset_calls.shutdown(wait=False, cancel_futures=True)
 
 
-__all__ = ["RemoteTaskRunner", "TaskProcess", "TaskProcessPool", "TaskStats"]
+__all__ = ["RemoteTaskRunner", "TaskProcess", "TaskProcessPool"]

@@ -28,15 +28,12 @@ from ..storage.base import InstanceStatus, OffsetStore, StatusStore
 from ..storage.connector_offset_store import ConnectorOffsetStore
 from ..storage.states import State, TargetState
 from ..worker_config import WorkerConfig
-from . import clients
-from .converter_setup import build_converter, build_header_converter
 from .counters import RebalanceCounters, WorkerCounters
 from .offsets import SourceOffsetStores
-from .sink_runner import SinkTaskRunner
-from .source_runner import SourceTaskRunner, StoreOffsetReader
+from .source_runner import StoreOffsetReader
+from .task_builder import TaskBuilder
 from .task_processes import RemoteTaskRunner, TaskProcessPool
 from .task_runner import TaskRunner, format_trace
-from .transform_chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
@@ -137,12 +134,15 @@ class Worker:
         self.source_offset_stores: SourceOffsetStores | None = None
         self.counters = WorkerCounters()
         self.rebalance: RebalanceCounters | None = None  # distributed mode: set by the group member
+        self.task_builder = TaskBuilder(
+            config, plugins, statuses, worker_id, self.on_topic_seen, self.task_offset_store
+        )
         # task.processes > 0: tasks run in child processes (Python threads share one interpreter lock)
         processes = config.get_int("task.processes")
         self.task_processes: TaskProcessPool | None = None
         if processes > 0:
             self.task_processes = TaskProcessPool(
-                processes, dict(config.originals), worker_id, statuses, on_topic, self.graceful_timeout_s
+                processes, dict(config.originals), worker_id, statuses, self.on_topic_seen, self.graceful_timeout_s
             )
 
     # ---- connectors -----------------------------------------------------------------------------
@@ -161,6 +161,11 @@ class Worker:
     def on_reconfiguration_request(self, name: str) -> None:
         if self._reconfigure is not None:
             self._reconfigure(name)
+
+    def on_topic_seen(self, connector: str, index: int, topic: str) -> None:
+        """A task of this worker (a thread, or in a task process) used `topic` for the first time."""
+        if self._on_topic is not None:
+            self._on_topic(connector, index, topic)
 
     def fail_connector(self, name: str, error: BaseException, epoch: int | None = None) -> None:
         """FAILED with the trace of `error`, for the instance of `epoch` (default: the current one)."""
@@ -349,7 +354,7 @@ class Worker:
                     name, index, task_config, connector_config, target
                 )
             else:
-                runner = self.build_task_runner(name, index, task_config, connector_config, target)
+                runner = self.task_builder.build(name, index, task_config, connector_config, target)
         except Exception as exc:
             log.error("Failed to start task %s-%s", name, index, exc_info=exc)
             self.statuses.put_task(name, index, InstanceStatus(State.FAILED, self.worker_id, format_trace(exc)))
@@ -359,52 +364,6 @@ class Worker:
         self.tasks[(name, index)] = runner
         runner.start()
         return True
-
-    def build_task_runner(
-        self, name: str, index: int, task_config: dict[str, str], connector_config: dict[str, str], target: TargetState
-    ) -> TaskRunner:
-        """The runner of one task, from resolved configs (not started)."""
-        desc = self.plugins.connector_desc(connector_config.get("connector.class", ""))
-        task_class_name = task_config.get("task.class")
-        from ..plugins import import_object
-
-        task_class = import_object(task_class_name) if task_class_name else None
-        if task_class is None:
-            raise ValueError(f"Task config of {name}-{index} has no task.class")
-        key_conv = build_converter(self.plugins, "key.converter", self.config, connector_config)
-        value_conv = build_converter(self.plugins, "value.converter", self.config, connector_config)
-        header_conv = build_header_converter(self.plugins, self.config, connector_config)
-        transforms = TransformationChain(connector_config, self.plugins.resolve)
-        common: dict[str, Any] = dict(
-            connector=name,
-            index=index,
-            task_class=task_class,
-            config=task_config,
-            connector_config=connector_config,
-            target_state=target,
-            statuses=self.statuses,
-            worker_id=self.worker_id,
-            on_topic=self._on_topic,
-            transforms=transforms,
-            key_converter=key_conv,
-            value_converter=value_conv,
-            header_converter=header_conv,
-            flush_interval_ms=self.config.get_int("offset.flush.interval.ms"),
-        )
-        if issubclass(desc.cls, SinkConnector):
-            return SinkTaskRunner(
-                consumer_config=clients.consumer_config(self.config, name, connector_config),
-                batch_size=clients.max_poll_records(self.config, connector_config),
-                dlq_producer_config=clients.producer_config(self.config, connector_config),
-                dlq_admin_config=clients.admin_config(self.config, connector_config, sink=True),
-                **common,
-            )
-        return SourceTaskRunner(
-            producer_config=clients.producer_config(self.config, connector_config),
-            offset_store=self.task_offset_store(name, index, connector_config),
-            flush_timeout_ms=self.config.get_int("offset.flush.timeout.ms"),
-            **common,
-        )
 
     def _start_remote_task(
         self, name: str, index: int, task_config: dict[str, str], connector_config: dict[str, str], target: TargetState

@@ -190,6 +190,25 @@ def test_log_levels_set_through_the_rest_api_reach_the_task_processes(bootstrap_
             worker.stop()
 
 
+def test_active_topics_of_tasks_in_task_processes(bootstrap_servers: str, tmp_path: Path) -> None:
+    """KIP-558: the topic a task in a task process writes shows in /connectors/{c}/topics (sinks report
+    theirs the same way), and a reset reaches the process: the task reports its topic again."""
+    with WorkerProcess(tmp_path / "w", bootstrap_servers, props={"task.processes": 1}) as worker:
+        api = Api(worker.url)
+        topics = lambda name: api.get(f"/connectors/{name}/topics").json()[name]["topics"]
+        try:
+            topic, source = unique("procs-topics"), unique("src")
+            config = source_config(topic, tasks=1, throughput=50)
+            assert api.post("/connectors", {"name": source, "config": config}).status_code == 201
+            wait_for(lambda: topics(source) == [topic], 60, what="the source's topic")
+            # the task has seen its topic: only the reset, reaching its process, makes it report it again
+            assert api.put(f"/connectors/{source}/topics/reset").status_code == 202
+            wait_for(lambda: topics(source) == [topic], 30, what="the source's topic reported again")
+        finally:
+            api.close()
+            worker.stop()
+
+
 def test_task_processes_must_be_a_non_negative_number(tmp_path: Path) -> None:
     props = tmp_path / "bad.properties"
     props.write_text("task.processes=-1\nlisteners=http://127.0.0.1:0\n")

@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,7 @@ class PostgresServer:
     def url(self, database: str, driver: str = "postgresql+psycopg2") -> str:
         return f"{driver}://{self.user}@127.0.0.1:{self.port}/{database}"
 
-    def connect(self, database: str) -> Any:
+    def connect(self, database: str = "postgres") -> Any:
         """A psycopg2 connection to `database` in autocommit mode (each statement is committed at once)."""
         import psycopg2
 
@@ -115,3 +116,13 @@ class PostgresServer:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+def postgres_server() -> Iterator[PostgresServer]:
+    """A started server for a module or session fixture (`yield from postgres_server()`): skipped where
+    PostgreSQL is not installed, a failure in CI."""
+    from .env import require
+
+    require(postgres_bin() is not None, "PostgreSQL (Debian package postgresql)")
+    with PostgresServer() as server:
+        yield server

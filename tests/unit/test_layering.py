@@ -2,12 +2,16 @@
 
 Walks every module of the `runtime` package with `ast` (imports inside functions and under TYPE_CHECKING
 count too) and fails on an import from a higher layer or from another group of the same layer, or on a
-package or module missing from LAYERS.
+package or module missing from LAYERS; and on any import cycle between modules, inside a package too (an
+import inside a function only hides a cycle from Python's import system, not from a reader).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import graphlib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -128,3 +132,70 @@ def test_relative_imports_resolve(source: str, statement: str, expected: str) ->
     node = ast.parse(statement).body[0]
     assert isinstance(node, (ast.Import, ast.ImportFrom))
     assert _imported(ROOT / source, node) == [expected]
+
+
+# ---- import cycles ----------------------------------------------------------------------------------
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@functools.cache
+def _import_graph() -> dict[str, frozenset[str]]:
+    """Module -> the runtime modules it imports (`from package import module` names the module)."""
+    modules = {_module_name(p): p for p in _modules()}
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            for base in _imported(path, node):
+                if isinstance(node, ast.ImportFrom):
+                    targets = [f"{base}.{alias.name}" for alias in node.names]
+                    targets = [t if t in modules else base for t in targets]
+                else:
+                    targets = [base]
+                graph[name] |= {t for t in targets if t in modules and t != name}
+    return {name: frozenset(targets) for name, targets in graph.items()}
+
+
+def _cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """Every cycle left after breaking each one found at its closing edge (one per independent cycle)."""
+    graph = {name: set(targets) for name, targets in graph.items()}
+    found = []
+    while True:
+        try:
+            graphlib.TopologicalSorter(graph).prepare()
+        except graphlib.CycleError as error:
+            cycle = error.args[1]  # [a, b, ..., a]: each imported by the one after it
+            found.append(cycle)
+            graph[cycle[-1]].discard(cycle[-2])
+        else:
+            return found
+
+
+def test_no_import_cycles() -> None:
+    cycles = [" -> ".join(reversed(cycle)) for cycle in _cycles(_import_graph())]
+    assert cycles == [], "import cycles (each module imports the next):\n" + "\n".join(cycles)
+
+
+def test_the_cycle_check_sees_cycles_inside_a_package() -> None:
+    graph = {"runtime.p.a": {"runtime.p.b"}, "runtime.p.b": {"runtime.p.c"}, "runtime.p.c": {"runtime.p.a"}}
+    assert [sorted(cycle) for cycle in _cycles(graph)] == [
+        sorted(["runtime.p.a", "runtime.p.b", "runtime.p.c", "runtime.p.a"])
+    ]
+
+
+@pytest.mark.parametrize(
+    "importer, imported",
+    [
+        ("runtime.worker.task_processes", "runtime.worker.task_host"),  # from . import task_host
+        ("runtime.worker.worker", "runtime.worker.task_processes"),  # from .task_processes import ...
+        ("runtime.worker.task_host", "runtime.worker.task_protocol"),
+        ("runtime", "runtime.version"),  # a package's __init__ is a module too
+    ],
+)
+def test_the_import_graph_sees_every_form_of_import(importer: str, imported: str) -> None:
+    assert imported in _import_graph()[importer]
