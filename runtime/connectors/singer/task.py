@@ -22,7 +22,7 @@ from ..json_schema import ValueConverter, key_converter, record_converter
 from ..state_offsets import StateCarrier, decode_bookmark, encode_bookmark
 from ..tap_process import PrivateDir, TapExited, TapProcess, failure
 from .catalog import topic_for
-from .connector import STREAM_PARTITION, SingerSettings
+from .settings import STREAM_PARTITION, SingerSettings
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,6 @@ import pytest
 
 from tests.support.postgres import PostgresServer, postgres_server
 
-DATABASE = "postgres"
-
 
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[PostgresServer]:

@@ -285,3 +285,37 @@ def test_alter_and_reset_are_definite(tmp_path: Path) -> None:
     assert sink.load(records("events", [{"n": 0}], None)) == {p0: 1}
     sink.stop()
     assert destination.count("events") == 20 + 5 + 1 + 1
+
+
+@pytest.mark.spark
+def test_the_filesystem_destination_writes_parquet_the_spark_pipeline_reads(tmp_path: Path) -> None:
+    from tests.support.env import have_java, require
+
+    require(have_java(), "Java (a local Spark session)")
+    from runtime.connectors.spark.session import get_spark
+
+    lake = tmp_path / "lake"
+    config = {
+        "destination": "filesystem",
+        "destination.bucket_url": lake.as_uri(),
+        "dataset.name": "raw",
+        "loader.file.format": "parquet",
+    }
+    sink = SinkDriver("lake", "orders", config)
+    sink.start()
+    sink.load(records("orders", [{"id": i, "label": f"r{i}"} for i in range(50)], ITEM))
+    sink.load(records("orders", [{"id": i, "label": f"r{i}"} for i in range(50, 80)], ITEM, start=50))
+    sink.stop()
+    # a crashed load's file is removed when a task opens the partition again: nothing else is touched
+    assert sink.start() == {TopicPartition("orders", 0): 80}
+    sink.stop()
+    spark = get_spark(
+        {
+            "spark.master": "local[2]",
+            "spark.log.level": "ERROR",
+            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+        }
+    )
+    frame = spark.read.parquet(str(lake / "raw" / "orders"))
+    assert sorted(r["id"] for r in frame.select("id").collect()) == list(range(80))
+    assert dict(frame.dtypes)["id"] == "bigint" and dict(frame.dtypes)["label"] == "string"
