@@ -262,7 +262,7 @@ class ConnectCollector(Collector):
 
     def _task_metrics(self, runners: dict[tuple[str, int], Any], now: float) -> Iterable[Metric]:
         labels = ["connector", "task"]
-        families: dict[str, Metric] = {}
+        families: dict[str, CounterMetricFamily | GaugeMetricFamily] = {}
 
         def add(name: str, value: float, key: tuple[str, int], counter: bool = False) -> None:
             family = families.get(name)
