@@ -95,6 +95,11 @@ class Herder(Protocol):
         """KIP-976's cluster scope: every worker sets `namespace` to `level` (a valid log4j name)."""
         ...
 
+    def leader_url(self) -> str | None:
+        """The URL of the leader this worker follows now (None: not known, or standalone); the REST layer
+        routes a forwarded request again when it changes."""
+        ...
+
     def settle_forwarded(self, name: str) -> None:
         """A change of `name` forwarded to the leader succeeded: return once this worker shows it too."""
         ...
