@@ -146,43 +146,48 @@ def settled(deployment: Deployment) -> None:
         deployment.api.wait_state(deployment.names[role], connector, tasks, task_state, timeout_s=60)
 
 
+@dataclass
+class Stack:
+    deployments: dict[str, Deployment]  # "standalone" and "distributed"
+    prometheus: PrometheusServer
+
+
 @pytest.fixture(scope="module")
-def deployments(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Deployment]]:
+def stack(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """Prometheus, the standalone worker and the cluster start side by side, each deployment then creates
+    its connectors."""
     root = tmp_path_factory.mktemp("strimzi")
     standalone = WorkerProcess(root / "standalone", bootstrap_servers)
     cluster = Cluster(root / "cluster", bootstrap_servers, 3)
-    found: dict[str, Deployment] = {}
+    deployments = {
+        mode: Deployment(
+            name, workers, mode == "distributed", {r: unique(f"{name}-{r.replace('_', '-')}") for r in ROLES}
+        )
+        for mode, name, workers in (("standalone", "solo", [standalone]), ("distributed", "dist", cluster.workers))
+    }
+    pods = [pod for deployment in deployments.values() for pod in deployment.pods]
+    prometheus = PrometheusServer(root / "prometheus", pods, rule_files=[alert_rules(root / "connect-rules.json")])
+
+    def deploy(start: Callable[[], Any], deployment: Deployment) -> None:
+        start()
+        create_connectors(deployment, root)
+
     try:
-        with ThreadPoolExecutor(2) as pool:  # the two start side by side
-            for started in [pool.submit(standalone.start), pool.submit(cluster.start)]:
-                started.result()
-        for mode, cluster_name, workers in (
-            ("standalone", "solo", [standalone]),
-            ("distributed", "dist", cluster.workers),
-        ):
-            names = {role: unique(f"{cluster_name}-{role.replace('_', '-')}") for role in ROLES}
-            found[mode] = Deployment(cluster_name, workers, mode == "distributed", names)
-        for deployment in found.values():
-            create_connectors(deployment, root)
-        yield found
+        with ThreadPoolExecutor(3) as pool:
+            started = [
+                pool.submit(prometheus.start),
+                pool.submit(deploy, standalone.start, deployments["standalone"]),
+                pool.submit(deploy, cluster.start, deployments["distributed"]),
+            ]
+            for future in started:
+                future.result()
+        yield Stack(deployments, prometheus)
     finally:
-        for deployment in found.values():
+        for deployment in deployments.values():
             deployment.api.close()
+        prometheus.stop()
         standalone.stop()
         cluster.stop()
-
-
-@pytest.fixture(scope="module")
-def prometheus(
-    deployments: dict[str, Deployment], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[PrometheusServer]:
-    workdir = tmp_path_factory.mktemp("prometheus")
-    pods = [pod for deployment in deployments.values() for pod in deployment.pods]
-    server = PrometheusServer(workdir, pods, rule_files=[alert_rules(workdir / "connect-rules.json")]).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def agree(what: str, observe: Callable[[], tuple[Any, Any]], timeout_s: float = 60.0) -> None:
@@ -211,10 +216,8 @@ def by_label(samples: list[dict[str, Any]], label: str) -> dict[str, float]:
 
 
 @pytest.mark.parametrize("mode", ["standalone", "distributed"])
-def test_every_applicable_panel_shows_what_the_rest_api_says(
-    mode: str, deployments: dict[str, Deployment], prometheus: PrometheusServer
-) -> None:
-    deployment = deployments[mode]
+def test_every_applicable_panel_shows_what_the_rest_api_says(mode: str, stack: Stack) -> None:
+    deployment, prometheus = stack.deployments[mode], stack.prometheus
     panels = dashboard_panels()
     assert set(NOT_APPLICABLE) <= set(panels), "the dashboard changed: review NOT_APPLICABLE"
     checked = {title: queries for title, queries in panels.items() if title not in NOT_APPLICABLE}
@@ -375,10 +378,8 @@ def test_every_applicable_panel_shows_what_the_rest_api_says(
 
 
 @pytest.mark.parametrize("mode", ["standalone", "distributed"])
-def test_failed_connector_and_task_alerts_fire_and_clear(
-    mode: str, deployments: dict[str, Deployment], prometheus: PrometheusServer
-) -> None:
-    deployment = deployments[mode]
+def test_failed_connector_and_task_alerts_fire_and_clear(mode: str, stack: Stack) -> None:
+    deployment, prometheus = stack.deployments[mode], stack.prometheus
     settled(deployment)
     names = deployment.names
     api = deployment.api
