@@ -229,9 +229,12 @@ def test_every_applicable_panel_shows_what_the_rest_api_says(mode: str, stack: S
     def panel(title: str, index: int = 0) -> list[dict[str, Any]]:
         return prometheus.query(deployment.bind(checked[title][index]))
 
-    def pods_shown(title: str, positive: bool = False) -> set[str]:
-        """The pods a per-pod panel draws a line for (with a value above 0)."""
-        return {p for p, v in by_label(panel(title), "kubernetes_pod_name").items() if v > 0 or not positive}
+    def series(metric: str) -> list[dict[str, Any]]:
+        return prometheus.query(f"{metric}{{strimzi_io_cluster='{cluster}'}}")
+
+    def pods_in(samples: list[dict[str, Any]], positive: bool = False) -> set[str]:
+        """The pods with a line in a per-pod result (with a value above 0)."""
+        return {p for p, v in by_label(samples, "kubernetes_pod_name").items() if v > 0 or not positive}
 
     def task_pods(kind: str | None = None, connector: str | None = None) -> set[str]:
         """The pods running tasks, per the REST API (of connectors of a type, or of one connector)."""
@@ -243,15 +246,9 @@ def test_every_applicable_panel_shows_what_the_rest_api_says(mode: str, stack: S
         }
 
     def clients(metric: str) -> set[str]:
-        return set(by_label(prometheus.query(f"{metric}{{strimzi_io_cluster='{cluster}'}} > 0"), "clientId"))
+        return {client for client, v in by_label(series(metric), "clientId").items() if v > 0}
 
-    agree(
-        "Prometheus scraping every pod",
-        lambda: (
-            set(by_label(prometheus.query(f"up{{strimzi_io_cluster='{cluster}'}} == 1"), "kubernetes_pod_name")),
-            all_pods,
-        ),
-    )
+    agree("Prometheus scraping every pod", lambda: (pods_in(series("up"), positive=True), all_pods))
 
     # ---- Overview ----
     agree("Number of Connectors", lambda: (value(panel("Number of Connectors")), float(len(deployment.connectors()))))
@@ -274,24 +271,16 @@ def test_every_applicable_panel_shows_what_the_rest_api_says(mode: str, stack: S
     )
     agree(
         "Connection Count: admin clients' pods",
-        lambda: (
-            set(
-                by_label(
-                    prometheus.query(f"kafka_admin_client_connection_count{{strimzi_io_cluster='{cluster}'}} > 0"),
-                    "kubernetes_pod_name",
-                )
-            ),
-            all_pods,
-        ),
+        lambda: (pods_in(series("kafka_admin_client_connection_count"), positive=True), all_pods),
     )
     assert all((value(panel("Connection Count", i)) or 0) >= 1 for i in range(3))
     # a line from each pod running a task's client from the task's start (a byte total reads 0 until the
     # client's first statistics, 30 s by default), above 0 on the pods sending and receiving records
     title_out, title_in = "(Source/Producers) Outgoing Bytes per Second", "(Sink/Consumers) Incoming Bytes per Second"
-    agree(title_out, lambda: (pods_shown(title_out), task_pods("source")))
-    agree(title_in, lambda: (pods_shown(title_in), task_pods("sink")))
-    agree(f"{title_out}, sending", lambda: (pods_shown(title_out, positive=True), task_pods(connector=names["source"])))
-    agree(f"{title_in}, receiving", lambda: (pods_shown(title_in, positive=True), task_pods("sink")))
+    agree(title_out, lambda: (pods_in(panel(title_out)), task_pods("source")))
+    agree(title_in, lambda: (pods_in(panel(title_in)), task_pods("sink")))
+    agree(f"{title_out}: sending", lambda: (pods_in(panel(title_out), True), task_pods(connector=names["source"])))
+    agree(f"{title_in}: receiving", lambda: (pods_in(panel(title_in), True), task_pods("sink")))
 
     # ---- Workers: the group's metrics ----
     if deployment.distributed:
@@ -401,8 +390,7 @@ def test_failed_connector_and_task_alerts_fire_and_clear(mode: str, stack: Stack
     )
 
     # fixed and restarted: both alerts clear
-    config = source_config(unique("t"))
-    assert api.put(f"/connectors/{names['broken_connector']}/config", config).status_code == 200
+    assert api.put(f"/connectors/{names['broken_connector']}/config", source_config(unique("t"))).status_code == 200
     assert api.put(f"/connectors/{names['broken_task']}/config", source_config(unique("t"))).status_code == 200
     restart = api.post(f"/connectors/{names['broken_task']}/restart?includeTasks=true&onlyFailed=true")
     assert restart.status_code in (200, 202, 204), restart.text
