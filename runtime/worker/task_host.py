@@ -142,7 +142,7 @@ class HostedWorker:
         self._send = send
         self._builder = TaskBuilder(
             config,
-            Plugins(config.get_list("plugin.path")),
+            Plugins(config.get_list("plugin.path"), find_java_now=False),
             self.statuses,
             settings.worker_id,
             self._on_topic,

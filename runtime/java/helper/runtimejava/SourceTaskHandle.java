@@ -1,0 +1,153 @@
+package runtimejava;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.connect.header.Header;
+import org.apache.kafka.connect.json.JsonConverter;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.source.SourceTask;
+import org.apache.kafka.connect.source.SourceTaskContext;
+import org.apache.kafka.connect.source.TransactionContext;
+import org.apache.kafka.connect.storage.OffsetStorageReader;
+
+/**
+ * One Java source task. poll() answers a whole batch as one JSON document, each key, value and header in
+ * Kafka's JsonConverter envelope (schema and payload) which the runtime's JsonConverter reads back into
+ * the same Connect data; the runtime's converters then serialize it for Kafka.
+ */
+public final class SourceTaskHandle {
+    private final String instance;
+    private final SourceTask task;
+    private final ClassLoader loader;
+    private final Callbacks callbacks;
+    private final JsonConverter envelopes = new JsonConverter();
+    // polled and not yet acknowledged, for commitRecord(), when the task overrides it
+    private final ArrayDeque<SourceRecord> unacknowledged = new ArrayDeque<>();
+    private final boolean wantsCommitRecord;
+
+    public SourceTaskHandle(Host host, String connectorClass, String taskClass, String instance, Callbacks callbacks)
+            throws Exception {
+        this.instance = instance;
+        this.callbacks = callbacks;
+        this.loader = host.loader(connectorClass);
+        this.task = (SourceTask) host.newInstance(connectorClass, taskClass);
+        this.wantsCommitRecord = task.getClass()
+            .getMethod("commitRecord", SourceRecord.class, RecordMetadata.class)
+            .getDeclaringClass() != SourceTask.class;
+        envelopes.configure(Collections.singletonMap("schemas.enable", "true"), false);
+    }
+
+    public String version() throws Exception {
+        return Loaders.with(loader, task::version);
+    }
+
+    public void start(String configJson) throws Exception {
+        Map<String, String> config = Host.JSON.readValue(configJson, new TypeReference<Map<String, String>>() {});
+        Loaders.run(loader, () -> {
+            task.initialize(new Context(config));
+            task.start(config);
+        });
+    }
+
+    /** The next batch: {"records": [[topic, partition, timestamp, key, value, headers, sourcePartition,
+     * sourceOffset], ...]} with key, value and header values as envelope text; null when there is none. */
+    public byte[] poll() throws Exception {
+        List<SourceRecord> records = Loaders.with(loader, task::poll);
+        if (records == null || records.isEmpty()) {
+            return null;
+        }
+        ObjectNode batch = Host.JSON.createObjectNode();
+        ArrayNode out = batch.putArray("records");
+        for (SourceRecord record : records) {
+            ArrayNode r = out.addArray();
+            r.add(record.topic());
+            r.add(record.kafkaPartition() == null ? null : Host.JSON.getNodeFactory().numberNode(record.kafkaPartition()));
+            if (record.timestamp() == null) {
+                r.addNull();
+            } else {
+                r.add(record.timestamp());
+            }
+            r.add(envelope(record.topic(), record.keySchema(), record.key()));
+            r.add(envelope(record.topic(), record.valueSchema(), record.value()));
+            if (record.headers() == null || record.headers().isEmpty()) {
+                r.addNull();
+            } else {
+                ArrayNode headers = r.addArray();
+                for (Header header : record.headers()) {
+                    ArrayNode h = headers.addArray();
+                    h.add(header.key());
+                    h.add(envelope(record.topic(), header.schema(), header.value()));
+                }
+            }
+            r.add(Host.JSON.valueToTree(record.sourcePartition()));
+            r.add(Host.JSON.valueToTree(record.sourceOffset()));
+            if (wantsCommitRecord) {
+                unacknowledged.add(record);
+            }
+        }
+        return Host.JSON.writeValueAsBytes(batch);
+    }
+
+    private String envelope(String topic, org.apache.kafka.connect.data.Schema schema, Object value) {
+        byte[] bytes = envelopes.fromConnectData(topic, schema, value);
+        return bytes == null ? null : new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The runtime acknowledged (and stored the offsets of) every record polled so far: commitRecord() for
+     * each, in poll order, then commit(), as the reference calls them.
+     */
+    public void commit() throws Exception {
+        Loaders.run(loader, () -> {
+            SourceRecord record;
+            while ((record = unacknowledged.poll()) != null) {
+                task.commitRecord(record, null);
+            }
+            task.commit();
+        });
+    }
+
+    /** commitRecord() with its metadata, for the oldest polled record not yet acknowledged. */
+    public void commitRecord(String topic, int partition, long offset, long timestamp) throws Exception {
+        SourceRecord record = unacknowledged.poll();
+        if (record != null) {
+            RecordMetadata metadata = new RecordMetadata(new TopicPartition(topic, partition), offset, 0, timestamp, -1, -1);
+            Loaders.run(loader, () -> task.commitRecord(record, metadata));
+        }
+    }
+
+    public void stop() throws Exception {
+        Loaders.run(loader, task::stop);
+    }
+
+    private class Context implements SourceTaskContext {
+        private final Map<String, String> config;
+
+        Context(Map<String, String> config) {
+            this.config = config;
+        }
+
+        @Override
+        public Map<String, String> configs() {
+            return config;
+        }
+
+        @Override
+        public OffsetStorageReader offsetStorageReader() {
+            return new OffsetReader(instance, callbacks);
+        }
+
+        @Override
+        public TransactionContext transactionContext() {
+            return null;
+        }
+    }
+}
