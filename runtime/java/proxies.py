@@ -27,7 +27,7 @@ from ..api.task import SinkTask, SourceTask, Task
 from ..api.transforms import Predicate, Transformation
 from ..converters.base import Converter, HeaderConverter
 from ..converters.json import JsonConverter
-from .client import JvmHost
+from .client import JvmHost, RetriableJavaError
 
 log = logging.getLogger(__name__)
 
@@ -275,7 +275,13 @@ class JavaSourceTask(_JavaTask, SourceTask):
         self._call("start", orjson.dumps(props).decode())
 
     def poll(self) -> list[SourceRecord] | None:
-        batch = self._call("poll")
+        try:
+            batch = self._call("poll")
+        except RetriableJavaError as exc:  # as the reference: logged, and polled again
+            log.warning(
+                "%s.poll() threw a retriable exception; polling again: %s", self.java_class, exc.failure.message
+            )
+            return None
         if batch is None:
             return None
         to_data = self._envelopes.to_connect_data

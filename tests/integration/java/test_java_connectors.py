@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -15,53 +14,11 @@ import pytest
 
 from tests.integration.scenarios.helpers import Api, Kafka
 from tests.support.broker import unique
-from tests.support.oracle import OracleProcess, require_oracle
-from tests.support.worker import WorkerProcess, wait_for
+from tests.support.worker import wait_for
+
+from .conftest import FILE_SINK, FILE_SOURCE, POSTGRES
 
 pytestmark = pytest.mark.integration
-
-FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
-FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
-POSTGRES = "io.debezium.connector.postgresql.PostgresConnector"
-STRING = "org.apache.kafka.connect.storage.StringConverter"
-
-
-@pytest.fixture(scope="module")
-def worker(java_plugin_path: Path, bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
-    props = {"plugin.path": str(java_plugin_path), "task.shutdown.graceful.timeout.ms": 3000}
-    with WorkerProcess(tmp_path_factory.mktemp("worker"), bootstrap_servers, props=props) as process:
-        api = Api(process.url)
-        api.process = process  # type: ignore[attr-defined]
-        # the worker finds its Java plugins while it starts (a JVM host process, the helper compiled once)
-        wait_for(
-            lambda: POSTGRES in {p["class"] for p in api.get("/connector-plugins").json()},
-            180,
-            what="the Java plugins listed",
-        )
-        try:
-            yield api
-        finally:
-            api.close()
-            process.stop()
-
-
-@pytest.fixture(scope="module")
-def oracle(java_plugin_path: Path, bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
-    require_oracle()
-    from runtime.java.layout import lay_out
-
-    # Debezium from plugin.path; the FileStream connectors are on the oracle's class path already
-    plugins = tmp_path_factory.mktemp("oracle-plugins")
-    lay_out(plugins, ("debezium-connector-postgres",))
-    with OracleProcess(
-        tmp_path_factory.mktemp("oracle"), bootstrap_servers, props={"plugin.path": str(plugins)}
-    ) as process:
-        api = Api(process.url)
-        try:
-            yield api
-        finally:
-            api.close()
-            process.stop()
 
 
 def task_states(api: Api, name: str) -> list[str]:

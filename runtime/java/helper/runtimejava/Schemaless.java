@@ -9,20 +9,21 @@ import org.apache.kafka.connect.json.JsonConverter;
  * JsonConverter): integers come back as Long, as a task reading its offsets from the reference gets them.
  */
 final class Schemaless {
-    private static final ThreadLocal<JsonConverter> CONVERTER = ThreadLocal.withInitial(() -> {
-        JsonConverter converter = new JsonConverter();
-        converter.configure(Collections.singletonMap("schemas.enable", "false"), false);
-        return converter;
-    });
+    // one for the JVM (JsonConverter's conversions are thread-safe; its schema cache is synchronized)
+    private static final JsonConverter CONVERTER = new JsonConverter();
+
+    static {
+        CONVERTER.configure(Collections.singletonMap("schemas.enable", "false"), false);
+    }
 
     private Schemaless() {}
 
     static Object read(String json) {
-        return CONVERTER.get().toConnectData("", json.getBytes(StandardCharsets.UTF_8)).value();
+        return CONVERTER.toConnectData("", json.getBytes(StandardCharsets.UTF_8)).value();
     }
 
     static String write(Object value) {
-        byte[] bytes = CONVERTER.get().fromConnectData("", null, value);
+        byte[] bytes = CONVERTER.fromConnectData("", null, value);
         return bytes == null ? "null" : new String(bytes, StandardCharsets.UTF_8);
     }
 }
