@@ -138,3 +138,51 @@ def test_a_killed_jvm_fails_its_tasks_not_the_worker_and_they_restart(worker: Ap
         what="the connector and task RUNNING in a new JVM",
     )
     assert worker.delete(f"/connectors/{name}").status_code == 204
+
+
+def test_a_java_task_hanging_in_poll_holds_up_nothing_else(worker: Api, tmp_path: Path) -> None:
+    """FileStreamSource opening a FIFO nobody writes blocks in poll() for good: deleting it returns after the
+    graceful stop timeout, and the worker, its JVM host and its other connectors carry on."""
+    fifo = tmp_path / "never-written"
+    os.mkfifo(fifo)
+    hung, healthy = unique("hung"), unique("healthy")
+    config = {"connector.class": FILE_SOURCE, "file": str(fifo), "topic": unique("java-hung"), "tasks.max": "1"}
+    assert worker.put(f"/connectors/{hung}/config", config).status_code == 201
+    wait_for(lambda: task_states(worker, hung) == ["RUNNING"], 60, what="the hanging task RUNNING")
+    assert worker.delete(f"/connectors/{hung}").status_code == 204
+    wait_for(lambda: worker.get(f"/connectors/{hung}/status").status_code == 404, 30, what="the hung connector gone")
+    source_file = tmp_path / "in.txt"
+    source_file.write_text("still here\n")
+    config = {**config, "file": str(source_file), "topic": unique("java-healthy")}
+    assert worker.put(f"/connectors/{healthy}/config", config).status_code == 201
+    wait_for(lambda: task_states(worker, healthy) == ["RUNNING"], 60, what="another Java task RUNNING")
+    expected = [{"partition": {"filename": str(source_file)}, "offset": {"position": 11}}]
+    wait_for(
+        lambda: worker.get(f"/connectors/{healthy}/offsets").json()["offsets"] == expected, 60, what="its line read"
+    )
+    assert worker.delete(f"/connectors/{healthy}").status_code == 204
+    with open(fifo, "w"):  # let the abandoned poll() finish
+        pass
+
+
+def test_log_levels_set_through_the_rest_api_reach_java_loggers(worker: Api, tmp_path: Path) -> None:
+    """/admin/loggers sets a level for a Java namespace in the JVM host: FileStreamSourceTask's DEBUG lines
+    appear in the worker's log only after it."""
+    log_path = worker.process.log_path  # type: ignore[attr-defined]
+    source_file = tmp_path / "in.txt"
+    source_file.write_text("one\n")
+    response = worker.put("/admin/loggers/org.apache.kafka.connect.file", {"level": "DEBUG"})
+    assert response.status_code == 200, response.text
+    name = unique("debug-src")
+    config = {"connector.class": FILE_SOURCE, "file": str(source_file), "topic": unique("java-debug"), "tasks.max": "1"}
+    assert worker.put(f"/connectors/{name}/config", config).status_code == 201
+    wait_for(
+        lambda: any(
+            " DEBUG " in line and "(org.apache.kafka.connect.file." in line
+            for line in log_path.read_text(errors="replace").splitlines()
+        ),
+        60,
+        what="a DEBUG line of org.apache.kafka.connect.file in the worker's log",
+    )
+    assert worker.put("/admin/loggers/org.apache.kafka.connect.file", {"level": "INFO"}).status_code == 200
+    assert worker.delete(f"/connectors/{name}").status_code == 204
