@@ -40,6 +40,7 @@ def get_provider_info() -> dict[str, Any]:
                     "airflow_provider_connect.operators.connector",
                     "airflow_provider_connect.operators.offsets",
                     "airflow_provider_connect.operators.migrate",
+                    "airflow_provider_connect.operators.as_code",
                 ],
             }
         ],
@@ -52,7 +53,11 @@ def get_provider_info() -> dict[str, Any]:
         "triggers": [
             {
                 "integration-name": "Kafka Connect",
-                "python-modules": ["airflow_provider_connect.triggers.connector"],
+                "python-modules": [
+                    "airflow_provider_connect.triggers.connector",
+                    "airflow_provider_connect.triggers.failures",
+                    "airflow_provider_connect.triggers.as_code",
+                ],
             }
         ],
         "connection-types": [

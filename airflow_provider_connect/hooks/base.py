@@ -1,9 +1,8 @@
-"""What the sync and async hooks share: connection parsing, retry decisions, error decoding."""
+"""What the sync and async hooks share: connection parsing and error decoding (retries: `retries.py`)."""
 
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,28 +85,6 @@ def _as_bool(value: Any) -> bool:
     return bool(value)
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Exponential backoff with jitter for connection errors, 5xx and 409 (rebalance) answers."""
-
-    max_attempts: int = 5
-    initial_backoff: float = 0.5
-    max_backoff: float = 10.0
-
-    def delay(self, attempt: int) -> float:
-        base = min(self.max_backoff, self.initial_backoff * (2 ** (attempt - 1)))
-        return base * (0.5 + random.random() / 2)
-
-
-def is_retryable_status(status_code: int) -> bool:
-    # 409 is Connect's "rebalance in progress / conflicting operation"; 5xx includes request timeouts.
-    return status_code == 409 or status_code >= 500
-
-
-def is_retryable_error(exc: Exception) -> bool:
-    return isinstance(exc, httpx.TransportError)
-
-
 def path_for(*segments: str | int) -> str:
     return "/" + "/".join(quote(str(s), safe="") for s in segments)
 
@@ -128,10 +105,6 @@ def api_error(method: str, path: str, response: httpx.Response, secrets: list[st
     message = truncate(scrub(message, secrets), MESSAGE_LIMIT)
     cls = ConnectNotFoundError if response.status_code == 404 else ConnectApiError
     return cls(method, path, response.status_code, message, error_code)
-
-
-def transport_error(method: str, path: str, exc: Exception, attempts: int) -> ConnectApiError:
-    return ConnectApiError(method, path, None, f"{type(exc).__name__} after {attempts} attempt(s): {exc}")
 
 
 def decode(response: httpx.Response) -> Any:

@@ -10,20 +10,12 @@ from urllib.parse import quote
 
 import httpx
 from airflow.sdk import BaseHook
+from tenacity import Retrying
 
 from airflow_provider_connect.errors import ConnectApiError, ConnectNotFoundError, ConnectorStateError
-from airflow_provider_connect.hooks.base import (
-    CONN_TYPE,
-    DEFAULT_CONN_ID,
-    ConnectSettings,
-    RetryPolicy,
-    api_error,
-    decode,
-    is_retryable_error,
-    is_retryable_status,
-    path_for,
-    transport_error,
-)
+from airflow_provider_connect.hooks import retries
+from airflow_provider_connect.hooks.base import CONN_TYPE, DEFAULT_CONN_ID, ConnectSettings, api_error, decode, path_for
+from airflow_provider_connect.hooks.retries import RetryPolicy, is_retryable_status, transport_error
 from airflow_provider_connect.redaction import register_with_airflow, secret_values
 from airflow_provider_connect.status import ConnectState, Verdict, evaluate_status
 
@@ -94,24 +86,22 @@ class ConnectHook(BaseHook):
     ) -> httpx.Response:
         """Send one request with retries; return the response (< 400) or raise ConnectApiError."""
         self.remember_secrets(secrets)
-        hidden = self._known_secrets | set(self.settings.secrets)
-        attempts = self.retry_policy.max_attempts if retry else 1
-        for attempt in range(1, attempts + 1):
-            try:
-                response = self.client.request(method, path, params=params, json=json)
-            except httpx.HTTPError as exc:
-                if not is_retryable_error(exc) or attempt == attempts:
-                    raise transport_error(method, path, exc, attempt) from None
-                self._back_off(method, path, attempt, type(exc).__name__)
-                continue
+
+        def attempt() -> httpx.Response:
+            response = self.client.request(method, path, params=params, json=json)
             self.log.debug("%s %s -> %s", method, path, response.status_code)
-            if response.status_code < 400:
-                return response
-            if attempt < attempts and is_retryable_status(response.status_code):
-                self._back_off(method, path, attempt, f"HTTP {response.status_code}")
-                continue
-            raise api_error(method, path, response, hidden)
-        raise AssertionError("unreachable")  # pragma: no cover
+            if response.status_code >= 400:
+                raise api_error(method, path, response, self._hidden())
+            return response
+
+        return retries.call(self._retrying(method, path, retry), method, path, attempt)
+
+    def _retrying(self, method: str, path: str, retry: bool = True) -> Retrying:
+        return Retrying(**self.retry_policy.retry_args(self.log, f"{method} {path}", retry), sleep=self._sleep)
+
+    def _hidden(self) -> set[str]:
+        """Every secret an error of this hook must not show: the connection's and the configs' it sent."""
+        return self._known_secrets | set(self.settings.secrets)
 
     def remember_secrets(self, secrets: Iterable[str]) -> None:
         """Scrub these values from every error this hook raises from now on (and mask them in logs)."""
@@ -119,19 +109,6 @@ class ConnectHook(BaseHook):
         if new:
             register_with_airflow(new)
             self._known_secrets |= new
-
-    def _back_off(self, method: str, path: str, attempt: int, why: str) -> None:
-        delay = self.retry_policy.delay(attempt)
-        self.log.warning(
-            "%s %s: %s (attempt %d/%d), retrying in %.1fs",
-            method,
-            path,
-            why,
-            attempt,
-            self.retry_policy.max_attempts,
-            delay,
-        )
-        self._sleep(delay)
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         return decode(self.request(method, path, **kwargs))
@@ -209,31 +186,28 @@ class ConnectHook(BaseHook):
         if initial_state:
             body["initial_state"] = ConnectState.parse(initial_state).value
         self.remember_secrets(secret_values(config))
-        attempts = self.retry_policy.max_attempts
-        for attempt in range(1, attempts + 1):
+
+        def attempt() -> tuple[dict[str, Any], bool]:
             try:
                 response = self.client.post("/connectors", json=body)
-            except httpx.HTTPError as exc:
-                if not is_retryable_error(exc):
-                    raise transport_error("POST", "/connectors", exc, attempt) from None
-                existing = self.get_connector_or_none(name)
-                if existing is not None:
-                    return existing, False
-                if attempt == attempts:
-                    raise transport_error("POST", "/connectors", exc, attempt) from None
-                self._back_off("POST", "/connectors", attempt, type(exc).__name__)
-                continue
-            if response.status_code == 201:
-                return response.json(), True
-            if is_retryable_status(response.status_code):
-                existing = self.get_connector_or_none(name)
-                if existing is not None:
-                    return existing, False
-                if attempt < attempts:
-                    self._back_off("POST", "/connectors", attempt, f"HTTP {response.status_code}")
-                    continue
-            raise api_error("POST", "/connectors", response, self._known_secrets | set(self.settings.secrets))
-        raise AssertionError("unreachable")  # pragma: no cover
+            except httpx.TransportError as exc:
+                outcome: Exception = exc
+            else:
+                if response.status_code == 201:
+                    return response.json(), True
+                outcome = api_error("POST", "/connectors", response, self._hidden())
+                if not is_retryable_status(response.status_code):
+                    raise outcome
+            # The POST may have been applied: look before sending it again (a failed look is retried too)
+            path = path_for("connectors", name)
+            found = self.client.get(path)
+            if found.status_code == 404:
+                raise outcome
+            if found.status_code >= 400:
+                raise api_error("GET", path, found, self._hidden())
+            return found.json(), False
+
+        return retries.call(self._retrying("POST", "/connectors"), "POST", "/connectors", attempt)
 
     def get_connector_config(self, name: str) -> dict[str, str]:
         return self._call("GET", path_for("connectors", name, "config"))

@@ -34,6 +34,7 @@ from ..worker_config import WorkerConfig
 from . import views
 from .base import STATUS_WAIT_S, HerderBase, patched_config
 from .signatures import RequestSignature, check_signature
+from .validation import check_source_exactly_once
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -245,6 +246,16 @@ class DistributedHerder(HerderBase):
             sink = False
         if sink:
             _check_sink_group(infos, config, self.member.group_id)
+        else:  # KIP-618's preflight checks, on the config the connector would be given
+            check_source_exactly_once(
+                self.plugins, infos, self._resolved(config), self.config.exactly_once_source_enabled()
+            )
+
+    def _resolved(self, config: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self._worker.resolver.resolve({k: str(v) for k, v in config.items() if v is not None})
+        except Exception:  # noqa: BLE001 - an unresolvable reference is already reported by the validation
+            return config
 
     def _wait_ready(self, timeout_s: float) -> None:
         self._ready_event.wait(timeout_s)

@@ -16,6 +16,7 @@ no metrics work of its own.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -88,6 +89,7 @@ class ConnectCollector(Collector):
         yield from self._connector_metrics(worker, mine, connector_statuses)
         yield from self._task_status(my_tasks)
         yield from self._task_metrics(runners, now)
+        yield from _transaction_metrics(runners)
         yield from self._client_metrics(runners)
         self._rates.forget(set(runners))
 
@@ -346,6 +348,33 @@ class ConnectCollector(Collector):
                         if pid != "-1" and p.get("consumer_lag", -1) >= 0:
                             lag.add_metric([client, topic, pid], p["consumer_lag"])
         yield from (out_bytes, topic_bytes, in_bytes, lag)
+
+
+def _transaction_metrics(runners: dict[tuple[str, int], Any]) -> Iterable[Metric]:
+    """source-task-metrics' transaction-size-min/max/avg of the tasks that run exactly once (KIP-618): records
+    per committed transaction, NaN before the first commit (as the reference's Min, Max and Avg)."""
+    labels = ["connector", "task"]
+    families = {
+        stat: GaugeMetricFamily(
+            f"kafka_connect_source_task_transaction_size_{stat}",
+            f"The {word} number of records in the transactions the task has committed.",
+            labels=labels,
+        )
+        for stat, word in (("min", "minimum"), ("max", "maximum"), ("avg", "average"))
+    }
+    for (name, index), runner in sorted(runners.items()):
+        c: TaskCounters = runner.counters
+        if not runner.is_source or not c.transactional:
+            continue
+        committed = c.transactions_committed
+        values = {
+            "min": c.transaction_size_min if committed else math.nan,
+            "max": c.transaction_size_max if committed else math.nan,
+            "avg": c.transaction_size_total / committed if committed else math.nan,
+        }
+        for stat, family in families.items():
+            family.add_metric([name, str(index)], values[stat])
+    yield from families.values()
 
 
 _HELP = {

@@ -80,6 +80,24 @@ def producer_config(worker: WorkerConfig, connector_config: dict[str, str]) -> d
     return config
 
 
+def exactly_once_producer_config(config: dict[str, Any], transactional_id: str) -> dict[str, Any]:
+    """A source task's producer settings when it runs exactly once: idempotent, with its transactional id
+    (whatever the worker's or the connector's overrides say, as the reference insists)."""
+    config = dict(config)
+    for name, value in (("enable.idempotence", "true"), ("transactional.id", transactional_id)):
+        given = config.get(name)
+        if given is not None and str(given).strip().lower() != value.lower():
+            log.warning(
+                "The value '%s' for Kafka client property '%s' will be ignored: '%s' is required for connectors "
+                "when exactly-once source support is enabled",
+                given,
+                name,
+                value,
+            )
+        config[name] = value
+    return config
+
+
 def consumer_config(worker: WorkerConfig, connector: str, connector_config: dict[str, str]) -> dict[str, str]:
     config = {
         "bootstrap.servers": worker.bootstrap_servers or "",

@@ -29,6 +29,7 @@ from ..storage.connector_offset_store import ConnectorOffsetStore
 from ..storage.states import State, TargetState
 from ..worker_config import WorkerConfig
 from .counters import RebalanceCounters, WorkerCounters
+from .exactly_once import ExactlyOnceStart
 from .offsets import SourceOffsetStores
 from .source_runner import StoreOffsetReader
 from .task_builder import TaskBuilder
@@ -341,18 +342,27 @@ class Worker:
     # ---- tasks ----------------------------------------------------------------------------------
 
     def start_task(
-        self, name: str, index: int, task_config: dict[str, str], connector_config: dict[str, str], target: TargetState
+        self,
+        name: str,
+        index: int,
+        task_config: dict[str, str],
+        connector_config: dict[str, str],
+        target: TargetState,
+        exactly_once: ExactlyOnceStart | None = None,
     ) -> bool:
         """Start one task (a thread here, or in a task process when `task.processes` > 0); failures
-        become a FAILED status with the trace."""
+        become a FAILED status with the trace. `exactly_once`: a source task the herder runs exactly once
+        (its transactional id; see runtime/worker/exactly_once.py), as a thread of this process."""
         self.counters.task_startup_attempts += 1
         try:
             task_config = self.resolver.resolve(task_config)
             connector_config = self.resolver.resolve(connector_config)
-            if self.task_processes is not None:
-                runner: TaskRunner | RemoteTaskRunner = self._start_remote_task(
-                    name, index, task_config, connector_config, target
+            if exactly_once is not None:
+                runner: TaskRunner | RemoteTaskRunner = self.task_builder.build(
+                    name, index, task_config, connector_config, target, exactly_once
                 )
+            elif self.task_processes is not None:
+                runner = self._start_remote_task(name, index, task_config, connector_config, target)
             else:
                 runner = self.task_builder.build(name, index, task_config, connector_config, target)
         except Exception as exc:

@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,24 @@ class PostgresServer:
     def url(self, database: str, driver: str = "postgresql+psycopg2") -> str:
         return f"{driver}://{self.user}@127.0.0.1:{self.port}/{database}"
 
+    def connect(self, database: str = "postgres") -> Any:
+        """A psycopg2 connection to `database` in autocommit mode (each statement is committed at once)."""
+        import psycopg2
+
+        connection = psycopg2.connect(host="127.0.0.1", port=self.port, user=self.user, dbname=database)
+        connection.autocommit = True
+        return connection
+
+    def execute(self, database: str, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        """Run one statement in `database`; the rows it returns (none for statements without a result)."""
+        connection = self.connect(database)
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
+                return cursor.fetchall() if cursor.description is not None else []
+        finally:
+            connection.close()
+
     def stop(self) -> None:
         try:
             self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
@@ -125,3 +144,13 @@ class PostgresServer:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+def postgres_server() -> Iterator[PostgresServer]:
+    """A started server for a module or session fixture (`yield from postgres_server()`): skipped where
+    PostgreSQL is not installed, a failure in CI."""
+    from .env import require
+
+    require(postgres_bin() is not None, "PostgreSQL (Debian package postgresql)")
+    with PostgresServer() as server:
+        yield server

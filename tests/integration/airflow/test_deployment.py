@@ -7,7 +7,10 @@ driven through Airflow's REST API, against two live Connect workers.
   migration's OpenLineage COMPLETE event names the topic, and the source continues exactly where it
   stopped (every task's sequence is 0..N-1 once in the topic);
 - `restart_failed_connectors_on_failure` runs on the FAILED event of its AssetWatcher (the triggerer polls
-  the cluster) and restarts the failed task.
+  the cluster) and restarts the failed task;
+- `connectors_as_code` applies its folder when a file changes (its AssetWatcher's trigger sees the cluster
+  differ from the folder): the connectors reach their declared states and offsets, and the task log shows
+  the plan as a diff with the secret redacted.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -31,6 +35,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.airflow, pytest.mark.timeout(
 
 MIGRATION = "connector_migration"
 ON_FAILURE = "restart_failed_connectors_on_failure"
+AS_CODE = "connectors_as_code"
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +51,13 @@ def connect_workers(tmp_path_factory, bootstrap_servers) -> Iterator[tuple[Worke
 
 
 @pytest.fixture(scope="module")
-def deployment(tmp_path_factory, connect_workers, bootstrap_servers) -> Iterator[AirflowDeployment]:
+def desired_folder(tmp_path_factory) -> Path:
+    """connectors_as_code's folder: empty until a test writes connector files into it."""
+    return tmp_path_factory.mktemp("desired-state")
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory, connect_workers, bootstrap_servers, desired_folder) -> Iterator[AirflowDeployment]:
     try:
         import airflow  # noqa: F401
     except ImportError:
@@ -64,12 +75,17 @@ def deployment(tmp_path_factory, connect_workers, bootstrap_servers) -> Iterator
         "AIRFLOW_CONN_KAFKA_CONNECT_TARGET": connection(new.url),
         "AIRFLOW_CONN_KAFKA_CONNECT_DEFAULT": connection(old.url),
         "KAFKA_CONNECT_WATCH_INTERVAL_S": "1",
+        "KAFKA_CONNECT_DESIRED_STATE": str(desired_folder),
+        "KAFKA_CONNECT_AS_CODE_INTERVAL_S": "1",
     }
     with PostgresServer() as pg:
         database = pg.create_database("airflow")
         root = tmp_path_factory.mktemp("airflow-deployment")
         with AirflowDeployment(
-            root, database, ["connector_migration.py", "restart_failed_connectors_on_failure.py"], env
+            root,
+            database,
+            ["connector_migration.py", "restart_failed_connectors_on_failure.py", "connectors_as_code.py"],
+            env,
         ) as airflow_deployment:
             yield airflow_deployment
 
@@ -223,3 +239,51 @@ def test_a_failed_task_is_restarted_by_the_failure_event(
         assert seqnos[:20] == list(range(20)), seqnos[:40]
     finally:
         httpx.delete(f"{old.url}/connectors/{name}", timeout=30)
+
+
+def test_connectors_as_code_applies_the_folder_when_a_file_changes(
+    deployment: AirflowDeployment, connect_workers, desired_folder: Path, bootstrap_servers: str
+) -> None:
+    old, _ = connect_workers
+    topic, data = unique("as-code"), desired_folder.parent / "as-code-data"
+    data.mkdir()
+    secret = "deploy-secret-2718"
+    deployment.wait_dag(AS_CODE)
+    before = {run["dag_run_id"] for run in deployment.runs(AS_CODE)}
+    files = {}
+    for name, state in (("code-running", "RUNNING"), ("code-paused", "PAUSED"), ("code-stopped", "STOPPED")):
+        files[name] = data / f"{name}.txt"
+        files[name].write_text("one\ntwo\n")
+        spec = {"config": {"connector.class": "FileStreamSource", "file": str(files[name]), "topic": topic}}
+        spec["state"] = state
+        if state == "STOPPED":
+            spec["offsets"] = [{"partition": {"filename": str(files[name])}, "offset": {"position": 4}}]
+        if state == "RUNNING":
+            spec["config"]["db.password"] = secret
+        (desired_folder / f"{name}.yaml").write_text(json.dumps(spec))
+
+    def the_first_new_run_finished() -> dict | None:
+        # the watcher may fire again while the first run applies; that later run finds nothing to do
+        new = sorted(
+            (r for r in deployment.runs(AS_CODE) if r["dag_run_id"] not in before), key=lambda r: r["run_after"]
+        )
+        return new[0] if new and new[0]["state"] in ("success", "failed") else None
+
+    run = wait_for(the_first_new_run_finished, 180, 1, f"{AS_CODE} to run on the change")
+    assert (run["run_type"], run["state"]) == ("asset_triggered", "success"), run
+    try:
+        assert {name: states(old, name)[0] for name in files} == {
+            "code-running": "RUNNING",
+            "code-paused": "PAUSED",
+            "code-stopped": "STOPPED",
+        }
+        stopped = httpx.get(f"{old.url}/connectors/code-stopped/offsets", timeout=30).json()["offsets"]
+        assert stopped == [{"partition": {"filename": str(files["code-stopped"])}, "offset": {"position": 4}}]
+        log = json.dumps(deployment.task_log(AS_CODE, run["dag_run_id"], "apply"))
+        assert "+ code-running (create, RUNNING)" in log and "db.password: ***" in log
+        assert "+ code-stopped (create, STOPPED, offsets for 1 partition(s))" in log
+        assert secret not in log
+    finally:
+        for name in files:
+            (desired_folder / f"{name}.yaml").unlink()
+            httpx.delete(f"{old.url}/connectors/{name}", timeout=30)

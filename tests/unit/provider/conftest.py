@@ -2,21 +2,22 @@ import json
 
 import pytest
 import respx
+from tenacity import wait_none
 
-from airflow_provider_connect.hooks import base as hook_base
+from airflow_provider_connect.hooks.retries import RetryPolicy
 from tests.unit.provider.fake_connect import FakeConnect
 
 BASE = "http://connect.test:8083"
 TARGET = "http://target.test:8083"
 CONN_PASSWORD = "conn-pass-9f8e7d"
 HEADER_TOKEN = "Bearer tok-5a4b3c2d1e"
-REAL_DELAY = hook_base.RetryPolicy.delay  # kept before the autouse fixture patches it
+REAL_WAIT = RetryPolicy.wait  # kept before the autouse fixture patches it
 
 
 @pytest.fixture(autouse=True)
 def no_backoff(monkeypatch):
     """Retries happen, but without waiting."""
-    monkeypatch.setattr(hook_base.RetryPolicy, "delay", lambda self, attempt: 0.0)
+    monkeypatch.setattr(RetryPolicy, "wait", lambda self: wait_none())
 
 
 @pytest.fixture(autouse=True)

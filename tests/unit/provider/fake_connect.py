@@ -20,6 +20,7 @@ class FakeConnect:
         self.connectors: dict[str, dict[str, Any]] = {}
         self.calls: list[tuple[str, str]] = []
         self.fail_next: list[httpx.Response | Exception] = []  # injected answers, consumed first
+        self.failing: dict[tuple[str, str], list[httpx.Response]] = {}  # per request, see fail()
 
     # -- state helpers for tests --
     def add(
@@ -39,6 +40,10 @@ class FakeConnect:
             "offsets": offsets or [],
         }
 
+    def fail(self, method: str, path: str, *answers: httpx.Response) -> None:
+        """Answer `method path` with `answers`, one per request, before answering it normally."""
+        self.failing[(method, path)] = list(answers)
+
     def mount(self, router: respx.MockRouter) -> FakeConnect:
         router.route(url__startswith=self.base_url).mock(side_effect=self._handle)
         return self
@@ -51,8 +56,13 @@ class FakeConnect:
             if isinstance(injected, Exception):
                 raise injected
             return injected
+        if self.failing.get((request.method, path)):
+            return self.failing[(request.method, path)].pop(0)
         body = json.loads(request.content) if request.content else None
-        return self.route(request.method, path, dict(request.url.params), body)
+        params: dict[str, Any] = dict(request.url.params)
+        if "expand" in params:
+            params["expand"] = request.url.params.get_list("expand")
+        return self.route(request.method, path, params, body)
 
     def _status(self, name: str) -> dict[str, Any]:
         c = self.connectors[name]
@@ -72,7 +82,11 @@ class FakeConnect:
             "tasks": [{"connector": name, "task": i} for i in range(len(c["tasks"]))],
         }
 
-    def route(self, method: str, path: str, params: dict[str, str], body: Any) -> httpx.Response:
+    def _expanded(self, name: str, expand: list[str]) -> dict[str, Any]:
+        views = {"status": self._status, "info": self._info}
+        return {view: views[view](name) for view in expand if view in views}
+
+    def route(self, method: str, path: str, params: dict[str, Any], body: Any) -> httpx.Response:
         if path == "/connectors" and method == "POST":
             name = body["name"]
             if name in self.connectors:
@@ -81,7 +95,10 @@ class FakeConnect:
             self.add(name, {k: str(v) for k, v in body["config"].items()}, state=state)
             return httpx.Response(201, json=self._info(name))
         if path == "/connectors" and method == "GET":
-            return httpx.Response(200, json=list(self.connectors))
+            expand = params.get("expand")
+            if not expand:
+                return httpx.Response(200, json=list(self.connectors))
+            return httpx.Response(200, json={name: self._expanded(name, expand) for name in self.connectors})
         m = re.fullmatch(r"/connectors/([^/]+)(/.*)?", path)
         if not m:
             return _err(404, "HTTP 404 Not Found")
@@ -115,6 +132,11 @@ class FakeConnect:
             c["state"], c["tasks"] = "RUNNING", ["RUNNING"] * max(c["ntasks"], 1)
             return httpx.Response(202)
         if rest == "/restart":
+            if params.get("onlyFailed") == "true":
+                if c["state"] == "FAILED":
+                    c["state"] = "RUNNING"
+                c["tasks"] = ["RUNNING" if t == "FAILED" else t for t in c["tasks"]]
+                return httpx.Response(202, json=self._status(name))
             return httpx.Response(204)
         if rest == "/offsets" and method == "GET":
             return httpx.Response(200, json={"offsets": c["offsets"]})

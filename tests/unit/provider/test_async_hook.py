@@ -5,7 +5,7 @@ import pytest
 
 from airflow_provider_connect.errors import ConnectApiError, ConnectNotFoundError
 from airflow_provider_connect.hooks.async_connect import AsyncConnectHook
-from airflow_provider_connect.hooks.base import RetryPolicy
+from airflow_provider_connect.hooks.retries import RetryPolicy
 from tests.unit.provider.conftest import BASE, HEADER_TOKEN
 
 
@@ -49,3 +49,10 @@ def test_missing_status_is_none_and_not_retried(router):
     assert route.call_count == 1
     with pytest.raises(ConnectNotFoundError):
         run(AsyncConnectHook().get_connector_status("a"))
+
+
+def test_gives_up_after_connection_errors_naming_the_attempts(router):
+    route = router.get(f"{BASE}/connectors/a/status").mock(side_effect=httpx.ConnectError("refused"))
+    with pytest.raises(ConnectApiError, match="ConnectError after 3 attempt"):
+        run(AsyncConnectHook(retry_policy=RetryPolicy(max_attempts=3)).get_connector_status("a"))
+    assert route.call_count == 3

@@ -5,8 +5,9 @@ import httpx
 import pytest
 
 from airflow_provider_connect.errors import ConnectApiError, ConnectNotFoundError, ConnectorStateError
-from airflow_provider_connect.hooks.base import ConnectSettings, RetryPolicy
+from airflow_provider_connect.hooks.base import ConnectSettings
 from airflow_provider_connect.hooks.connect import ConnectHook
+from airflow_provider_connect.hooks.retries import RetryPolicy
 from tests.unit.provider.conftest import BASE, CONN_PASSWORD, HEADER_TOKEN
 
 
@@ -257,12 +258,33 @@ def test_gives_up_after_connection_errors(router):
         hook(retry_policy=RetryPolicy(max_attempts=2)).list_connectors()
 
 
-def test_backoff_grows_and_is_capped():
-    policy = RetryPolicy(initial_backoff=1, max_backoff=4)
-    from tests.unit.provider.conftest import REAL_DELAY
+def test_backoff_grows_with_jitter_and_is_capped():
+    from tenacity import RetryCallState
 
-    delays = [REAL_DELAY(policy, n) for n in (1, 2, 3, 4, 5)]
-    assert 0.5 <= delays[0] <= 1 and 1 <= delays[1] <= 2 and all(d <= 4 for d in delays)
+    from tests.unit.provider.conftest import REAL_WAIT
+
+    wait = REAL_WAIT(RetryPolicy(initial_backoff=1, max_backoff=4))
+
+    def delay(attempt: int) -> float:
+        state = RetryCallState(retry_object=None, fn=None, args=(), kwargs={})
+        state.attempt_number = attempt
+        return wait(state)
+
+    for _ in range(20):  # half of each backoff is random: look at several draws
+        delays = [delay(n) for n in (1, 2, 3, 4, 5)]
+        assert 0.5 <= delays[0] <= 1 and 1 <= delays[1] <= 2 and all(2 <= d <= 4 for d in delays[2:])
+
+
+def test_retries_sleep_the_backoff_and_log_why(router, capfd):
+    slept: list[float] = []
+    router.get(f"{BASE}/connectors").mock(
+        side_effect=[err(503, "busy"), httpx.ConnectError("refused"), httpx.Response(200, json=[])]
+    )
+    ConnectHook(sleep=slept.append).list_connectors()
+    assert slept == [0.0, 0.0]  # the fixture waits nothing; the hook's injected sleep is what tenacity calls
+    logged = "".join(capfd.readouterr())  # Airflow's task logging writes to the console, not to caplog
+    assert "GET /connectors: HTTP 503 (attempt 1/5)" in logged
+    assert "GET /connectors: ConnectError (attempt 2/5)" in logged
 
 
 # ---- create: never a blind re-POST --------------------------------------------------------------

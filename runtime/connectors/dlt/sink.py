@@ -1,0 +1,414 @@
+"""DltSinkConnector: loads records into any dlt destination, a table per topic, exactly once.
+
+A task buffers the rows of what `put` gets and loads them with dlt at each offset commit (and whenever
+`batch.size` records wait), one load for every table plus the offsets the load covers (offsets.py). When
+partitions are assigned it reads their committed offsets from the destination, deletes what a crashed load
+left behind, and seeks there; `pre_commit` reports only offsets the destination holds, so the consumer group
+never runs ahead of the data. A failed load is retried (`max.retries`, `retry.backoff.ms`) before the task
+fails, its remains deleted first.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...api.config import ConfigDef, ConfigValue
+from ...api.connector import SinkConnector
+from ...api.errors import ConfigError, ConnectError, DataError, RetriableError
+from ...api.records import SinkRecord, SinkRecordBatch, TopicPartition
+from ...api.task import SinkTask
+from .config import (
+    DEFAULT_KEY_COLUMN,
+    DESTINATION,
+    PIPELINE_NAME,
+    PK_FIELDS,
+    PK_MODE,
+    WRITE_DISPOSITION,
+    SinkSettings,
+    sink_config,
+)
+from .offsets import (
+    OFFSET_COLUMNS,
+    OFFSETS_TABLE,
+    Committed,
+    offset_rows,
+    read_committed,
+    remove_uncommitted,
+)
+from .pipeline import Workspace, destination, normalize_table
+from .rows import DELETED, ROW_ID, VALUE_COLUMN, RowPlans, row_id, row_id_prefix
+
+log = logging.getLogger(__name__)
+
+
+def _subscribed(props: dict[str, str], topic: str) -> bool:
+    topics = [t.strip() for t in props.get("topics", "").split(",") if t.strip()]
+    if topics:
+        return topic in topics
+    regex = props.get("topics.regex", "").strip()
+    return bool(regex) and re.fullmatch(regex, topic) is not None
+
+
+class DltSinkConnector(SinkConnector):
+    def start(self, props: dict[str, str]) -> None:
+        self._props = dict(props)
+        SinkSettings.parse(props)  # fail fast on a bad config
+
+    def task_class(self) -> type[SinkTask]:
+        return DltSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        name = self._props.get("name", "dlt-sink")
+        return [{**self._props, PIPELINE_NAME: f"{name}_{i}"} for i in range(max_tasks)]
+
+    def stop(self) -> None:
+        pass
+
+    def config(self) -> ConfigDef:
+        return sink_config()
+
+    def validate(self, connector_configs: dict[str, str]) -> list[ConfigValue]:
+        values = super().validate(connector_configs)
+        by_name = {v.name: v for v in values}
+        if not by_name[DESTINATION].errors:
+            try:
+                destination(SinkSettings.parse(connector_configs))
+            except ConfigError as exc:
+                by_name[DESTINATION].add_error(str(exc))
+            except Exception:  # noqa: BLE001 - another key's error, reported on that key
+                pass
+        if (
+            connector_configs.get(WRITE_DISPOSITION) == "merge"
+            and connector_configs.get(PK_MODE) == "record_value"
+            and not connector_configs.get(PK_FIELDS, "").strip()
+        ):
+            by_name[PK_FIELDS].add_error(
+                "primary.key.fields must name the key fields when primary.key.mode=record_value"
+            )
+        return values
+
+    def alter_offsets(self, connector_config: dict[str, str], offsets: dict[TopicPartition, int | None]) -> bool:
+        """The offsets that count are in the destination: write the new ones there, one epoch up.
+
+        All None (a reset) resets every partition of this connector's tables there too, so tasks start from
+        the consumer group's position (the earliest once the runtime deleted the group)."""
+        settings = SinkSettings.parse(connector_config)
+        workspace = Workspace(settings, f"{connector_config.get('name', 'dlt-sink')}_offsets")
+        try:
+            pipeline = workspace.pipeline
+            committed = read_committed(pipeline)
+            changes: dict[tuple[str, TopicPartition], int | None] = {
+                (normalize_table(settings.table_for(tp.topic)), tp): offset for tp, offset in offsets.items()
+            }
+            if all(offset is None for offset in offsets.values()):
+                for table, tp in committed:
+                    if table == normalize_table(settings.table_for(tp.topic)) and _subscribed(
+                        connector_config, tp.topic
+                    ):
+                        changes.setdefault((table, tp), None)
+            rows = []
+            for (table, tp), offset in sorted(changes.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+                known = committed.get((table, tp))
+                rows += offset_rows(table, {tp: offset}, {tp: known.epoch + 1 if known else 1})
+            if rows:
+                import dlt
+
+                pipeline.run(
+                    dlt.resource(rows, name=OFFSETS_TABLE, write_disposition="append", columns=OFFSET_COLUMNS)
+                ).raise_on_failed_jobs()
+        finally:
+            workspace.close()
+        return True
+
+
+@dataclass
+class _Chunk:
+    """The rows of one `put`: kept apart so that a put whose load failed can be taken back and redelivered."""
+
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    columns: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    offsets: dict[TopicPartition, int] = field(default_factory=dict)  # next offset, per partition
+    tables: dict[TopicPartition, str] = field(default_factory=dict)
+    records: int = 0
+
+
+class DltSinkTask(SinkTask):
+    def start(self, props: dict[str, str]) -> None:
+        self._settings = settings = SinkSettings.parse(props)
+        self._workspace = Workspace(settings, props.get(PIPELINE_NAME) or f"{props.get('name', 'dlt')}_{os.getpid()}")
+        self._plans = RowPlans()
+        self._tables: dict[str, str] = {}
+        self._chunks: list[_Chunk] = []
+        self._buffered = 0
+        self._committed: dict[TopicPartition, int] = {}
+        self._epochs: dict[TopicPartition, int] = {}
+        self._failures = 0
+        self._unclean: dict[TopicPartition, str] = {}  # partitions a failed load may have left rows of
+        self._warned_at_least_once = False
+        self._pk_columns: dict[str, list[str]] = {}
+
+    # ---- partitions --------------------------------------------------------------------------------
+    def open(self, partitions: list[TopicPartition]) -> None:
+        tables = {tp: self._table(tp.topic) for tp in partitions}
+        committed = read_committed(self._workspace.pipeline, set(tables.values()))
+        seeks = {}
+        for tp in partitions:
+            known: Committed | None = committed.get((tables[tp], tp))
+            self._epochs[tp] = known.epoch if known else 0
+            if known is not None and known.offset is not None:
+                seeks[tp] = self._committed[tp] = known.offset
+        self._remove_uncommitted(tables)
+        if seeks:
+            self.context.offsets(seeks)
+
+    def close(self, partitions: list[TopicPartition]) -> None:
+        # Load what is buffered so the next owner need not; if that fails, drop it: the destination's
+        # offsets say where the next owner resumes, and it deletes whatever the failed load left.
+        try:
+            self._load()
+        except Exception:
+            log.exception("Could not load the buffered records while closing partitions")
+            self._drop_buffer()
+        for tp in partitions:
+            self._committed.pop(tp, None)
+            self._epochs.pop(tp, None)
+
+    def _remove_uncommitted(self, tables: dict[TopicPartition, str]) -> None:
+        if self._settings.merge:
+            return  # loading the same records again merges them to the same rows
+        prefixes: dict[str, list[str]] = {}
+        for tp, table in tables.items():
+            prefixes.setdefault(table, []).append(row_id_prefix(tp.topic, tp.partition))
+        if not remove_uncommitted(self._workspace.pipeline, prefixes) and not self._warned_at_least_once:
+            self._warned_at_least_once = True
+            log.warning(
+                "Destination %s cannot delete the rows of a load that did not complete: after a crash, records "
+                "of that load may be loaded twice (at least once)",
+                self._settings.destination,
+            )
+
+    # ---- data ----------------------------------------------------------------------------------------
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        if records:
+            chunk = self._rows(records)
+            self._chunks.append(chunk)
+            self._buffered += chunk.records
+        if self._buffered >= self._settings.batch_size:
+            try:
+                self._load_with_retries()
+            except RetriableError:
+                if records:  # taken back: the runtime delivers this batch again
+                    taken = self._chunks.pop()
+                    self._buffered -= taken.records
+                self.context.timeout(self._settings.retry_backoff_ms)
+                raise
+
+    def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
+        try:
+            self._load_with_retries()
+        except RetriableError as exc:
+            log.warning("Load failed, retried at the next commit or batch: %s", exc)
+        return {tp: self._committed[tp] for tp in current_offsets if tp in self._committed}
+
+    def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
+        self._load()
+
+    def stop(self) -> None:
+        self._workspace.close()  # called on the task's own thread, after its last put, flush or close
+
+    # ---- records -> rows -------------------------------------------------------------------------------
+    def _table(self, topic: str) -> str:
+        table = self._tables.get(topic)
+        if table is None:
+            table = self._tables[topic] = normalize_table(self._settings.table_for(topic))
+        return table
+
+    def _rows(self, records: Sequence[SinkRecord]) -> _Chunk:
+        if isinstance(records, SinkRecordBatch):
+            topics, partitions, offsets = records.topics(), records.partitions(), records.offsets()
+            keys, values = records.keys, records.values
+            key_schemas, value_schemas = records.key_schemas, records.value_schemas
+        else:
+            topics = [r.topic for r in records]
+            partitions = [r.kafka_partition for r in records]
+            offsets = [r.kafka_offset for r in records]
+            keys, values = [r.key for r in records], [r.value for r in records]
+            key_schemas, value_schemas = [r.key_schema for r in records], [r.value_schema for r in records]
+        chunk = _Chunk(records=len(offsets))
+        merge = self._settings.merge
+        committed, epochs = self._committed, self._epochs
+        plans = self._plans
+        last_schema: Any = object()
+        plan = None
+        for i, offset in enumerate(offsets):
+            topic, partition = topics[i], partitions[i]
+            tp = TopicPartition(topic, partition)
+            if offset < committed.get(tp, -1):
+                continue  # already in the destination (offsets were altered while this was in flight)
+            chunk.offsets[tp] = offset + 1
+            table = chunk.tables.get(tp) or chunk.tables.setdefault(tp, self._table(topic))
+            value = values[i]
+            try:
+                if value is None:
+                    if not merge:
+                        continue  # a tombstone deletes nothing in append mode
+                    row = self._key_row(keys[i], key_schemas[i], value_schemas[i], None, chunk, table)
+                    row[DELETED] = True
+                else:
+                    schema = value_schemas[i]
+                    if schema is not last_schema:
+                        plan, last_schema = plans.get(schema), schema
+                        if plan.columns:
+                            chunk.columns.setdefault(table, {}).update(plan.columns)
+                    row = plan.to_row(value)  # type: ignore[union-attr]
+                    if merge:
+                        row.update(self._key_row(keys[i], key_schemas[i], schema, row, chunk, table))
+            except (DataError, TypeError, ValueError, AttributeError) as exc:
+                self._report(records, i, exc)
+                continue
+            row[ROW_ID] = row_id(topic, partition, offset, epochs.get(tp, 0))
+            rows = chunk.rows.get(table)
+            if rows is None:
+                rows = chunk.rows[table] = []
+            rows.append(row)
+        return chunk
+
+    def _key_row(
+        self, key: Any, key_schema: Any, value_schema: Any, value_row: dict[str, Any] | None, chunk: _Chunk, table: str
+    ) -> dict[str, Any]:
+        """The primary key columns of a merged record (from its key, or from its value's named fields)."""
+        fields = self._settings.pk_fields
+        if self._settings.key_from_value:
+            if value_row is not None:
+                key_row = {f: value_row.get(f) for f in fields}
+            elif isinstance(key, dict):
+                key_row = {f: key.get(f) for f in fields}
+            elif len(fields) == 1:
+                key_row = {fields[0]: key}
+            else:
+                raise DataError(f"A tombstone's key must hold the primary key fields {list(fields)}")
+            if value_schema is not None and value_schema.type == "struct":
+                hints = self._plans.get(value_schema).columns
+                chunk.columns.setdefault(table, {}).update(
+                    {f: {**hints[f], "nullable": False} for f in fields if f in hints}
+                )
+        else:
+            if key is None:
+                raise DataError("write.disposition=merge with primary.key.mode=record_key needs a record key")
+            plan = self._plans.get(key_schema)
+            key_row = plan.to_row(key)
+            hints = dict(plan.columns)
+            if set(key_row) == {VALUE_COLUMN} and not isinstance(key, dict):
+                column = fields[0] if fields else DEFAULT_KEY_COLUMN
+                key_row = {column: key_row[VALUE_COLUMN]}
+                hints = {column: hints[VALUE_COLUMN]} if VALUE_COLUMN in hints else {}
+            elif fields:
+                key_row = {f: key_row.get(f) for f in fields}
+            if hints:
+                chunk.columns.setdefault(table, {}).update(
+                    {name: {**hint, "nullable": False} for name, hint in hints.items() if name in key_row}
+                )
+        if any(v is None for v in key_row.values()):
+            raise DataError(f"The primary key {sorted(key_row)} has a null value")
+        pk = self._pk_columns.get(table)
+        if pk is None:
+            self._pk_columns[table] = list(key_row)
+        elif pk != list(key_row):
+            raise DataError(f"Primary key columns {list(key_row)} differ from this table's {pk}")
+        return key_row
+
+    def _report(self, records: Sequence[SinkRecord], index: int, error: BaseException) -> None:
+        reporter = self.context.errant_record_reporter()
+        if reporter is None:
+            raise DataError(f"Record {index} of the batch cannot be loaded: {error}") from error
+        reporter.report(records[index], error)
+
+    # ---- loading -----------------------------------------------------------------------------------------
+    def _drop_buffer(self) -> None:
+        self._chunks.clear()
+        self._buffered = 0
+
+    def _load_with_retries(self) -> None:
+        try:
+            self._load()
+        except Exception as exc:
+            self._failures += 1
+            if self._failures > self._settings.max_retries:
+                raise ConnectError(f"Loading into {self._settings.destination} failed {self._failures} times") from exc
+            raise RetriableError(f"Load into {self._settings.destination} failed: {exc}") from exc
+        self._failures = 0
+
+    def _load(self) -> None:
+        """Load every buffered row with the offsets they take their partitions to, in one dlt load."""
+        import dlt
+
+        if not self._chunks:
+            return
+        if self._unclean:
+            self._remove_uncommitted(self._unclean)
+            self._unclean = {}
+
+        settings = self._settings
+        rows: dict[str, list[dict[str, Any]]] = {}
+        columns: dict[str, dict[str, dict[str, Any]]] = {}
+        offsets: dict[str, dict[TopicPartition, int]] = {}
+        for chunk in self._chunks:
+            for table, table_rows in chunk.rows.items():
+                rows.setdefault(table, []).extend(table_rows)
+            for table, hints in chunk.columns.items():
+                columns.setdefault(table, {}).update(hints)
+            for tp, offset in chunk.offsets.items():
+                offsets.setdefault(chunk.tables[tp], {})[tp] = offset
+        resources = []
+        for table, table_rows in rows.items():
+            hints = columns.get(table, {})
+            if settings.merge:
+                table_rows = self._last_per_key(table, table_rows)
+                # a delete is staged as a row of its key alone, so every other column takes nulls
+                pk = set(self._pk_columns.get(table) or ())
+                hints = {c: h if c in pk else {**h, "nullable": True} for c, h in hints.items()}
+                hints[DELETED] = {"data_type": "bool", "nullable": True, "hard_delete": True}
+            resources.append(
+                dlt.resource(
+                    table_rows,
+                    name=table,
+                    write_disposition="merge" if settings.merge else "append",
+                    primary_key=self._pk_columns.get(table) if settings.merge else None,
+                    columns=hints,
+                    max_table_nesting=0,
+                )
+            )
+        offset_table_rows = [r for table, o in offsets.items() for r in offset_rows(table, o, self._epochs)]
+        if not offset_table_rows:
+            self._drop_buffer()  # every record was already in the destination
+            return
+        resources.append(
+            dlt.resource(offset_table_rows, name=OFFSETS_TABLE, write_disposition="append", columns=OFFSET_COLUMNS)
+        )
+        pipeline = self._workspace.pipeline
+        try:
+            pipeline.run(resources, loader_file_format=settings.file_format).raise_on_failed_jobs()
+        except BaseException:
+            # The package's rows may be partly in the destination but its offsets are not committed: drop
+            # the package, and delete its rows before these records are loaded again.
+            pipeline.abort_packages()
+            self._unclean = {tp: table for table, o in offsets.items() for tp in o}
+            raise
+        for table_offsets in offsets.values():
+            self._committed.update(table_offsets)
+        self._drop_buffer()
+
+    def _last_per_key(self, table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A merge keeps one row per primary key: the last record's (dlt would pick any one)."""
+        pk = self._pk_columns.get(table) or []
+        latest: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for row in rows:
+            key = tuple(row.get(c) for c in pk)
+            latest.pop(key, None)  # re-inserted: the rows stay in the order of their last records
+            latest[key] = row
+        return list(latest.values())
