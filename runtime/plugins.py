@@ -274,7 +274,8 @@ class Plugins:
     def task_class(self, name: str, connector: PluginDesc) -> type:
         """A connector's task class by its `task.class` name (a Java connector's: its Java task class)."""
         if is_java_connector(connector.cls):
-            return java_task_class(connector.cls.java_host, connector.cls.java_class, name, connector.type)
+            java: Any = connector.cls
+            return java_task_class(java.java_host, java.java_class, name, connector.type)
         return import_object(name)
 
     def new_connector(self, name: str) -> Connector:

@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 # what Python may call, per kind of target (the JVM's other methods stay out of reach)
 METHODS: Mapping[str, frozenset[str]] = {
-    "host": frozenset({"describe", "configDef", "validate"}),
+    "host": frozenset({"describe", "configDef", "validate", "commitsRecords"}),
     "connector": frozenset(
         {
             "version",
@@ -62,14 +62,14 @@ METHODS: Mapping[str, frozenset[str]] = {
             "alterSinkOffsets",
         }
     ),
-    "source_task": frozenset({"version", "start", "poll", "commit", "commitRecord", "stop"}),
+    "source_task": frozenset({"version", "start", "poll", "commit", "commitRecords", "stop"}),
     "sink_task": frozenset({"version", "start", "put", "preCommit", "open", "close", "stop"}),
 }
 
 
 def failure(error: BaseException) -> JavaFailure:
     """A JavaFailure for what a call raised (a Java exception, or a Python one in this process)."""
-    java = getattr(error, "__javaobject__", None) or (error if hasattr(error, "getStackTrace") else None)
+    java: Any = getattr(error, "__javaobject__", None) or (error if hasattr(error, "getStackTrace") else None)
     if java is None:
         return JavaFailure(type(error).__name__, str(error), f"{type(error).__name__}: {error}", False)
     import jpype
@@ -199,7 +199,7 @@ class HostProcess:
             if value is None:
                 return None
             if message.method == "poll":
-                return bytes(value)  # one copy of the batch's bytes, no per-record calls
+                return memoryview(value).tobytes()  # one copy of the batch, through the buffer protocol
             if isinstance(value, (bool, int, float)):
                 return value
             return str(value)
@@ -271,11 +271,11 @@ class HostProcess:
                 message: ToHost = self._conn.recv()
             except (EOFError, OSError):
                 break  # the process that started this one is gone: so is the reason to run
-            handler = self.HANDLERS.get(type(message))
-            if handler is None:
+            on_message = self.HANDLERS.get(type(message))
+            if on_message is None:
                 log.warning("JVM host: unknown message %r; ignored", message)
                 continue
-            handler(self, message)
+            on_message(self, message)
             if isinstance(message, Exit):
                 break
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from ..api.transforms import Predicate, Transformation
 from ..converters.base import Converter, HeaderConverter
 from ..converters.json import JsonConverter
 from .client import JvmHost, RetriableJavaError
+from .protocol import InstanceKind
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +230,7 @@ class _JavaTask:
     java_plugin: ClassVar[str]  # the connector class, whose plugin loader loads the task class
     java_class: ClassVar[str]
     java_host: ClassVar[JvmHost]
-    kind: ClassVar[str]
+    kind: ClassVar[InstanceKind]
 
     def __init__(self) -> None:
         self._handle: int | None = None
@@ -240,13 +242,7 @@ class _JavaTask:
         if self._lost is not None:
             raise ConnectError(self._lost)
         if self._handle is None:
-            self._handle = self.java_host.create(
-                self.kind,
-                self.java_plugin,
-                self.java_class,
-                self,
-                self._name,  # type: ignore[arg-type]
-            )
+            self._handle = self.java_host.create(self.kind, self.java_plugin, self.java_class, self, self._name)
         return self.java_host.call(self._handle, method, *args)
 
     def _release(self) -> None:
@@ -284,11 +280,15 @@ class JavaSourceTask(_JavaTask, SourceTask):
             return None
         if batch is None:
             return None
+        decoded = orjson.loads(batch)
+        records = self._records(decoded["records"])
+        self._polled(decoded["first"], records)
+        return records
+
+    def _records(self, rows: list[list[Any]]) -> list[SourceRecord]:
         to_data = self._envelopes.to_connect_data
         records = []
-        for topic, partition, timestamp, key, value, headers, source_partition, source_offset in orjson.loads(batch)[
-            "records"
-        ]:
+        for topic, partition, timestamp, key, value, headers, source_partition, source_offset in rows:
             key_schema, key_value = to_data(topic, key.encode()) if key is not None else (None, None)
             value_schema, value_value = to_data(topic, value.encode()) if value is not None else (None, None)
             record_headers = None
@@ -313,12 +313,11 @@ class JavaSourceTask(_JavaTask, SourceTask):
             )
         return records
 
+    def _polled(self, first: int, records: list[SourceRecord]) -> None:
+        """A task that does not override commitRecord() needs nothing of its records back."""
+
     def commit(self) -> None:
         self._call("commit")
-
-    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
-        if metadata is not None:
-            self._call("commitRecord", metadata.topic, metadata.partition, metadata.offset, metadata.timestamp or -1)
 
     def stop(self) -> None:
         if self._handle is None:
@@ -327,6 +326,51 @@ class JavaSourceTask(_JavaTask, SourceTask):
             self._call("stop")
         finally:
             self._release()
+
+
+class JavaSourceTaskCommittingRecords(JavaSourceTask):
+    """A Java source task that overrides commitRecord(): the runtime hands back each record as the broker
+    acknowledges it; the acknowledgements go to Java in one call before the next poll() or commit()."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sequences: dict[int, int] = {}  # id(record as polled) -> its sequence number in the JVM
+        self._acknowledged: list[list[Any]] = []
+        self._lock = threading.Lock()  # delivery callbacks may run on the producer's thread
+
+    def _polled(self, first: int, records: list[SourceRecord]) -> None:
+        with self._lock:
+            for offset, record in enumerate(records):
+                self._sequences[id(record)] = first + offset
+
+    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        with self._lock:
+            sequence = self._sequences.pop(id(record), None)
+            if sequence is not None:
+                row = [sequence, None, None, None] if metadata is None else [sequence, *metadata[:3]]
+                self._acknowledged.append(row)
+
+    def _hand_back(self) -> None:
+        with self._lock:
+            rows, self._acknowledged = self._acknowledged, []
+        if rows:
+            self._call("commitRecords", orjson.dumps(rows).decode())
+
+    def poll(self) -> list[SourceRecord] | None:
+        self._hand_back()
+        return super().poll()
+
+    def commit(self) -> None:
+        self._hand_back()
+        super().commit()
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            try:
+                self._hand_back()
+            except ConnectError as exc:
+                log.warning("%s: acknowledged records not handed back before stop(): %s", self.java_class, exc)
+        super().stop()
 
 
 class JavaSinkTask(_JavaTask, SinkTask):
@@ -450,7 +494,13 @@ def java_task_class(host: JvmHost, connector_class: str, task_class: str, kind: 
     cache_key = (id(host), connector_class, task_class)
     cls = _task_classes.get(cache_key)
     if cls is None:
-        base: type = JavaSinkTask if kind == "sink" else JavaSourceTask
+        base: type[Task]
+        if kind == "sink":
+            base = JavaSinkTask
+        elif host.call(None, "commitsRecords", connector_class, task_class):
+            base = JavaSourceTaskCommittingRecords
+        else:
+            base = JavaSourceTask
         cls = type(task_class, (base,), {"java_plugin": connector_class, "java_class": task_class, "java_host": host})
         _java_name(cls, task_class)
         _task_classes[cache_key] = cls

@@ -216,7 +216,10 @@ class TaskHost:
     # ---- commands ------------------------------------------------------------------------------
 
     def _on_start(self, message: StartTask) -> None:
-        self._submit(message.key, lambda: self.send(TaskStarted(message.key, self.worker.start_task(message))))
+        def start() -> None:
+            self.send(TaskStarted(message.key, self.worker.start_task(message)))
+
+        self._submit(message.key, start)
 
     def _on_stop(self, message: StopTask) -> None:
         def stop() -> None:

@@ -39,5 +39,5 @@ def test_messages_cross_the_socket_unchanged() -> None:
 
 
 def test_only_the_plugin_api_is_reachable() -> None:
-    assert METHODS["source_task"] == {"version", "start", "poll", "commit", "commitRecord", "stop"}
+    assert METHODS["source_task"] == {"version", "start", "poll", "commit", "commitRecords", "stop"}
     assert "getClass" not in set().union(*METHODS.values())

@@ -152,6 +152,11 @@ public final class Host {
         return cls.getDeclaredConstructor().newInstance();
     }
 
+    /** Whether a connector's source task class overrides commitRecord() (the runtime then acknowledges each record). */
+    public boolean commitsRecords(String plugin, String taskClass) throws Exception {
+        return SourceTaskHandle.overridesCommitRecord(Class.forName(taskClass, false, loader(plugin)));
+    }
+
     // ---- configuration ------------------------------------------------------------------------
 
     /** A plugin's ConfigDef: {"groups": [...], "keys": [ConfigKey as the reference's REST layer renders it]}. */

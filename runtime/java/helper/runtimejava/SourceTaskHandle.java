@@ -4,12 +4,14 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.HashMap;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.connect.header.Header;
 import org.apache.kafka.connect.json.JsonConverter;
 import org.apache.kafka.connect.source.SourceRecord;
@@ -29,8 +31,9 @@ public final class SourceTaskHandle {
     private final ClassLoader loader;
     private final Callbacks callbacks;
     private final JsonConverter envelopes = new JsonConverter();
-    // polled and not yet acknowledged, for commitRecord(), when the task overrides it
-    private final ArrayDeque<SourceRecord> unacknowledged = new ArrayDeque<>();
+    // polled and not yet acknowledged, by sequence number, for commitRecord(), when the task overrides it
+    private final Map<Long, SourceRecord> unacknowledged = new HashMap<>();
+    private long nextSequence;
     private final boolean wantsCommitRecord;
 
     public SourceTaskHandle(Host host, String connectorClass, String taskClass, String instance, Callbacks callbacks)
@@ -39,10 +42,14 @@ public final class SourceTaskHandle {
         this.callbacks = callbacks;
         this.loader = host.loader(connectorClass);
         this.task = (SourceTask) host.newInstance(connectorClass, taskClass);
-        this.wantsCommitRecord = task.getClass()
-            .getMethod("commitRecord", SourceRecord.class, RecordMetadata.class)
-            .getDeclaringClass() != SourceTask.class;
+        this.wantsCommitRecord = overridesCommitRecord(task.getClass());
         envelopes.configure(Collections.singletonMap("schemas.enable", "true"), false);
+    }
+
+    /** Whether a task class overrides commitRecord(): only then does the runtime hand back each record. */
+    static boolean overridesCommitRecord(Class<?> taskClass) throws NoSuchMethodException {
+        return taskClass.getMethod("commitRecord", SourceRecord.class, RecordMetadata.class).getDeclaringClass()
+            != SourceTask.class;
     }
 
     public String version() throws Exception {
@@ -57,14 +64,16 @@ public final class SourceTaskHandle {
         });
     }
 
-    /** The next batch: {"records": [[topic, partition, timestamp, key, value, headers, sourcePartition,
-     * sourceOffset], ...]} with key, value and header values as envelope text; null when there is none. */
+    /** The next batch: {"first": the first record's sequence number, "records": [[topic, partition, timestamp,
+     * key, value, headers, sourcePartition, sourceOffset], ...]} with key, value and header values as
+     * envelope text; null when there is none. */
     public byte[] poll() throws Exception {
         List<SourceRecord> records = Loaders.with(loader, task::poll);
         if (records == null || records.isEmpty()) {
             return null;
         }
         ObjectNode batch = Host.JSON.createObjectNode();
+        batch.put("first", nextSequence);
         ArrayNode out = batch.putArray("records");
         for (SourceRecord record : records) {
             ArrayNode r = out.addArray();
@@ -90,8 +99,9 @@ public final class SourceTaskHandle {
             r.add(Host.JSON.valueToTree(record.sourcePartition()));
             r.add(Host.JSON.valueToTree(record.sourceOffset()));
             if (wantsCommitRecord) {
-                unacknowledged.add(record);
+                unacknowledged.put(nextSequence, record);
             }
+            nextSequence++;
         }
         return Host.JSON.writeValueAsBytes(batch);
     }
@@ -101,27 +111,29 @@ public final class SourceTaskHandle {
         return bytes == null ? null : new String(bytes, StandardCharsets.UTF_8);
     }
 
-    /**
-     * The runtime acknowledged (and stored the offsets of) every record polled so far: commitRecord() for
-     * each, in poll order, then commit(), as the reference calls them.
-     */
+    /** commit(), once the runtime committed the offsets of what it acknowledged (the reference's order). */
     public void commit() throws Exception {
-        Loaders.run(loader, () -> {
-            SourceRecord record;
-            while ((record = unacknowledged.poll()) != null) {
-                task.commitRecord(record, null);
-            }
-            task.commit();
-        });
+        Loaders.run(loader, task::commit);
     }
 
-    /** commitRecord() with its metadata, for the oldest polled record not yet acknowledged. */
-    public void commitRecord(String topic, int partition, long offset, long timestamp) throws Exception {
-        SourceRecord record = unacknowledged.poll();
-        if (record != null) {
-            RecordMetadata metadata = new RecordMetadata(new TopicPartition(topic, partition), offset, 0, timestamp, -1, -1);
-            Loaders.run(loader, () -> task.commitRecord(record, metadata));
-        }
+    /**
+     * commitRecord() for records the runtime acknowledged (or dropped), in the order it did:
+     * [[sequence, topic, partition, offset], ...], topic null for a record dropped (metadata null).
+     */
+    public void commitRecords(String acknowledgedJson) throws Exception {
+        JsonNode rows = Host.JSON.readTree(acknowledgedJson);
+        Loaders.run(loader, () -> {
+            for (JsonNode row : rows) {
+                SourceRecord record = unacknowledged.remove(row.get(0).asLong());
+                if (record == null) {
+                    continue;
+                }
+                RecordMetadata metadata = row.get(1).isNull() ? null
+                    : new RecordMetadata(new TopicPartition(row.get(1).asText(), row.get(2).asInt()), row.get(3).asLong(),
+                        0, RecordBatch.NO_TIMESTAMP, -1, -1);
+                task.commitRecord(record, metadata);
+            }
+        });
     }
 
     public void stop() throws Exception {
