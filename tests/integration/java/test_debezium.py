@@ -178,9 +178,9 @@ def test_a_killed_worker_resumes_debezium_from_its_stored_lsn_without_a_new_snap
         wait_for(lambda: ops(events(kafka, topic, 2)) == ["r", "r"], 120, what="the snapshot")
         postgres.psql("inventory", f"INSERT INTO {table} (item) VALUES ('c');")
         wait_for(lambda: ops(events(kafka, topic, 3)) == ops_of("rrc"), 120, what="the insert streamed")
-        # its offset (the LSN) committed, then the worker dies without a goodbye
+        # the streaming offset of the insert (its LSN, lsn_proc) committed, then the worker dies without a goodbye
         wait_for(
-            lambda: any("lsn" in o["offset"] for o in api.get(f"/connectors/{prefix}/offsets").json()["offsets"]),
+            lambda: any("lsn_proc" in o["offset"] for o in api.get(f"/connectors/{prefix}/offsets").json()["offsets"]),
             60,
             what="a streaming offset committed",
         )
