@@ -327,9 +327,5 @@ class JvmHost:
         if process is not None:
             process.send(SetLogLevel(namespace, number))
 
-    def pid(self) -> int | None:
-        with self._lock:
-            return None if self._process is None else self._process.pid
-
 
 __all__ = ["HostedInstance", "JavaError", "JvmHost", "RetriableJavaError", "java_error"]

@@ -1,7 +1,6 @@
 package runtimejava;
 
 import com.fasterxml.jackson.core.type.TypeReference;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,10 +30,6 @@ public final class ConnectorHandle {
 
     public String version() throws Exception {
         return Loaders.with(loader, connector::version);
-    }
-
-    public boolean isSink() {
-        return connector instanceof SinkConnector;
     }
 
     public void initialize() throws Exception {
@@ -135,13 +130,5 @@ public final class ConnectorHandle {
         public OffsetStorageReader offsetStorageReader() {
             return new OffsetReader(instance, callbacks);
         }
-    }
-
-    static List<Object> list(Object... items) {
-        List<Object> out = new ArrayList<>();
-        for (Object item : items) {
-            out.add(item);
-        }
-        return out;
     }
 }

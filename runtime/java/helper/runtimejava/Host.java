@@ -18,8 +18,6 @@ import org.apache.kafka.common.config.Config;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigValue;
 import org.apache.kafka.connect.connector.Connector;
-import org.apache.kafka.connect.sink.SinkConnector;
-import org.apache.kafka.connect.source.SourceConnector;
 
 /**
  * The plugins of a worker's plugin.path that are Java (a folder of jars, or a jar, per plugin, as Kafka
@@ -247,18 +245,5 @@ public final class Host {
             return null;
         }
         return type == null ? value.toString() : ConfigDef.convertToString(value, type);
-    }
-
-    /** The kind of a Java connector class: "source" or "sink". */
-    public String connectorKind(String name) {
-        return kindOf.get(name);
-    }
-
-    static boolean isSink(Object connector) {
-        return connector instanceof SinkConnector;
-    }
-
-    static boolean isSource(Object connector) {
-        return connector instanceof SourceConnector;
     }
 }
