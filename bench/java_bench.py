@@ -5,7 +5,8 @@ against the same connector in the reference Kafka Connect 3.9 (the oracle), side
 
 Both read the same file of ~100-byte lines (StringConverter, batch.size 2000) into a fresh topic of the
 same broker; timed from the create to the CreateTime of the last record, and over the first to last
-record (the steady stream); records per CPU second of the worker (and its JVM host) or the oracle's JVM.
+record (the steady stream). (bench/run.py's records per CPU second counts a worker's own process, not the
+JVM host process that does the Java half here, so it is left out.)
 Best of --repeat rounds per side, the sides alternating. The issue's target: ours >= 0.8 x the oracle.
 Writes bench/results/java_bench.json. Nothing here asserts a timing.
 """
@@ -90,11 +91,10 @@ def main() -> int:
         f"load {load_before:.1f} before, {load_after:.1f} after"
     )
     print(f"{'lines/s':<28}{'ours (Java, hosted)':>22}{'oracle 3.9':>14}{'ours/oracle':>13}  target")
-    labels = {"total": "create to last record", "stream": "first to last record", "cpu": "per CPU second"}
+    labels = {"total": "create to last record", "stream": "first to last record"}
     for metric, label in labels.items():
         ratio = our_best[metric] / oracle_best[metric]
-        target = f">= {TARGET}" if metric != "cpu" else ""
-        print(f"{label:<28}{our_best[metric]:>22,.0f}{oracle_best[metric]:>14,.0f}{ratio:>13.2f}  {target}")
+        print(f"{label:<28}{our_best[metric]:>22,.0f}{oracle_best[metric]:>14,.0f}{ratio:>13.2f}  >= {TARGET}")
     results = REPO / "bench" / "results"
     results.mkdir(exist_ok=True)
     (results / "java_bench.json").write_text(
@@ -102,8 +102,8 @@ def main() -> int:
             {
                 "lines": args.lines,
                 "repeat": args.repeat,
-                "ours": our_best,
-                "oracle": oracle_best,
+                "ours": {k: v for k, v in our_best.items() if k in labels},
+                "oracle": {k: v for k, v in oracle_best.items() if k in labels},
                 "load": [load_before, load_after],
                 "at": time.strftime("%Y-%m-%dT%H:%M:%S"),
             },
