@@ -12,8 +12,9 @@ Two one-worker distributed clusters on one embedded Tansu broker, the same setti
 Timed from just before the POST to the CreateTime of the last record, and from the first record's to the
 last's; and records per CPU-second of the worker process. Exactly-once rows also check that the committed
 view of the topic (what a read_committed consumer reads: tests/support/committed.py) holds each seqno
-exactly once. Target (issue 25): exactly-once / without >= 0.8. Prints a table; writes JSON to
-bench/results/exactly_once.json. Nothing here asserts a timing.
+exactly once. A last row compares raw confluent-kafka loops, transactional (a commit per 1,000 records) and
+plain: librdkafka's own cost of transactions. Target (issue 25): exactly-once / without >= 0.8. Prints a
+table; writes JSON to bench/results/exactly_once.json. Nothing here asserts a timing.
 
 Needs the exactly-once control plane of issue 25 (a distributed worker that starts with
 `exactly.once.source.support=enabled` and starts source tasks with their transactional ids); until then
@@ -37,9 +38,11 @@ sys.path.insert(0, str(REPO))
 
 import httpx  # noqa: E402
 import orjson  # noqa: E402
+from confluent_kafka import Producer  # noqa: E402
 
 from bench import _support as s  # noqa: E402
 from runtime.embedded_broker import EmbeddedBroker  # noqa: E402
+from runtime.worker.clients import PRODUCER_DEFAULTS  # noqa: E402
 from tests.support.cluster import Cluster  # noqa: E402
 from tests.support.committed import committed_records  # noqa: E402
 
@@ -101,6 +104,36 @@ def run_once(cluster: Cluster, bootstrap: str, n: int, extra: dict[str, str], ex
     }
 
 
+def raw_loop(bootstrap: str, n: int, transactional: bool) -> float:
+    """Records per CPU-second of a raw confluent-kafka loop sending what SequenceSource sends (the worker's
+    producer settings, JsonConverter values), plain or in a transaction per 1,000 records: librdkafka's own
+    cost of transactions, before the runtime does anything."""
+    topic = s.unique("raw-eos" if transactional else "raw")
+    s.create_topic(bootstrap, topic)
+    codec = s.JsonCodec(True)
+    settings: dict[str, Any] = {"bootstrap.servers": bootstrap, **PRODUCER_DEFAULTS, "delivery.report.only.error": True}
+    if transactional:
+        settings["transactional.id"] = topic
+    producer = Producer(settings)
+    if transactional:
+        producer.init_transactions(60)
+    key, value_of = codec.key_bytes(topic, "raw-0"), codec.value_encoder(topic)
+    cpu0 = s.cpu_seconds()
+    for n0 in range(0, n, 1000):
+        if transactional:
+            producer.begin_transaction()
+        batch = [{"value": value_of(seqno), "key": key} for seqno in range(n0, min(n0 + 1000, n))]
+        while batch:
+            queued = producer.produce_batch(topic, batch)
+            batch = batch[queued:] if queued < len(batch) else []
+            producer.poll(0.05 if batch else 0)
+        if transactional:
+            producer.commit_transaction(60)
+    if producer.flush(120):
+        raise RuntimeError("raw loop: records not delivered")
+    return n / (s.cpu_seconds() - cpu0)
+
+
 def best(runs: list[Metrics]) -> Metrics:
     return {k: max(r[k] for r in runs) for k in runs[0]}
 
@@ -135,6 +168,19 @@ def main() -> int:
             for variant, extra in VARIANTS.items():
                 log(f"round {round_ + 1}: exactly once, {variant}, {n} records")
                 variant_runs[variant].append(run_once(eos, bootstrap, n, extra, True))
+        log(f"raw confluent-kafka loops, plain and transactional, {n} records")
+        raw_plain = max(raw_loop(bootstrap, n, False) for _ in range(args.repeat))
+        raw_transactional = max(raw_loop(bootstrap, n, True) for _ in range(args.repeat))
+        rows.append(
+            {
+                "measure": "raw confluent-kafka loop, a transaction per 1,000 records, per CPU-second",
+                "unit": "records/cpu-s",
+                "exactly_once": raw_transactional,
+                "without": raw_plain,
+                "ratio": raw_transactional / raw_plain,
+                "target": None,
+            }
+        )
         baseline = best(baseline_runs)
         for variant, runs in variant_runs.items():
             ours = best(runs)
@@ -165,10 +211,11 @@ def main() -> int:
     print(header)
     print("-" * len(header))
     for r in rows:
-        flag = "" if r["ratio"] >= r["target"] else " BELOW"
+        target = r["target"]
+        flag = "" if target is None or r["ratio"] >= target else " BELOW"
         print(
             f"{r['measure']:<72} {r['unit']:<14} {r['exactly_once']:>12,.0f} {r['without']:>10,.0f} "
-            f"{r['ratio']:>6.2f} {'>=' + str(r['target']):>7}{flag}"
+            f"{r['ratio']:>6.2f} {'-' if target is None else '>=' + str(target):>7}{flag}"
         )
     print(
         f"({n:,} records, best of {args.repeat} round(s) per side; load average {load_before:.1f} before, "

@@ -539,6 +539,10 @@ class DistributedHerder(HerderBase):
     def assignment(self) -> Assignment:
         return self.member.assignment()
 
+    def assigned_counts(self) -> tuple[int, int] | None:
+        assignment = self.member.assignment()
+        return len(assignment.connectors_of(self.worker_id)), len(assignment.tasks_of(self.worker_id))
+
     # ---- internal endpoints (InternalClusterResource) -------------------------------------------
 
     def _check_request_signature(self, signature: RequestSignature | None) -> None:

@@ -266,6 +266,9 @@ class StandaloneHerder(HerderBase):
             raise NotFound(f"No status found for task {name}-{index}")
         return {"id": index, **views.status_body(status)}
 
+    def assigned_counts(self) -> tuple[int, int] | None:
+        return None  # no group, no coordinator metrics (as the reference's standalone worker)
+
     # ---- where connector code runs (HerderBase) --------------------------------------------------
 
     def _staged(self, fn: Callable[[], T], stage: str) -> T:

@@ -8,8 +8,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
 
 from ..worker_config import WorkerConfig
+from .admin_statistics import ADMIN_STATISTICS
 
 log = logging.getLogger(__name__)
 
@@ -143,9 +145,16 @@ def create_client(factory: Callable[[dict[str, Any]], C], config: dict[str, Any]
         if name in JAVA_ONLY_CLIENT_PROPERTIES:
             log.info("Ignoring %s setting %s: it only applies to the Java client", what, name)
             del config[name]
+    statistics_key = None
+    if isinstance(factory, type) and issubclass(factory, AdminClient):
+        # an admin client's statistics reach /metrics through ADMIN_STATISTICS, which polls it
+        statistics_key, config = ADMIN_STATISTICS.configure(config)
     for _ in range(len(config) + 1):
         try:
-            return factory(config)
+            client = factory(config)
+            if statistics_key is not None:
+                ADMIN_STATISTICS.watch(statistics_key, client)
+            return client
         except KafkaException as exc:
             message = str(exc.args[0].str() if exc.args and hasattr(exc.args[0], "str") else exc)
             marker = "No such configuration property: "

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..api.connector import SinkConnector
-from ..plugins import Plugins, import_object
+from ..plugins import Plugins
 from ..storage.base import OffsetStore, StatusStore
 from ..storage.states import TargetState
 from ..worker_config import WorkerConfig
@@ -55,7 +55,7 @@ class TaskBuilder:
         """The runner of one task (not started); `exactly_once`: a source task run exactly once."""
         desc = self.plugins.connector_desc(connector_config.get("connector.class", ""))
         task_class_name = task_config.get("task.class")
-        task_class = import_object(task_class_name) if task_class_name else None
+        task_class = self.plugins.task_class(task_class_name, desc) if task_class_name else None
         if task_class is None:
             raise ValueError(f"Task config of {name}-{index} has no task.class")
         common: dict[str, Any] = dict(
