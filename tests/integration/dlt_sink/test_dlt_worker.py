@@ -152,6 +152,90 @@ def test_json_records_through_a_transform_with_bad_ones_in_the_dead_letter_queue
     assert Postgres.password not in worker.log_path.read_text()
 
 
+@pytest.fixture(scope="module")
+def registry_url() -> Iterator[str]:
+    """The Schema Registry CONNECT_TEST_SCHEMA_REGISTRY_URL names, or the fixture one on loopback."""
+    from tests.support.schema_registry import SchemaRegistryServer, registry_url_from_env
+
+    url = registry_url_from_env()
+    if url is not None:
+        yield url
+        return
+    with SchemaRegistryServer() as server:
+        yield server.url
+
+
+ORDER_AVRO = {
+    "type": "record",
+    "name": "Order",
+    "namespace": "io.example",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+        {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "placed_at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "note", "type": ["null", "string"], "default": None},
+    ],
+}
+
+
+def test_avro_records_through_the_schema_registry_land_in_their_column_types(
+    bootstrap_servers, client, postgres, registry_url
+):
+    import datetime as dt
+    import decimal
+
+    from confluent_kafka import Producer
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    topic, name = unique("avro-orders"), unique("dlt-avro")
+    destination = Postgres(postgres, name.replace("-", "_"))
+    table = topic.replace("-", "_")
+    create_topic(bootstrap_servers, topic, 1)
+    serialize = AvroSerializer(SchemaRegistryClient({"url": registry_url}), json.dumps(ORDER_AVRO))
+    utc = dt.UTC
+    orders = [
+        {
+            "id": i,
+            "amount": decimal.Decimal(123456 + i).scaleb(-2),
+            "day": dt.date(2025, 3, 1) + dt.timedelta(days=i),
+            "placed_at": dt.datetime(2025, 3, 1, 12, 30, 15, 250000, tzinfo=utc) + dt.timedelta(hours=i),
+            "note": None if i % 2 else f"n{i}",
+        }
+        for i in range(6)
+    ]
+    producer = Producer({"bootstrap.servers": bootstrap_servers})
+    for order in orders:
+        producer.produce(topic, serialize(order, SerializationContext(topic, MessageField.VALUE)))
+    assert producer.flush(30) == 0
+    config = sink_config(
+        topic,
+        destination,
+        **{
+            "value.converter": "io.confluent.connect.avro.AvroConverter",
+            "value.converter.schema.registry.url": registry_url,
+        },
+    )
+    assert client.post("/connectors", json={"name": name, "config": config}).status_code == 201
+    wait_loaded(destination, table, {0: len(orders)})
+
+    types = destination.column_types(table)
+    assert {c: t for c, t in types.items() if not c.startswith("_")} == {
+        "id": "bigint",
+        "amount": "numeric(9,2)",
+        "day": "date",
+        "placed_at": "timestamp with time zone",
+        "note": "character varying",
+    }
+    loaded = destination.rows(table, "id, amount, day, placed_at, note", "id")
+    assert [dict(zip(ORDER_AVRO_FIELDS, row, strict=True)) for row in loaded] == orders
+
+
+ORDER_AVRO_FIELDS = [f["name"] for f in ORDER_AVRO["fields"]]
+
+
 def test_kill_9_during_loads_loads_every_record_once(bootstrap_servers, client, postgres, worker):
     """Kill -9 while loads are under way: the task process (the loader; its task FAILED, then restarted
     over REST) and, every third cycle, the whole worker (restarted on the same files; its orphaned task
