@@ -243,6 +243,7 @@ class DltSinkTask(SinkTask):
 
     # ---- data ----------------------------------------------------------------------------------------
     def put(self, records: Sequence[SinkRecord]) -> None:
+        chunk = None
         if records:
             chunk = self._rows(records)
             self._chunks.append(chunk)
@@ -251,9 +252,9 @@ class DltSinkTask(SinkTask):
             try:
                 self._load_with_retries()
             except RetriableError:
-                if records:  # taken back: the runtime delivers this batch again
-                    taken = self._chunks.pop()
-                    self._buffered -= taken.records
+                if chunk is not None:  # taken back: the runtime delivers this batch again
+                    self._chunks = [c for c in self._chunks if c is not chunk]
+                    self._buffered = sum(c.records for c in self._chunks)
                 self.context.timeout(self._settings.retry_backoff_ms)
                 raise
 
@@ -452,12 +453,16 @@ class DltSinkTask(SinkTask):
             self._handle_fenced(exc.fenced)
             self._load()  # what is left: the records of partitions this task still owns
             return
-        self._committed(ends)
+        self._advance(ends)
+        self._drop_buffer()
 
-    def _committed(self, ends: dict[Key, Committed]) -> None:
+    def _advance(self, ends: dict[Key, Committed]) -> None:
         for (_, tp), state in ends.items():
             if tp in self._state:
                 self._state[tp] = state
+
+    def _keep_unloaded(self) -> None:
+        """Drop the buffered records of partitions this task no longer owns, and those already loaded."""
         self._prune(lambda tp, offset: (state := self._state.get(tp)) is not None and (state.offset or 0) <= offset)
 
     def _resolve_failed_load(self) -> None:
@@ -469,7 +474,10 @@ class DltSinkTask(SinkTask):
         pipeline = self._workspace.pipeline
         if is_committed(pipeline, failed.load_id):
             log.info("Load %s committed although it reported a failure", failed.load_id)
-            self._committed(failed.ends)
+            self._advance(failed.ends)
+            self._keep_unloaded()
+        elif self._settings.merge:
+            pass  # its upserts stay: loading the same records again merges them to the same rows
         elif not remove_load(pipeline, failed.load_id, failed.tables):
             self._warn_at_least_once()
         self._failed_load = None
@@ -489,7 +497,7 @@ class DltSinkTask(SinkTask):
                     tp.topic,
                     tp.partition,
                 )
-        self._prune(lambda tp, offset: (state := self._state.get(tp)) is not None and (state.offset or 0) <= offset)
+        self._keep_unloaded()
 
     def _prune(self, keep: Callable[[TopicPartition, int], bool]) -> None:
         """Keep only the buffered rows (and offsets) of records `keep(partition, offset)` accepts."""
