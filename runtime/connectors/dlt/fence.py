@@ -27,7 +27,6 @@ can set a key back to the value of a record both tasks loaded until that key's n
 from __future__ import annotations
 
 import enum
-import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -47,8 +46,6 @@ from .offsets import (
     literal,
     read_file_rows,
 )
-
-log = logging.getLogger(__name__)
 
 
 class Guarantee(enum.Enum):
@@ -212,7 +209,7 @@ def fenced_destination(factory: Any, fence: Fence) -> tuple[Any, Guarantee]:
             "destination_type": property(_constant(destination_type)),
         },
     )
-    fenced = object.__new__(fenced_class)
+    fenced: Any = object.__new__(fenced_class)
     fenced.__dict__.update(factory.__dict__)
     return fenced, guarantee
 
