@@ -31,7 +31,7 @@ SCHEMA = {
     "optional": False,
     "fields": [{"field": "id", "type": "int64", "optional": False}, {"field": "label", "type": "string"}],
 }
-# The suite's run kills 3 times; DLT_SINK_KILL_CYCLES=10 is the longer run (see the README).
+# The suite's run kills the task process 3 times; DLT_SINK_KILL_CYCLES=10 is the longer run (see the README).
 KILL_CYCLES = int(os.environ.get("DLT_SINK_KILL_CYCLES", "3"))
 
 
@@ -179,6 +179,7 @@ ORDER_AVRO = {
         {"name": "note", "type": ["null", "string"], "default": None},
     ],
 }
+ORDER_AVRO_FIELDS = [f["name"] for f in ORDER_AVRO["fields"]]
 
 
 def test_avro_records_through_the_schema_registry_land_in_their_column_types(
@@ -233,9 +234,6 @@ def test_avro_records_through_the_schema_registry_land_in_their_column_types(
     }
     loaded = destination.rows(table, "id, amount, day, placed_at, note", "id")
     assert [dict(zip(ORDER_AVRO_FIELDS, row, strict=True)) for row in loaded] == orders
-
-
-ORDER_AVRO_FIELDS = [f["name"] for f in ORDER_AVRO["fields"]]
 
 
 def test_kill_9_during_loads_loads_every_record_once(bootstrap_servers, client, postgres, worker):
