@@ -23,7 +23,9 @@ class ConnectApiError(AirflowException):
     ) -> None:
         self.method = method
         self.path = path
-        self.status_code = status_code
+        # AirflowException's own `status_code` is the status Airflow's API would answer with; this is the Connect
+        # server's answer, and None when no answer came
+        self.status_code = status_code  # type: ignore[assignment]
         self.error_code = error_code
         self.server_message = message
         where = f"{method} {path}"

@@ -33,6 +33,7 @@ def get_provider_info() -> dict[str, Any]:
             }
         ],
         "extra-links": ["airflow_provider_connect.links.ConnectorLink"],
+        "plugins": [{"name": "kafka_connect", "plugin-class": "airflow_provider_connect.ui.plugin.KafkaConnectPlugin"}],
         "operators": [
             {
                 "integration-name": "Kafka Connect",
@@ -60,6 +61,22 @@ def get_provider_info() -> dict[str, Any]:
                 ],
             }
         ],
+        "config": {
+            "kafka_connect": {
+                "description": "The Kafka Connect page in Airflow's UI.",
+                "options": {
+                    "ui_conn_ids": {
+                        "description": "Connections the page shows besides those of type kafka_connect in the "
+                        "metadata database and in AIRFLOW_CONN_* variables (comma-separated; for connections "
+                        "kept in a secrets backend, which cannot be listed).",
+                        "version_added": "0.1.0",
+                        "type": "string",
+                        "example": "kafka_connect_prod,kafka_connect_dr",
+                        "default": "",
+                    }
+                },
+            }
+        },
         "connection-types": [
             {
                 "connection-type": "kafka_connect",

@@ -23,7 +23,8 @@ class ConnectState(str, enum.Enum):
     STOPPED = "STOPPED"
 
     @classmethod
-    def parse(cls, value: str | ConnectState) -> ConnectState:
+    def parse(cls, value: object) -> ConnectState:
+        """A state from a REST body or a user's argument, any case; anything else (None too) raises ValueError."""
         try:
             return cls(str(value.value if isinstance(value, ConnectState) else value).upper())
         except ValueError:

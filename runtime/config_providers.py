@@ -120,7 +120,7 @@ def _provider_class(name: str | type) -> type[ConfigProvider]:
 
     try:
         cls = import_object(name)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - importing a plugin runs its code: whatever it raises, it cannot be loaded
         raise ConfigError(f"Config provider class {name} cannot be loaded: {exc}") from None
     if not (isinstance(cls, type) and issubclass(cls, ConfigProvider)):
         raise ConfigError(f"{name} is not a ConfigProvider")

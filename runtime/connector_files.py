@@ -59,8 +59,8 @@ def parse_connector_file(path: Path) -> ConnectorRequest:
             if bad:
                 raise ConnectorFileError(f"Connector configuration at '{path}' has a non-scalar value for '{bad[0]}'")
             config = {k: _text(v) for k, v in raw_config.items() if v is not None}
-            name = document.get("name")
-            name = name.strip() if isinstance(name, str) else ""
+            given = document.get("name")
+            name = given.strip() if isinstance(given, str) else ""
             if not name:
                 raise _missing_name(path)
             if "name" in config and config["name"] != name:

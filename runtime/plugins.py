@@ -1,7 +1,9 @@
 """Plugin discovery and class resolution.
 
 Plugins come from Python entry-point groups (bundled ones are registered in pyproject.toml the same
-way third-party packages register theirs) and from any importable dotted path. A name resolves as
+way third-party packages register theirs), from any importable dotted path, and from the Java plugins in
+`plugin.path` (a folder of jars, or a jar, per plugin, as Kafka Connect lays them out: runtime/java), which
+are found on first use, in a JVM host process of this process. A name resolves as
 Kafka Connect resolves `connector.class`: the full class name, the simple class name, or the simple
 name without its `Connector` suffix; the reference's Java class names of the bundled plugins are
 aliases of ours so that worker and connector files written for Apache Kafka Connect load unchanged.
@@ -22,6 +24,9 @@ from .api.connector import Connector, SinkConnector, SourceConnector
 from .api.errors import ConnectError
 from .api.transforms import Predicate, Transformation
 from .converters.base import Converter, HeaderConverter
+from .java import jvm
+from .java.client import JvmHost
+from .java.proxies import describe, is_java_connector, java_task_class, plugin_class, plugin_locations
 from .transforms import BUILTIN_PREDICATES, BUILTIN_TRANSFORMS
 from .transforms import REFERENCE_ALIASES as TRANSFORM_ALIASES
 
@@ -141,13 +146,28 @@ def import_object(path: str) -> Any:
 class Plugins:
     """The plugins this worker knows, discovered once and resolvable by any of their names."""
 
-    def __init__(self, plugin_path: Iterable[str] = ()) -> None:
+    def __init__(self, plugin_path: Iterable[str] = (), find_java_now: bool = True) -> None:
+        """`find_java_now`: look for the Java plugins of plugin.path at once, on a thread of their own (a
+        worker), rather than at their first use (a task process, which may never run one)."""
         for folder in plugin_path or ():
             if folder and folder not in sys.path:
                 sys.path.append(folder)
         self._lock = threading.Lock()
         self._descs: dict[str, PluginDesc] = {}
         self._discover()
+        self._java_locations = tuple(plugin_locations(plugin_path or ()))
+        self._java_lock = threading.Lock()
+        self._java_found = not self._java_locations  # nothing to find: found
+        if self._java_locations:
+            try:  # Java 17 and the runtime's jars, checked at start: a clear message now, not at first use
+                jvm.find_java()
+                jvm.runtime_jars()
+            except jvm.JavaUnavailable as exc:
+                log.error("The Java plugins in plugin.path (%s) cannot run: %s", ", ".join(self._java_locations), exc)
+                self._java_found = True
+            else:
+                if find_java_now:  # the JVM starts while the worker does: the first request need not wait for it
+                    threading.Thread(target=self._find_java_plugins, name="java-plugins", daemon=True).start()
 
     def _add(self, cls: Any, origin: str) -> None:
         kind = plugin_type(cls)
@@ -170,9 +190,35 @@ class Plugins:
                 except Exception as exc:  # noqa: BLE001
                     log.warning("Could not load plugin %s from entry point group %s: %s", ep.value, group, exc)
 
+    def _find_java_plugins(self) -> None:
+        """The Java plugins of plugin.path, once (this starts the JVM host process)."""
+        if self._java_found:
+            return
+        with self._java_lock:
+            if self._java_found:
+                return
+            try:
+                host = JvmHost.for_locations(self._java_locations)
+                found = describe(host)
+            except Exception as exc:  # noqa: BLE001 - Python plugins still work without them
+                log.error("Could not load the Java plugins in %s: %s", ", ".join(self._java_locations), exc)
+                found = []
+            with self._lock:
+                for plugin in found:
+                    # A Java connector in plugin.path is there on purpose: it takes the name from the runtime's
+                    # port of it (Kafka's FileStream connectors). Java converters, transforms and predicates
+                    # run only in Java pipelines: the runtime's own keep their names.
+                    if plugin.class_name in self._descs and plugin.type not in ("source", "sink"):
+                        log.debug("Java plugin %s is shadowed by the runtime's own", plugin.class_name)
+                        continue
+                    self._descs[plugin.class_name] = PluginDesc(plugin_class(host, plugin), plugin.type)
+            log.info("Found %d Java plugins in plugin.path", len(found))
+            self._java_found = True
+
     # ---- listing --------------------------------------------------------------------------------
 
     def all(self) -> list[PluginDesc]:
+        self._find_java_plugins()
         with self._lock:
             descs = list(self._descs.values())
         return sorted(descs, key=lambda d: (TYPE_ORDER.index(d.type), d.class_name))
@@ -183,8 +229,11 @@ class Plugins:
     # ---- resolution -----------------------------------------------------------------------------
 
     def _lookup(self, name: str, kinds: tuple[str, ...]) -> PluginDesc | None:
-        name = JAVA_ALIASES.get(name, name).replace(":", ".")
         candidates = [d for d in self.all() if d.type in kinds]
+        for desc in candidates:  # the reference's name of a port, or of a Java plugin that took it
+            if desc.class_name == name:
+                return desc
+        name = JAVA_ALIASES.get(name, name).replace(":", ".")
         for desc in candidates:
             if desc.class_name == name:
                 return desc
@@ -221,6 +270,13 @@ class Plugins:
                 f"available connectors are: {available}"
             )
         return desc
+
+    def task_class(self, name: str, connector: PluginDesc) -> type:
+        """A connector's task class by its `task.class` name (a Java connector's: its Java task class)."""
+        if is_java_connector(connector.cls):
+            java: Any = connector.cls
+            return java_task_class(java.java_host, java.java_class, name, connector.type)
+        return import_object(name)
 
     def new_connector(self, name: str) -> Connector:
         return self.connector_desc(name).cls()

@@ -214,8 +214,12 @@ WORKER_CONFIG_DEF = (
         "disabled",
         ValidString.of("disabled", "preparing", "enabled", case_insensitive=True),
         Importance.HIGH,
-        documentation="KIP-618; this runtime delivers source records at least once, so only "
-        "'disabled' and 'preparing' (which changes nothing yet) are accepted.",
+        documentation="Whether to enable exactly-once support for source connectors in the cluster by using "
+        "transactions to write source records and their source offsets, and by proactively fencing out old task "
+        "generations before bringing up new ones. To enable exactly-once source support on a new cluster, set "
+        "this property to 'enabled'. To enable support on an existing cluster, first set to 'preparing' on every "
+        "worker in the cluster, then set to 'enabled'. A rolling upgrade may be used for both changes. "
+        "Distributed mode only (a standalone worker ignores it, as the reference does).",
     )
     .define(
         "log.level",
@@ -426,6 +430,20 @@ class WorkerConfig(AbstractConfig):
             params = self.originals_with_prefix(f"{CONFIG_PROVIDERS_PREFIX}{name}.param.")
             providers.append((name, cls, {k: str(v) for k, v in params.items()}))
         return providers
+
+    @property
+    def exactly_once_source_support(self) -> str:
+        """`exactly.once.source.support`, lower-case: disabled, preparing or enabled (KIP-618)."""
+        return str(self.get("exactly.once.source.support")).strip().lower()
+
+    def exactly_once_source_enabled(self) -> bool:
+        """Source tasks write transactionally (only `enabled`; `preparing` is the rolling upgrade's first step,
+        when the leader fences and writes task count records but tasks still deliver at least once)."""
+        return self.exactly_once_source_support == "enabled"
+
+    def transactional_leader_enabled(self) -> bool:
+        """The leader writes the config topic through its transactional producer (`preparing` and `enabled`)."""
+        return self.exactly_once_source_support in ("preparing", "enabled")
 
     @property
     def bootstrap_servers(self) -> str | None:

@@ -5,13 +5,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 # Servers the integration tests start on loopback (Prometheus scrapes a worker; PostgreSQL holds the
-# metadata database of a real Airflow deployment), from Debian's packages.
-if ! command -v prometheus >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+# metadata database of a real Airflow deployment; Chromium, driven through chromium-driver, looks at the
+# provider's page in Airflow's UI), from Debian's packages.
+if ! command -v prometheus >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+    || ! command -v chromedriver >/dev/null; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         apt-get update -qq >/dev/null
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus postgresql >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus postgresql chromium chromium-driver >/dev/null
     else
-        echo "scripts/test.sh: install Debian's prometheus and postgresql packages (needs root)" >&2
+        echo "scripts/test.sh: install Debian's prometheus, postgresql, chromium and chromium-driver packages (needs root)" >&2
     fi
 fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv

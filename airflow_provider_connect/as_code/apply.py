@@ -11,7 +11,6 @@ says what was applied, what failed and what was not tried, and a rerun plans onl
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -24,6 +23,7 @@ from airflow_provider_connect.as_code.desired import DesiredConnector
 from airflow_provider_connect.as_code.plan import ConnectorPlan, Plan, Step
 from airflow_provider_connect.errors import ConnectorStateError
 from airflow_provider_connect.hooks.connect import ConnectHook
+from airflow_provider_connect.hooks.retries import Log
 from airflow_provider_connect.status import NON_TERMINAL_STATES, ConnectState, Verdict, evaluate_status
 
 CATCHING_UP = NON_TERMINAL_STATES | {ConnectState.RUNNING, ConnectState.PAUSED, ConnectState.STOPPED}
@@ -88,7 +88,7 @@ def apply_plan(
     hook: ConnectHook,
     plan: Plan,
     desired: Mapping[str, DesiredConnector],
-    log: logging.Logger,
+    log: Log,
     max_concurrency: int = 1,
 ) -> list[str]:
     """Apply every step; return them as applied (`"create orders"`), or raise ConnectorsApplyError."""

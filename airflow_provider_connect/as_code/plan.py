@@ -205,8 +205,8 @@ def _changes(old: Mapping[str, str], new: Mapping[str, str], hidden: set[str]) -
 def _secrets(desired: Iterable[DesiredConnector], live: Iterable[LiveConnector]) -> set[str]:
     """Secret values of every config involved: scrubbed wherever else they appear (a URL, a JAAS line)."""
     hidden: set[str] = set()
-    for connector in desired:
-        hidden |= secret_values(connector.normalised_config)
-    for connector in live:
-        hidden |= secret_values(connector.config)
+    for wanted in desired:
+        hidden |= secret_values(wanted.normalised_config)
+    for found in live:
+        hidden |= secret_values(found.config)
     return hidden

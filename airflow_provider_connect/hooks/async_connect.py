@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -43,8 +43,8 @@ class AsyncConnectHook(BaseHook):
             self._settings = ConnectSettings.from_connection(conn)
         return self._settings
 
-    async def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
-        """GET with retries on connection errors, 5xx and 409."""
+    async def get(self, path: str, params: Any = None) -> Any:
+        """GET with retries on connection errors, 5xx and 409; `params` as httpx takes them (a list for repeats)."""
         s = await self.get_settings()
         async with httpx.AsyncClient(
             base_url=s.base_url,

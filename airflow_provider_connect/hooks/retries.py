@@ -8,10 +8,9 @@ surfaces at once. `ConnectHook` runs the setup with `Retrying`, `AsyncConnectHoo
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import httpx
 from tenacity import (
@@ -28,6 +27,14 @@ from tenacity.wait import wait_base
 from airflow_provider_connect.errors import ConnectApiError
 
 T = TypeVar("T")
+
+
+class Log(Protocol):
+    """What the retries log to: a hook's `self.log` (a stdlib or Airflow structlog logger)."""
+
+    def warning(self, msg: Any, /, *args: Any) -> Any: ...
+
+    def info(self, msg: Any, /, *args: Any) -> Any: ...
 
 
 def is_retryable_status(status_code: int) -> bool:
@@ -56,7 +63,7 @@ class RetryPolicy:
         half, cap = self.initial_backoff / 2, self.max_backoff / 2
         return wait_exponential(multiplier=half, max=cap) + wait_random_exponential(multiplier=half, max=cap)
 
-    def retry_args(self, log: logging.Logger, what: str, retry: bool = True) -> dict[str, Any]:
+    def retry_args(self, log: Log, what: str, retry: bool = True) -> dict[str, Any]:
         """Keyword arguments for tenacity's `Retrying` / `AsyncRetrying` (the caller adds its `sleep`)."""
         attempts = self.max_attempts if retry else 1
 

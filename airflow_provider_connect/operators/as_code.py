@@ -34,7 +34,8 @@ class ConnectorsApplyOperator(BaseOperator):
     Applying an unchanged desired state again plans nothing and changes nothing.
     """
 
-    template_fields: Sequence[str] = ("desired_state", "kafka_connect_conn_id", "prune", "dry_run")
+    # `dry_run` is kept as `plan_only`: BaseOperator has a dry_run() method of its own
+    template_fields: Sequence[str] = ("desired_state", "kafka_connect_conn_id", "prune", "plan_only")
     template_fields_renderers: ClassVar[dict[str, str]] = {"desired_state": "json"}
     ui_color = "#e3f4e8"
 
@@ -56,7 +57,7 @@ class ConnectorsApplyOperator(BaseOperator):
         self.desired_state = desired_state
         self.kafka_connect_conn_id = kafka_connect_conn_id
         self.prune = prune
-        self.dry_run = dry_run
+        self.plan_only = dry_run
         self.wait_for_states = wait_for_states
         self.wait_timeout = wait_timeout
         self.poll_interval = poll_interval
@@ -69,7 +70,7 @@ class ConnectorsApplyOperator(BaseOperator):
 
     def execute(self, context: Context) -> dict[str, Any]:
         desired = load_desired_state(self._source(context))
-        dry_run, prune = _flag(self.dry_run), _flag(self.prune)
+        dry_run, prune = _flag(self.plan_only), _flag(self.prune)
         for connector in desired.values():  # masked in the task log, scrubbed from the hook's errors
             self.hook.remember_secrets(secret_values(connector.normalised_config))
         plan = self.plan(desired, prune)

@@ -56,6 +56,12 @@ from .task import (
     Task,
     TaskContext,
 )
+from .transactions import (
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
+    TransactionBoundary,
+    TransactionContext,
+)
 
 __all__ = [
     "HIDDEN",
@@ -70,8 +76,10 @@ __all__ = [
     "ConnectRecord",
     "Connector",
     "ConnectorContext",
+    "ConnectorTransactionBoundaries",
     "DataError",
     "ErrantRecordReporter",
+    "ExactlyOnceSupport",
     "Field",
     "Header",
     "Importance",
@@ -100,6 +108,8 @@ __all__ = [
     "Task",
     "TaskContext",
     "TopicPartition",
+    "TransactionBoundary",
+    "TransactionContext",
     "Type",
     "UnsupportedOperationError",
     "ValidList",

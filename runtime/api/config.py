@@ -186,6 +186,33 @@ def _num(x: float | None) -> str:
     return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
 
 
+def _java_string_hash(text: str) -> int:
+    h = 0
+    raw = text.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(raw), 2):
+        h = (31 * h + (raw[i] << 8 | raw[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def _hashmap_capacity(size: int) -> int:
+    capacity = 16
+    while size > capacity * 3 // 4:
+        capacity *= 2
+    return capacity
+
+
+def java_hash_order(keys: Iterable[str]) -> list[str]:
+    """The strings in the order a java.util.HashMap (or HashSet) filled with them in this order iterates them:
+    by bucket, and within a bucket in insertion order. Kafka's messages and stored records list such sets."""
+    keys = list(keys)
+    mask = _hashmap_capacity(len(keys)) - 1
+    buckets: dict[int, list[str]] = {}
+    for key in keys:
+        h = _java_string_hash(key)
+        buckets.setdefault((h ^ (h >> 16)) & mask, []).append(key)
+    return [k for index in sorted(buckets) for k in buckets[index]]
+
+
 @dataclass(frozen=True)
 class ValidString:
     """The value must be one of `choices` (case-insensitive when asked)."""
@@ -206,11 +233,18 @@ class ValidString:
             raise ConfigError(
                 name,
                 value,
-                f"String must be one of{' (case insensitive)' if self.case_insensitive else ''}: {', '.join(self.choices)}",
+                f"String must be one of{' (case insensitive)' if self.case_insensitive else ''}: {', '.join(self._shown())}",
             )
 
+    def _shown(self) -> list[str]:
+        """Kafka's CaseInsensitiveValidString keeps the choices upper-cased in a HashSet: shown so."""
+        if self.case_insensitive:
+            return java_hash_order(dict.fromkeys(c.upper() for c in self.choices))
+        return list(self.choices)
+
     def __str__(self) -> str:
-        return "[" + ", ".join(self.choices) + "]"
+        shown = "[" + ", ".join(self._shown()) + "]"
+        return f"(case insensitive) {shown}" if self.case_insensitive else shown
 
 
 class NonEmptyString:

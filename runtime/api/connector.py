@@ -17,6 +17,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
 from .config import ConfigDef, ConfigValue
+from .transactions import ConnectorTransactionBoundaries, ExactlyOnceSupport
 
 if TYPE_CHECKING:
     from .records import TopicPartition
@@ -87,9 +88,20 @@ class Connector(ABC):
 class SourceConnector(Connector):
     """Reads from an external system into Kafka."""
 
-    def exactly_once_support(self, connector_config: dict[str, str]) -> str | None:
-        """ "SUPPORTED", "UNSUPPORTED" or None (unknown)."""
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport | str | None:
+        """Whether the connector can deliver exactly once with this config (KIP-618): SUPPORTED, UNSUPPORTED,
+        or None (the default: it does not say, so `exactly.once.support=required` is refused and `requested`
+        runs it exactly once all the same). May be called before `start()`; the worker's exactly-once support
+        can be assumed to be enabled."""
         return None
+
+    def can_define_transaction_boundaries(
+        self, connector_config: dict[str, str]
+    ) -> ConnectorTransactionBoundaries | str | None:
+        """Whether the connector's tasks define their own transaction boundaries with this config (through
+        `SourceTaskContext.transaction_context()`): asked before `start()` when the config says
+        `transaction.boundary=connector`. UNSUPPORTED by default; None is not a valid answer."""
+        return ConnectorTransactionBoundaries.UNSUPPORTED
 
     def alter_offsets(
         self, connector_config: dict[str, str], offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]

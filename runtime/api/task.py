@@ -8,6 +8,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from .records import RecordMetadata, SinkRecord, SourceRecord, SourceRecordBatch, TopicPartition
+from .transactions import TransactionContext
 
 
 class OffsetStorageReader:
@@ -32,6 +33,11 @@ class SourceTaskContext(TaskContext):
     @property
     def offset_storage_reader(self) -> OffsetStorageReader:
         raise NotImplementedError
+
+    def transaction_context(self) -> TransactionContext | None:
+        """Where the task defines its transaction boundaries: only for a connector with
+        `transaction.boundary=connector` on a worker running it exactly once (KIP-618); None otherwise."""
+        return None
 
 
 class SinkTaskContext(TaskContext):
@@ -107,7 +113,12 @@ class SourceTask(Task):
         """Called after offsets up to the last acknowledged records were committed."""
 
     def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
-        """Called for each acknowledged record when the task overrides it."""
+        """Called for each record `poll()` returned once Kafka has acknowledged it, with where it was written;
+        with None for a record that was never written (dropped by a transform, skipped under
+        `errors.tolerance=all`, or in a transaction the task aborted). `record` is the record as `poll()`
+        returned it, before transforms. Called on the task's thread; when the connector runs exactly once,
+        only after the transaction holding the record committed. A task that does not override it costs
+        the runtime nothing per record."""
 
 
 class SinkTask(Task):

@@ -4,15 +4,21 @@ and status topics with the other members of its group (`group.id`)."""
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Callable
 
 from ..api.errors import ConfigError
 from ..config_providers import ConfigResolver
-from ..distributed.member import Timing
+from ..distributed.member import GroupMember, Timing
+from ..distributed.statuses import GenerationStatuses
 from ..herder.distributed import DistributedHerder
 from ..herder.interface import Herder
+from ..herder.topics import StatusTopics
 from ..plugins import Plugins
+from ..storage.kafka_config_store import KafkaConfigStore
 from ..storage.kafka_log import KafkaStoreError
 from ..storage.kafka_stores import KafkaStoreSettings
+from ..worker.counters import RebalanceCounters
 from ..worker.offsets import OffsetsManager, SourceOffsetStores
 from ..worker.worker import Worker
 from .startup import StartupError
@@ -61,27 +67,48 @@ class DistributedRuntime(WorkerRuntime):
             settings.read_strategy,
             resolve=resolver.resolve,
         )
-        offsets = OffsetsManager(config, offset_store, source_stores)
-        herder = DistributedHerder(
-            config,
-            plugins,
+        # GET offsets is given only the connector's name: its stored config says which topic to read
+        offsets = OffsetsManager(config, offset_store, source_stores, connector_config=_stored_config(config_store))
+        rebalance = RebalanceCounters()
+        wakeup = threading.Event()  # the tick thread's: the member sets it on a join or a placement read
+        member = GroupMember(
             config_store,
             status_store,
-            offsets,
             worker_id,
             url,
-            cluster_id,
             settings.client_config["group.id"],
             self.timing,
             settings.client_config,
+            rebalance,
+            on_change=wakeup.set,
         )
-        herder.broker_monitor = self.broker_monitor
-        worker = Worker(config, plugins, offset_store, herder.statuses, worker_id, resolver=resolver)
-        worker.source_offset_stores = source_stores
-        # GET offsets is given only the connector's name: its stored config says which topic to read
-        offsets.connector_config = herder.stored_config
-        herder.attach_worker(worker)
-        return herder
+        statuses = GenerationStatuses(status_store, member.status_generation)
+        topics = StatusTopics(config, status_store)
+        worker = Worker(
+            config,
+            plugins,
+            offset_store,
+            statuses,
+            worker_id,
+            on_topic=topics.record,
+            resolver=resolver,
+            source_offset_stores=source_stores,
+            rebalance=rebalance,
+        )
+        return DistributedHerder(
+            config,
+            plugins,
+            worker,
+            member,
+            config_store,
+            status_store,
+            statuses,
+            offsets,
+            topics,
+            cluster_id,
+            wakeup,
+            broker_monitor=self.broker_monitor,
+        )
 
     def _start_herder(self, herder: Herder) -> None:
         try:
@@ -90,3 +117,12 @@ class DistributedRuntime(WorkerRuntime):
             if self.sockets is not None:
                 self.sockets.close()
             raise StartupError(f"Could not start the worker's internal topics: {exc}", 2) from None
+
+
+def _stored_config(config_store: KafkaConfigStore) -> Callable[[str], dict[str, str] | None]:
+    def stored_config(name: str) -> dict[str, str] | None:
+        """The connector config last read from the config topic."""
+        state = config_store.snapshot().connectors.get(name)
+        return dict(state.config) if state is not None else None
+
+    return stored_config

@@ -10,6 +10,7 @@ from ..connector_files import ConnectorRequest
 from ..embedded_broker import BrokerUnavailableError, EmbeddedBroker
 from ..herder.interface import Herder
 from ..herder.standalone import StandaloneHerder
+from ..herder.topics import MemoryTopics
 from ..plugins import Plugins
 from ..storage.base import StatusStore
 from ..storage.files import FileConfigStore, FileOffsetStore, MemoryConfigStore, MemoryOffsetStore
@@ -61,7 +62,8 @@ class StandaloneRuntime(WorkerRuntime):
                 "and offsets stay in memory and will not survive a restart"
             )
         statuses = StatusStore()
-        worker = Worker(config, plugins, offset_store, statuses, worker_id, resolver=resolver)
+        topics = MemoryTopics(config)
+        worker = Worker(config, plugins, offset_store, statuses, worker_id, on_topic=topics.record, resolver=resolver)
         return StandaloneHerder(
             config,
             plugins,
@@ -69,6 +71,7 @@ class StandaloneRuntime(WorkerRuntime):
             config_store,
             statuses,
             OffsetsManager(config, offset_store),
+            topics,
             worker_id,
             cluster_id,
             broker_monitor=self.broker_monitor,

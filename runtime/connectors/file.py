@@ -29,6 +29,7 @@ from ..api import (
     AbstractConfig,
     ConfigDef,
     ConnectError,
+    ExactlyOnceSupport,
     Importance,
     NonEmptyString,
     SinkConnector,
@@ -197,10 +198,10 @@ class FileStreamSourceConnector(SourceConnector):
     def config(self) -> ConfigDef:
         return SOURCE_CONFIG_DEF
 
-    def exactly_once_support(self, connector_config: dict[str, str]) -> str | None:
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport:
         # Exactly once holds for a real, append-only file; stdin offsets are not even tracked.
         filename = AbstractConfig(SOURCE_CONFIG_DEF, connector_config).get_str(FILE_CONFIG)
-        return "SUPPORTED" if filename else "UNSUPPORTED"
+        return ExactlyOnceSupport.SUPPORTED if filename else ExactlyOnceSupport.UNSUPPORTED
 
     def alter_offsets(
         self, connector_config: dict[str, str], offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]

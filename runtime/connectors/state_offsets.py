@@ -1,13 +1,12 @@
 """Tap state as Connect source offsets, committed with the records that precede it.
 
 Singer STATE and Airbyte STATE messages say "everything before me is read". Kafka Connect stores a source
-offset only with a record (and only once the broker acknowledged it and every record sent before it), so a
-state is handed to the runtime on records read *before* it: the last few records of the stream are held
-back until the next message shows whether a state follows them (`StateCarrier`). A state then rides on
-those held records, one source partition per record. A change no held record can carry waits for the
-next record; one still waiting when the tap exits is not committed (the tap's next run in this task still
-starts from it; after a restart the rows since the last committed state are read again: at least once,
-never lost).
+offset only with a record (and only once the broker acknowledged it and every record sent before it; the
+plugin API has no offset-only commit), so a state is handed to the runtime on records read *before* it: the
+last few records are held back (`StateCarrier`) until the states that follow them are attached, one source
+partition per record. A change no held record can carry waits for the next records; one still waiting when
+the run ends is not committed (the next run in this task still starts from it; after a restart the records
+since the last committed state are read again: at least once, never lost).
 
 Offsets must be flat maps of primitive values (Kafka's OffsetUtils): a bookmark's nested values are stored
 as JSON text under their key with the suffix `.json` (`encode_bookmark` / `decode_bookmark`).
@@ -16,6 +15,7 @@ as JSON text under their key with the suffix `.json` (`encode_bookmark` / `decod
 from __future__ import annotations
 
 import collections
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -86,38 +86,55 @@ def _key(partition: Partition) -> bytes:
 
 
 class StateCarrier:
-    """Holds back the last `hold` records so that the state that follows them can be committed with them."""
+    """Holds back the last `hold` records so that the states that follow them can be committed with them.
+
+    A state is attached to the held records (a record already carrying a partition the state changes takes
+    the newer offset; otherwise the most recent free record), which stay held: a second state right after
+    the first (sources often end with one) still finds them. They go out when newer records push them past
+    `hold`, at the end of a run, or when the program has been quiet for a while (`release`).
+    """
 
     def __init__(self, hold: int) -> None:
         self.hold = max(1, hold)
         self._held: collections.deque[SourceRecord] = collections.deque()
-        self._waiting: dict[bytes, tuple[Partition, Offset]] = {}  # changes no record has carried yet
+        self._waiting: dict[bytes, tuple[Partition, Offset]] = {}  # changes no record carries yet
+        self.last_change = time.monotonic()
 
     def add(self, record: SourceRecord, out: list[SourceRecord]) -> None:
-        """A record read from the tap (without offsets); records held past `hold` go to `out`."""
+        """A record read from the program (without offsets); records held past `hold` go to `out`."""
         held = self._held
         held.append(record)
+        self.last_change = time.monotonic()
         if len(held) > self.hold:
             out.append(held.popleft())
 
-    def state(self, changes: list[tuple[Partition, Offset]], out: list[SourceRecord]) -> None:
-        """A state read after the records given so far: its changed partitions ride on the held records,
-        which all go to `out`."""
+    def state(self, changes: list[tuple[Partition, Offset]]) -> None:
+        """A state read after the records given so far: its changed partitions ride on the held records."""
         for partition, offset in changes:
             self._waiting[_key(partition)] = (partition, offset)
-        self.release(out)
+        self._attach()
+
+    def _attach(self) -> None:
+        waiting = self._waiting
+        if not waiting or not self._held:
+            return
+        for record in self._held:
+            if record.source_partition is not None:
+                newer = waiting.pop(_key(record.source_partition), None)
+                if newer is not None:
+                    record.source_offset = newer[1]
+        for record in reversed(self._held):
+            if not waiting:
+                break
+            if record.source_partition is None:
+                record.source_partition, record.source_offset = waiting.pop(next(iter(waiting)))
 
     def release(self, out: list[SourceRecord]) -> None:
-        """Attach what waits to the held records and hand them all to `out` (at a state, or the tap's exit)."""
-        waiting = self._waiting
-        if waiting:
-            for record in reversed(self._held):
-                if not waiting:
-                    break
-                key = next(iter(waiting))
-                record.source_partition, record.source_offset = waiting.pop(key)
+        """Hand every held record to `out` (at the end of a run, or when the program has been quiet)."""
+        self._attach()
         out.extend(self._held)
         self._held.clear()
+        self.last_change = time.monotonic()
 
     @property
     def held(self) -> int:

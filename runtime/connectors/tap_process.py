@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import hashlib
 import logging
 import os
 import queue
@@ -22,9 +23,10 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -36,6 +38,8 @@ HIDDEN = "[hidden]"
 STDERR_TAIL_LINES = 40
 READ_CHUNK = 1 << 16
 QUEUE_CHUNKS = 64  # at most this many chunks of stdout (64 KiB each) wait for poll()
+COALESCE_BELOW = READ_CHUNK // 4  # a read shorter than this is followed by a pause of COALESCE_S
+COALESCE_S = 0.01
 # keys whose values are secrets in any tap's or source's config (the Airbyte spec marks them as well)
 _SECRET_WORDS = ("pass", "secret", "token", "key", "credential", "auth", "private")
 
@@ -143,6 +147,32 @@ def run_command(args: Sequence[str], timeout_s: float, secrets: Sequence[str] = 
         return proc.returncode, out.decode("utf-8", "replace"), redact(err.decode("utf-8", "replace"), secrets)
 
 
+# A connector's creation validates (running discover, or spec) and then starts (running it again) within
+# moments: the second call reuses the first's answer for this long.
+REUSE_S = 30.0
+_recent: dict[str, tuple[float, Any]] = {}
+_recent_lock = threading.Lock()
+T = TypeVar("T")
+
+
+def recent(key: list[Any], compute: Callable[[], T]) -> T:
+    """`compute()`'s JSON-like result, or a copy of the one computed for the same `key` within REUSE_S (the
+    key, e.g. an executable and its config, is hashed: secrets are not kept as keys)."""
+    digest = hashlib.sha256(orjson.dumps(key, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    now = time.monotonic()
+    with _recent_lock:
+        for stale in [k for k, (at, _) in _recent.items() if now - at > REUSE_S]:
+            del _recent[stale]
+        hit = _recent.get(digest)
+    if hit is None:
+        value = compute()
+        with _recent_lock:
+            _recent[digest] = (time.monotonic(), value)
+    else:
+        value = hit[1]
+    return orjson.loads(orjson.dumps(value))
+
+
 def tail(text: str, lines: int = STDERR_TAIL_LINES) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
@@ -162,7 +192,7 @@ class TapExited:
 
 
 class TapProcess:
-    """A running tap: `chunks()` gives lists of its stdout lines (bytes, without the newline), then a TapExited."""
+    """A running tap: `next_chunk()` gives lists of its stdout lines (bytes, without the newline), then a TapExited."""
 
     def __init__(self, args: Sequence[str], name: str, secrets: Sequence[str] = ()) -> None:
         self.name = name
@@ -210,6 +240,11 @@ class TapProcess:
                 lines = data[: cut - 1].split(b"\n")
                 if not self._put(lines):
                     return
+                if len(data) < COALESCE_BELOW:
+                    # a tap flushes every message: reading each as it comes wakes this thread and the task's
+                    # for every line, which slows the tap itself on a busy machine; a short pause lets lines
+                    # gather in the pipe (64 KiB) and go as one chunk
+                    time.sleep(COALESCE_S)
             if pending.strip():
                 self._put([pending])
         except OSError as exc:

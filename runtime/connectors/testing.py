@@ -7,6 +7,11 @@ SequenceSourceConnector (alias SequenceSource)
     STRUCT schema `runtime.testing.Sequence` (task int32, seqno int64). `messages.per.task` bounds the
     seqno (-1 = unlimited), `throughput` caps records/s per task (-1 = unthrottled), `batch.size` is the
     number of records per poll.
+    Exactly once (KIP-618): it supports it (a sequence is a pure function of its committed offset). With
+    `transaction.every.records=N` > 0 it also defines its transaction boundaries (for
+    `transaction.boundary=connector`): each transaction holds seqnos [kN, (k+1)N), and with
+    `transaction.abort.every=K` > 0 every K-th of them (k+1 a multiple of K) is aborted instead (its records
+    never appear to read_committed consumers; its offsets are committed all the same).
 
 RecordingSinkConnector (alias RecordingSink)
     Appends every record `put` to `output.file` as one JSON line
@@ -57,6 +62,8 @@ from ..api import (
     ConfigDef,
     ConfigValue,
     ConnectError,
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
     Importance,
     NonEmptyString,
     Range,
@@ -98,6 +105,8 @@ MESSAGES_PER_TASK_CONFIG = "messages.per.task"
 THROUGHPUT_CONFIG = "throughput"
 BATCH_SIZE_CONFIG = "batch.size"
 OWN_PARTITION_CONFIG = "task.own.partition"
+TRANSACTION_RECORDS_CONFIG = "transaction.every.records"
+TRANSACTION_ABORT_CONFIG = "transaction.abort.every"
 OUTPUT_FILE_CONFIG = "output.file"
 RECORD_SCHEMAS_CONFIG = "record.schemas"
 
@@ -320,6 +329,28 @@ SEQUENCE_CONFIG_DEF = _define_faults(
         "Sequence",
         5,
     )
+    .define(
+        TRANSACTION_RECORDS_CONFIG,
+        Type.LONG,
+        0,
+        Range.at_least(0),
+        Importance.LOW,
+        "With transaction.boundary=connector on an exactly-once worker: each transaction holds this many "
+        "consecutive seqnos, from a multiple of it (0: the connector defines no boundaries).",
+        "Sequence",
+        6,
+    )
+    .define(
+        TRANSACTION_ABORT_CONFIG,
+        Type.LONG,
+        0,
+        Range.at_least(0),
+        Importance.LOW,
+        "With transaction.every.records: abort every transaction whose number (seqno // records + 1) is a "
+        "multiple of this, instead of committing it (0: never).",
+        "Sequence",
+        7,
+    )
 )
 
 RECORDING_CONFIG_DEF = _define_faults(
@@ -498,9 +529,13 @@ class SequenceSourceConnector(_FaultyConnector, SourceConnector):
     def task_class(self) -> type[Task]:
         return SequenceSourceTask
 
-    def exactly_once_support(self, connector_config: dict[str, str]) -> str | None:
+    def exactly_once_support(self, connector_config: dict[str, str]) -> ExactlyOnceSupport:
         # The sequence is a pure function of the committed offset, so replays are exact.
-        return "SUPPORTED"
+        return ExactlyOnceSupport.SUPPORTED
+
+    def can_define_transaction_boundaries(self, connector_config: dict[str, str]) -> ConnectorTransactionBoundaries:
+        records = AbstractConfig(SEQUENCE_CONFIG_DEF, connector_config).get_int(TRANSACTION_RECORDS_CONFIG)
+        return ConnectorTransactionBoundaries.SUPPORTED if records > 0 else ConnectorTransactionBoundaries.UNSUPPORTED
 
     def alter_offsets(
         self, connector_config: dict[str, str], offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]
@@ -546,6 +581,10 @@ class SequenceSourceTask(SourceTask):
         self.throughput: int = config.get_int(THROUGHPUT_CONFIG)
         self.batch_size: int = config.get_int(BATCH_SIZE_CONFIG)
         self.kafka_partition: int | None = self.index if config.get_bool(OWN_PARTITION_CONFIG) else None
+        # connector-defined transactions: only when the runtime gives a transaction context
+        self.transactions = self.context.transaction_context()
+        self.transaction_records: int = config.get_int(TRANSACTION_RECORDS_CONFIG) if self.transactions else 0
+        self.abort_every: int = config.get_int(TRANSACTION_ABORT_CONFIG)
         self._partition = {TASK_ID_FIELD: self.task_id}
         offset = self.context.offset_storage_reader.offset(self._partition)
         saved = offset.get(SAVED_FIELD) if offset else None
@@ -590,6 +629,8 @@ class SequenceSourceTask(SourceTask):
                 self._wake.wait(IDLE_WAIT_S if self._uncommitted else FINISHED_WAIT_S)
                 self._wake.clear()
                 return None
+        if self.transaction_records:  # a batch ends where a transaction does
+            wanted = min(wanted, self.transaction_records - self.seqno % self.transaction_records)
         wanted = self._faults.records_allowed(self.produced, wanted, self.task_id)
         count = self._throttled_count(wanted)
         if count <= 0:
@@ -598,6 +639,12 @@ class SequenceSourceTask(SourceTask):
         self.seqno = first + count
         self.produced += count
         self._uncommitted = True
+        if self.transactions is not None and self.transaction_records and self.seqno % self.transaction_records == 0:
+            number = self.seqno // self.transaction_records  # of the transaction this batch ends, from 1
+            if self.abort_every and number % self.abort_every == 0:
+                self.transactions.abort_transaction()
+            else:
+                self.transactions.commit_transaction()
         index = self.index
         # columns rather than records: the runtime sends them without a SourceRecord per message
         return SourceRecordBatch(

@@ -10,7 +10,7 @@ would write a useless `["<c>",null]` key that every reader then ignores.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, overload
 
 import orjson
 
@@ -147,6 +147,10 @@ def parse_sink_offsets(entries: list[dict[str, Any]]) -> dict[TopicPartition, in
     return parsed
 
 
+@overload
+def normalize_source_offset_map(data: dict[str, Any]) -> dict[str, Any]: ...
+@overload
+def normalize_source_offset_map(data: None) -> None: ...
 def normalize_source_offset_map(data: dict[str, Any] | None) -> dict[str, Any] | None:
     """The map as it reads back from the offsets store (Kafka's JsonConverter round trip)."""
     if data is None:
@@ -172,5 +176,5 @@ def parse_source_offsets(entries: list[dict[str, Any]]) -> list[tuple[dict[str, 
             normalized = (normalize_source_offset_map(partition), normalize_source_offset_map(offset))
         except DataError as exc:
             raise BadRequest(str(exc)) from None
-        by_key[encode_key("", normalized[0])] = normalized  # type: ignore[arg-type]
+        by_key[encode_key("", normalized[0])] = normalized
     return list(by_key.values())

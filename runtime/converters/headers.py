@@ -20,6 +20,7 @@ import decimal
 import logging
 from typing import Any
 
+from ..api.config import ConfigDef
 from ..api.data import BYTES_SCHEMA, Schema
 from ..api.errors import DataError
 from ..data.java_numbers import Float32, java_double_str, java_float_str
@@ -84,7 +85,7 @@ class ConverterHeaderConverter(HeaderConverter):
     def configure(self, configs: dict[str, Any]) -> None:
         self.converter.configure(configs, False)
 
-    def config(self):  # type: ignore[no-untyped-def]
+    def config(self) -> ConfigDef:
         return self.converter.config()
 
     def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:

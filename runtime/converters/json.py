@@ -460,6 +460,11 @@ def _contains_decimal(schema: Schema) -> bool:
     return any(_contains_decimal(child) for child in children)
 
 
+# A parsed schema's decoding: the schema, its decoder, whether it holds decimals (read exactly, from the
+# text) and a check that a payload is already what the decoder would build (`_fast_check`).
+_DecoderEntry = tuple[Schema, Callable[[Any], Any], bool, Callable[[Any], bool] | None]
+
+
 def _fast_check(schema: Schema) -> Callable[[Any], bool] | None:
     """For a flat struct of strings, integers and booleans: whether a decoded payload already is the
     value the general decoder would build (same keys in schema order, exact types, in range)."""
@@ -564,10 +569,10 @@ class JsonConverter(Converter):
         # id(schema) -> (schema, encoder, envelope head); keeps the schema alive so ids stay unique.
         self._encoders_by_id = _BoundedCache(self.cache_size)
         self._encoders_by_value = _BoundedCache(self.cache_size)
-        self._decoders = _BoundedCache(self.cache_size)  # schema JSON bytes -> (schema, decoder, exact decimals)
-        self._last_decoder: tuple[Any, tuple[Schema, Callable[[Any], Any], bool]] | None = None
+        self._decoders = _BoundedCache(self.cache_size)  # schema JSON bytes -> _DecoderEntry
+        self._last_decoder: tuple[Any, _DecoderEntry] | None = None
         self._last_entry: tuple[Any, ...] | None = None
-        self._last_envelope: tuple[bytes, tuple[Any, ...]] | None = None
+        self._last_envelope: tuple[bytes, _DecoderEntry] | None = None
 
     # ---- serialization -------------------------------------------------------------------------
 
@@ -844,7 +849,7 @@ class JsonConverter(Converter):
             return None
         return self._decoder_entry(schema_node)[0]
 
-    def _decoder_entry(self, schema_node: Any) -> tuple[Schema, Callable[[Any], Any], bool]:
+    def _decoder_entry(self, schema_node: Any) -> _DecoderEntry:
         # A topic's records usually share one schema: a C-level dict comparison beats re-serializing it.
         last = self._last_decoder
         if last is not None and last[0] == schema_node:

@@ -45,7 +45,7 @@ _NUMERIC = set("yYMLdDuHkKhmsSwWF")
 
 class _Token(NamedTuple):
     letter: str  # "" for literal text
-    count: int
+    width: int  # how many times the letter repeats
     text: str = ""
 
 
@@ -218,7 +218,7 @@ def _abuts(token: _Token | None) -> bool:
     if token is None or not token.letter:
         return False
     if token.letter in "ML":
-        return token.count <= 2
+        return token.width <= 2
     return token.letter in _ABUTTING
 
 

@@ -315,7 +315,8 @@ class _ValueParser:
         return _parse_temporal(content) or (STRING_SCHEMA, content)
 
     def _array(self) -> Parsed:
-        tokens, result, elements = self.tokens, [], _Merger()
+        tokens, elements = self.tokens, _Merger()
+        result: list[Any] = []
         while tokens.has_next():
             if tokens.can_consume("]"):
                 if elements.common is None:  # no non-null element, or no common schema
@@ -337,7 +338,8 @@ class _ValueParser:
         raise DataError("Array is missing terminating ']': " + tokens.original)
 
     def _map(self) -> Parsed:
-        tokens, result, keys, values = self.tokens, {}, _Merger(), _Merger()
+        tokens, keys, values = self.tokens, _Merger(), _Merger()
+        result: dict[Any, Any] = {}
         while tokens.has_next():
             if tokens.can_consume("}"):
                 if keys.common is not None and values.common is not None:
@@ -413,12 +415,14 @@ def _parse_number(token: str) -> Parsed | None:
         return None  # BigDecimal: not a number, or its exponent overflows an int
     number = decimal.Decimal(token)
     _, digits, exponent = number.as_tuple()
-    scale = -exponent  # type: ignore[operator]  (finite by the grammar)
+    if not isinstance(exponent, int):
+        return None  # NaN or an infinity: the grammar admits neither, and neither is a BigDecimal
+    scale = -exponent
     if not -(2**31) <= scale < 2**31:
         return None  # BigDecimal: the scale overflows an int
-    integral = exponent >= 0 or all(d == 0 for d in digits[len(digits) + exponent :])  # type: ignore[operator]
+    integral = exponent >= 0 or all(d == 0 for d in digits[len(digits) + exponent :])
     if integral:
-        exact = _exact_integer(number, digits, exponent)  # type: ignore[arg-type]
+        exact = _exact_integer(number, digits, exponent)
         if exact is not None:
             return exact
     if scale != 0:

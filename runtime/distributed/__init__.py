@@ -11,7 +11,7 @@ Membership (group.py, connect_protocol.py)
     tick thread reports every tick that it lives, and a tick thread stalled longer than
     `rebalance.timeout.ms` makes the worker leave the group.
 
-Rebalances (member.py, the leader's `perform_assignment`)
+Rebalances (member.py's `perform_assignment`, assignor.py)
     The leader reads the config topic to its end, takes what each member reports it holds as the current
     placement (plus, for `scheduled.rebalance.max.delay.ms`, what departed workers held), and computes a
     balanced, sticky placement (assignment.py). A unit that must move between two members is only
@@ -25,13 +25,13 @@ Rebalances (member.py, the leader's `perform_assignment`)
 Between rebalances
     A change that does not change membership must not wait for a rebalance. Creates, deletes, stops,
     resumes and tasks.max changes are config records; the leader's tick places new units on the least
-    loaded members and drops deleted ones, moving nothing (units revoked by the current generation wait
-    for the next rebalance), and writes the updated placement with the same generation. Every worker
+    loaded members and drops deleted ones, moving nothing (a unit revoked by the current generation waits
+    until its owner reports it stopped, or for the next rebalance), and writes the updated placement with the same generation. Every worker
     applies only placements of the generation it holds: a leader that was frozen and lost its
     generation cannot hand out anything, and a worker that lost it ignores what it reads until it has
     rejoined.
 
-Reconciling (member.py, the tick thread)
+Reconciling (runtime/herder/local_work.py, on the tick thread of runtime/herder/tick.py)
     On every record that matters (and every 200 ms, skipped while the config snapshot, the placement and
     the fencing are the very objects it last reconciled; a full pass every 5 s) a worker compares what it
     runs with its share of the placement and the stored configs: it first stops what it lost (writing
@@ -64,7 +64,8 @@ Routing (runtime/herder/distributed.py, over the GroupMember it holds)
     Leader-only operations (create/update/patch/delete, stop, restart with parameters, offsets) raise
     NotLeader(leader url) elsewhere; the REST layer forwards them. Pause/resume write target-state records
     on any worker. Plain connector and task restarts run on the owning worker (NotAssigned(owner url) from
-    the leader, a subclass of NotLeader so the REST layer forwards it). Parameterised restarts write a
+    the leader, a subclass of NotLeader so the REST layer forwards it). A request forwarded to the leader
+    is routed again as soon as this worker follows another leader (runtime/rest/forwarding.py). Parameterised restarts write a
     `restart-connector-` record that every owner applies (KIP-745). Stop writes an empty task set, then the
     STOPPED target state (KIP-875); offsets change only when STOPPED with no tasks assigned or reporting a
     status and no rebalance under way (409 otherwise, after waiting briefly for one to finish).

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 ASSIGNMENT_PREFIX = "assignment-"
 PART_SEPARATOR = ".part-"
@@ -89,6 +90,11 @@ class Assignment:
             )
         )
         return records
+
+
+def worker_id_of(url: str) -> str:
+    """The worker id (advertised host:port) in a member's REST URL."""
+    return urlsplit(url).netloc or url.rstrip("/")
 
 
 def assignment_key(group_id: str) -> str:

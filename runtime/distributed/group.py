@@ -3,7 +3,11 @@ LeaveGroup), as Apache Kafka Connect's workers do.
 
 librdkafka does not expose custom group protocols, so this uses kafka-python's `BaseCoordinator`, which
 is built to be extended: protocol type `connect`, the reference's metadata and assignment formats
-(connect_protocol.py). kafka-python runs the network on an IO thread of its own, with the heartbeats;
+(connect_protocol.py). Besides its extension points (`_perform_assignment`, `_on_join_complete_async`), the
+coordinator below overrides two response handlers of kafka-python 3.0's (to time membership from the
+broker's answers) and reads its `_generation`: kafka-python is pinned in pyproject.toml to the version
+these were written and tested against. The network (`NetworkSelector`, `KafkaConnectionManager`) is built
+here and handed to kafka-python, so nothing reaches into its client's private members. kafka-python runs the network on an IO thread of its own, with the heartbeats;
 a join thread joins and rejoins when the group asks; the herder's tick thread calls `poll()` every tick,
 and if it stops calling for longer than the rebalance timeout the IO thread leaves the group (the
 reference's herder-thread stall rule).
@@ -23,6 +27,8 @@ from typing import Any, Protocol
 from kafka import errors as kafka_errors
 from kafka.coordinator.base import BaseCoordinator
 from kafka.net.compat import KafkaNetClient
+from kafka.net.manager import KafkaConnectionManager
+from kafka.net.selector import NetworkSelector
 
 from .connect_protocol import (
     PROTOCOL_TYPE,
@@ -191,22 +197,24 @@ class WorkerGroup:
             "heartbeat_interval_ms": heartbeat_interval_ms,
             "max_poll_interval_ms": rebalance_timeout_ms,
         }
-        self._client: KafkaNetClient | None = None
+        self._net: NetworkSelector | None = None
         self.coordinator: WorkerCoordinator | None = None
         self._join_thread: threading.Thread | None = None
         self._closed = threading.Event()
         self._rejoin = threading.Event()
 
     def start(self, timeout_s: float) -> None:
-        client = KafkaNetClient(**self._settings)
-        client._net.start()  # the IO thread: heartbeats go on while the tick thread is busy
+        net = NetworkSelector(**self._settings)
+        manager = KafkaConnectionManager(net, **self._settings)
+        client = KafkaNetClient(net=net, manager=manager, **self._settings)
+        net.start()  # the IO thread: heartbeats go on while the tick thread is busy
         try:
-            client._manager.bootstrap(int(timeout_s * 1000))
+            manager.bootstrap(int(timeout_s * 1000))
         except Exception:
-            client._net.stop(1000)
+            net.stop(1000)
             raise
-        api_version = client._manager.broker_version
-        self._client = client
+        api_version = manager.broker_version
+        self._net = net
         self.coordinator = WorkerCoordinator(
             client, self._listener, group_id=self.group_id, api_version=api_version, **self._timeouts
         )
@@ -296,7 +304,7 @@ class WorkerGroup:
         the coordinator drops it when its session times out, as it drops a crashed worker; the others then
         wait one session timeout longer, which every broker handles. After a completed join, leaving is
         plain on every broker."""
-        coordinator, client = self.coordinator, self._client
+        coordinator, net = self.coordinator, self._net
         settled = True
         if coordinator is not None:
             deadline = time.monotonic() + (timeout_s if settle_s is None else settle_s)
@@ -313,17 +321,17 @@ class WorkerGroup:
                 if settled:
                     coordinator.close(timeout_ms=int(timeout_s * 1000))
                 else:
+                    # stopping the network below ends the heartbeats too (they run on its IO thread)
                     log.info(
                         "Leaving group %s without a LeaveGroup: a rebalance is still under way; the "
                         "coordinator removes this worker when its session times out",
                         self.group_id,
                     )
-                    coordinator._close_heartbeat()  # kafka-python's close() minus the LeaveGroup
             except Exception as exc:  # noqa: BLE001 - leaving is best effort: the session timeout removes us
                 log.warning("Could not leave group %s: %s", self.group_id, exc)
-        if client is not None:
+        if net is not None:
             try:
-                client._net.stop(int(timeout_s * 1000))
+                net.stop(int(timeout_s * 1000))
             except Exception as exc:  # noqa: BLE001
                 log.warning("Could not stop the group client: %s", exc)
         if self._join_thread is not None:

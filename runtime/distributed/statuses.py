@@ -1,21 +1,32 @@
 """The status store a distributed worker's connectors and tasks write through: every status carries the
-generation of the assignment under which it was written (contract 3.2), so readers can tell a stale
-report of a previous owner from the current one."""
+generation of the group under which it was written (contract 3.2), so readers can tell a stale report of a
+previous owner from the current one."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-from ..storage.base import InstanceStatus, StatusStore
+from ..storage.base import InstanceStatus
 from ..storage.kafka_status_store import KafkaStatusStore
 
+# For type checkers this is the store it wraps; at run time it delegates every attribute it does not define
+# itself to that store, so no method can be forgotten (one was: `all_statuses`, which left every status
+# metric of a distributed worker empty).
+_Base: Any = KafkaStatusStore if TYPE_CHECKING else object
 
-class GenerationStatuses(StatusStore):
+
+class GenerationStatuses(_Base):
+    """The status store, whole, with the writes of statuses stamped with the current generation."""
+
     def __init__(self, store: KafkaStatusStore, generation: Callable[[], int]) -> None:
-        super().__init__()
         self.store = store
         self._generation = generation
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached for names this class does not define: everything the store offers
+        return getattr(self.store, name)
 
     def _stamp(self, status: InstanceStatus) -> InstanceStatus:
         return replace(status, generation=self._generation())
@@ -31,18 +42,3 @@ class GenerationStatuses(StatusStore):
 
     def put_task_safe(self, name: str, index: int, status: InstanceStatus) -> None:
         self.store.put_task_safe(name, index, self._stamp(status))
-
-    def connector(self, name: str) -> InstanceStatus | None:
-        return self.store.connector(name)
-
-    def task(self, name: str, index: int) -> InstanceStatus | None:
-        return self.store.task(name, index)
-
-    def tasks(self, name: str) -> dict[int, InstanceStatus]:
-        return self.store.tasks(name)
-
-    def remove_task(self, name: str, index: int) -> None:
-        self.store.remove_task(name, index)
-
-    def remove_connector(self, name: str) -> None:
-        self.store.remove_connector(name)

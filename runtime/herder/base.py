@@ -24,6 +24,7 @@ from ..storage.base import ConnectorState
 from ..storage.states import TargetState
 from ..worker_config import WorkerConfig
 from . import views
+from .topics import ActiveTopics
 from .validation import invalid_config_message, plugin_config_keys, validate_connector_config
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ class HerderBase:
     plugins: Plugins
     worker: Worker | None
     offsets: OffsetsManager
+    topics: ActiveTopics
     stages: StageTracker
     broker_monitor: Any
     ready: bool
@@ -186,6 +188,10 @@ class HerderBase:
         """Store `target_states.transitioned(state, target)` for `name` and apply it (404 "Unknown connector")."""
         raise NotImplementedError
 
+    def leader_url(self) -> str | None:
+        """Nothing is forwarded in standalone mode."""
+        return None
+
     def settle_forwarded(self, name: str) -> None:
         """After a change of `name` forwarded to the leader: nothing to wait for where nothing is forwarded
         (the distributed herder waits until this worker has read the change)."""
@@ -231,9 +237,14 @@ class HerderBase:
         if reset and not self.config.get_bool("topic.tracking.allow.reset"):
             raise Forbidden("Topic tracking reset is disabled.")
 
-    def _forget_seen_topics(self, name: str) -> None:
-        """Make the connector's running tasks report each topic again the next time they see it."""
-        self._worker.forget_seen_topics(name)
+    def connector_topics(self, name: str) -> dict[str, Any]:
+        self._check_topic_tracking()
+        return {name: {"topics": self.topics.topics(name)}}
+
+    def reset_connector_topics(self, name: str) -> None:
+        self._check_topic_tracking(reset=True)
+        self.topics.reset(name)
+        self._worker.forget_seen_topics(name)  # its running tasks report each topic again when they next see it
 
     # ---- health ---------------------------------------------------------------------------------------
 

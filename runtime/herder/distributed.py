@@ -1,9 +1,10 @@
 """The distributed herder: the standalone herder's public methods and errors, state from the internal
 topics, and routing (leader-only operations raise NotLeader, owner-only restarts NotAssigned).
 
-Writes (REST requests) go straight to the config topic and return once read back; every worker's tick
-thread (the group member it holds, runtime/distributed/member.py) then notices the change and reconciles
-its share of the work.
+It is made of the group member (runtime/distributed/member.py: membership, the leader's assignor), the
+work this worker runs (local_work.py) and the tick thread that owns that work (tick.py). Writes (REST
+requests) go straight to the config topic and return once read back; every worker's tick thread then
+notices the change and reconciles its share of the work.
 """
 
 from __future__ import annotations
@@ -12,14 +13,15 @@ import concurrent.futures
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..control import target_states
 from ..control.errors import BadRequest, HerderError, NotFound, NotLeader, RebalanceNeeded, RequestTimeout, ServerError
 from ..control.restart import RestartPlan, RestartRequest
+from ..control.stages import StageTracker
 from ..distributed.assignment import Assignment
-from ..distributed.member import GroupMember, Timing
+from ..distributed.member import GroupMember
 from ..distributed.statuses import GenerationStatuses
 from ..plugins import Plugins
 from ..storage.base import ConnectorState, InstanceStatus
@@ -27,13 +29,16 @@ from ..storage.kafka_config_store import KafkaConfigStore
 from ..storage.kafka_config_store import RestartRequest as StoredRestartRequest
 from ..storage.kafka_status_store import KafkaStatusStore
 from ..storage.states import TargetState
-from ..storage.status_codec import TopicStatus
 from ..worker.offsets import OffsetsManager
 from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
 from . import views
 from .base import STATUS_WAIT_S, HerderBase, patched_config
+from .local_work import LocalWork
 from .signatures import RequestSignature, check_signature
+from .tick import TickThread
+from .topics import ActiveTopics
+from .validation import check_source_exactly_once
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -54,12 +59,12 @@ class NotAssigned(NotLeader):
             self.args = (self.message,)
 
 
-__all__ = ["DistributedHerder", "NotAssigned", "Timing"]
+__all__ = ["DistributedHerder", "NotAssigned"]
 
 
 class DistributedHerder(HerderBase):
     """The REST layer's herder in distributed mode: the standalone herder's methods and errors, over the
-    group member it holds (membership, assignments, and the tick thread that runs this worker's share)."""
+    group member, the work this worker runs and the tick thread that owns it."""
 
     _empty_tasks_config_is_missing = False
 
@@ -67,60 +72,87 @@ class DistributedHerder(HerderBase):
         self,
         config: WorkerConfig,
         plugins: Plugins,
+        worker: Worker,
+        member: GroupMember,
         config_store: KafkaConfigStore,
         status_store: KafkaStatusStore,
+        statuses: GenerationStatuses,
         offsets: OffsetsManager,
-        worker_id: str,
-        url: str,
+        topics: ActiveTopics,
         kafka_cluster_id: str | None,
-        group_id: str,
-        timing: Timing,
-        client_config: Mapping[str, str] | None = None,
+        wakeup: threading.Event,
+        broker_monitor: Any = None,
     ) -> None:
+        """`statuses` is the status store stamping the member's generation, which the worker writes through;
+        `topics` the active topics the worker records; `wakeup` the tick thread's, which `member` sets."""
         self.config = config
         self.plugins = plugins
+        self.worker = worker
+        self.member = member
         self.config_store = config_store
         self.status_store = status_store
+        self.statuses = statuses
         self.offsets = offsets
-        self.worker_id = worker_id
-        self.url = url
+        self.topics = topics
+        self.worker_id = member.worker_id
+        self.url = member.url
         self.kafka_cluster_id = kafka_cluster_id
-        self.member = GroupMember(
-            config, plugins, config_store, status_store, offsets, worker_id, url, group_id, timing, client_config
+        self.broker_monitor = broker_monitor  # says when Kafka has been unreachable for a while (for /health)
+        self.stages = StageTracker()  # one tracker: a timeout names the tick thread's stage too
+        self._request_timeout_s = config.get_int("rest.request.timeout.ms") / 1000
+        self.work = LocalWork(
+            worker, config_store, statuses, topics, self.worker_id, self.stages, member.report_held, wakeup.set
         )
-        self.stages = self.member.stages  # one tracker: a timeout names the tick thread's stage too
-        self.statuses: GenerationStatuses = self.member.statuses
-        self.worker: Worker | None = None
-        self.broker_monitor: Any = None  # says when Kafka has been unreachable for a while (for /health)
+        config_store.set_update_listener(self.work)
+        self.tick = TickThread(member, self.work, config_store, self.stages, wakeup, self._request_timeout_s)
         self.ready = False
         self._ready_event = threading.Event()
         self._request_lock = threading.RLock()  # one leader-side write at a time (exists checks, then writes)
-        self._request_timeout_s = config.get_int("rest.request.timeout.ms") / 1000
 
     # ---- lifecycle ------------------------------------------------------------------------------
 
-    def attach_worker(self, worker: Worker) -> None:
-        self.worker = worker
-        self.member.attach_worker(worker)
-        worker._on_topic = self._record_topic
-
     def start(self) -> None:
         """Replay the internal topics and join the group (returns once the first assignment is applied)."""
+        self._start_stores()
         self.member.start()
+        self.tick.start()
+        self.member.wait_joined(self.tick.stopping)
+
+    def _start_stores(self) -> None:
+        """Replay the three internal topics side by side: each start is mostly waiting on the broker."""
+        starts = [self.status_store.start, self.offsets.offset_store.start, self.config_store.start]
+        with concurrent.futures.ThreadPoolExecutor(len(starts), thread_name_prefix="store-start") as pool:
+            futures = [pool.submit(start) for start in starts]
+        for future in futures:
+            future.result()  # the first failure, as a sequential start would have raised it
 
     def mark_ready(self) -> None:
         self.ready = True
         self._ready_event.set()
 
     def stop(self) -> None:
-        if self.worker is not None:
-            self.worker.begin_shutdown()  # a tick waiting for a connector's start() lets the member stop
-        self.member.stop()
+        if self.tick.stopping.is_set():
+            return
+        self.worker.begin_shutdown()  # a tick waiting for a connector's start() lets the tick thread stop
+        self.tick.stop(self.member.timing.session_timeout_s + 30)
+        try:
+            self.worker.stop_all()
+        except Exception as exc:  # noqa: BLE001
+            log.error("Error while stopping connectors: %s", exc)
+        self.member.stop()  # leaves the group once everything is stopped
+        for store in (self.config_store, self.offsets.offset_store, self.status_store):
+            try:
+                store.stop()
+            except Exception as exc:  # noqa: BLE001
+                log.error("Error while stopping a store: %s", exc)
 
     # ---- routing helpers ------------------------------------------------------------------------
 
     def is_leader(self) -> bool:
         return self.member.is_leader()
+
+    def leader_url(self) -> str | None:
+        return self.member.leader_url()
 
     def _require_leader(self) -> None:
         if self.member.is_leader():
@@ -154,7 +186,7 @@ class DistributedHerder(HerderBase):
         """Wait (STATUS_WAIT_S at most) until the statuses of `name` satisfy `settled`(connector status,
         statuses of its current tasks, its stored state)."""
         deadline = time.monotonic() + STATUS_WAIT_S
-        while time.monotonic() < deadline and not self.member.stopping():
+        while time.monotonic() < deadline and not self.tick.stopping.is_set():
             state = self.config_store.snapshot().connectors.get(name)
             count = len(state.task_configs) if state is not None else 0
             tasks = [s for i, s in self.status_store.tasks(name).items() if i < count]
@@ -245,12 +277,22 @@ class DistributedHerder(HerderBase):
             sink = False
         if sink:
             _check_sink_group(infos, config, self.member.group_id)
+        else:  # KIP-618's preflight checks, on the config the connector would be given
+            check_source_exactly_once(
+                self.plugins, infos, self._resolved(config), self.config.exactly_once_source_enabled()
+            )
+
+    def _resolved(self, config: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self._worker.resolver.resolve({k: str(v) for k, v in config.items() if v is not None})
+        except Exception:  # noqa: BLE001 - an unresolvable reference is already reported by the validation
+            return config
 
     def _wait_ready(self, timeout_s: float) -> None:
         self._ready_event.wait(timeout_s)
 
     def _responsive(self, timeout_s: float) -> bool:
-        return self.member.responsive(timeout_s)
+        return self.tick.responsive(timeout_s)
 
     # ---- config changes (leader) ----------------------------------------------------------------
 
@@ -277,7 +319,7 @@ class DistributedHerder(HerderBase):
                     self.config_store.put_connector_config(
                         name, clean, None if initial is TargetState.STARTED else initial
                     )
-            self.member.wake()
+            self.tick.wake()
             info = self._info(name, self._state(name, f"Connector {name} not found"))
         if existing is None:
             self._await_status(name, lambda connector, _tasks, _state: connector is not None)
@@ -295,7 +337,7 @@ class DistributedHerder(HerderBase):
             self._fresh_state(name, f"Connector {name} not found")
             with self.stages.stage(f"removing the config for connector {name} from the config topic"):
                 self.config_store.remove_connector_config(name)
-        self.member.wake()
+        self.tick.wake()
         self._await_status(name, lambda connector, _tasks, _state: connector is None)
 
     def settle_forwarded(self, name: str) -> None:
@@ -321,7 +363,7 @@ class DistributedHerder(HerderBase):
                 self._write_transition(name, target)
         else:
             self._write_transition(name, target)  # any worker may write a pause or a resume
-        self.member.wake()
+        self.tick.wake()
         self._await_target(name, target)
 
     def _write_transition(self, name: str, target: TargetState) -> None:
@@ -342,11 +384,11 @@ class DistributedHerder(HerderBase):
             self._require_leader()
 
         def apply() -> concurrent.futures.Future:
-            if not self.member.runs_connector(name):
+            if not self.work.runs_connector(name):
                 raise RebalanceNeeded()
-            return self.member.restart_connector_here(name, state)
+            return self.work.restart_connector(name, state)
 
-        started = self.member.call(apply, f"restarting connector {name}")
+        started = self.tick.call(apply, f"restarting connector {name}")
         concurrent.futures.wait([started], timeout=STATUS_WAIT_S)  # see STATUS_WAIT_S
 
     def restart_connector_and_tasks(self, request: RestartRequest) -> dict[str, Any]:
@@ -382,14 +424,18 @@ class DistributedHerder(HerderBase):
 
         def apply() -> None:
             current = self._state(name, f"Unknown connector: {name}")
-            if not self.member.holds_task(name, index):
+            # it runs here, or is assigned here (about to start)
+            if (
+                not self.work.runs_task(name, index)
+                and self.member.assignment().tasks.get((name, index)) != self.worker_id
+            ):
                 raise RebalanceNeeded()
             if index >= len(current.task_configs):
                 raise NotFound(f"Unknown task: {name}-{index}")
-            if not self.member.restart_task_here(name, index, current):
+            if not self.work.restart_task(name, index, current):
                 raise ServerError(f"Failed to start task: {name}-{index}")
 
-        self.member.call(apply, f"restarting task {name}-{index}")
+        self.tick.call(apply, f"restarting task {name}-{index}")
 
     # ---- offsets --------------------------------------------------------------------------------
 
@@ -418,26 +464,10 @@ class DistributedHerder(HerderBase):
             with self.stages.stage(f"resetting offsets of connector {name}"):
                 return self._reset_stopped(name, state)
 
-    # ---- topics (KIP-558) -----------------------------------------------------------------------
-
-    def _record_topic(self, name: str, index: int, topic: str) -> None:
-        if not self.config.get_bool("topic.tracking.enable"):
-            return
-        if self.status_store.topic(name, topic) is None:
-            self.status_store.put_topic(TopicStatus(topic, name, index, int(time.time() * 1000)))
-
-    def connector_topics(self, name: str) -> dict[str, Any]:
-        self._check_topic_tracking()
-        return {name: {"topics": sorted(t.topic for t in self.status_store.topics(name))}}
-
-    def reset_connector_topics(self, name: str) -> None:
-        self._check_topic_tracking(reset=True)
-        for status in self.status_store.topics(name):
-            self.status_store.delete_topic(name, status.topic)
-        self._forget_seen_topics(name)
+    # ---- cluster log levels (KIP-976) -------------------------------------------------------------
 
     def set_cluster_log_level(self, namespace: str, level: str) -> None:
-        # every worker, this one included, applies it when it reads the record (GroupMember.on_logger_level)
+        # every worker, this one included, applies it when it reads the record (LocalWork.on_logger_level)
         self.config_store.put_logger_level(namespace, level)
 
     def _rebalance_pending(self, name: str) -> bool:
@@ -445,15 +475,14 @@ class DistributedHerder(HerderBase):
         owners have not stopped them yet)."""
         return self.member.rebalance_pending(name) or bool(self.status_store.tasks(name))
 
-    def stored_config(self, name: str) -> dict[str, str] | None:
-        """The connector config last read from the config topic (for offsets reads, which get only a name)."""
-        state = self.config_store.snapshot().connectors.get(name)
-        return dict(state.config) if state is not None else None
-
     # ---- introspection (tests, logs) ------------------------------------------------------------
 
     def assignment(self) -> Assignment:
         return self.member.assignment()
+
+    def assigned_counts(self) -> tuple[int, int] | None:
+        assignment = self.member.assignment()
+        return len(assignment.connectors_of(self.worker_id)), len(assignment.tasks_of(self.worker_id))
 
     # ---- internal endpoints (InternalClusterResource) -------------------------------------------
 
@@ -475,7 +504,7 @@ class DistributedHerder(HerderBase):
             target_states.require_task_configs_allowed(name, state, configs)
             with self.stages.stage(f"writing {len(configs)} task configs for connector {name} to the config topic"):
                 self.config_store.put_task_configs(name, configs)
-        self.member.wake()
+        self.tick.wake()
 
     def fence_zombies(self, name: str, signature: RequestSignature | None) -> None:
         """`PUT /connectors/{c}/fence` (KIP-618), whatever exactly.once.source.support says, as the reference.

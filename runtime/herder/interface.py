@@ -50,6 +50,11 @@ class Herder(Protocol):
 
     def task_status(self, name: str, index: int) -> dict[str, Any]: ...
 
+    def assigned_counts(self) -> tuple[int, int] | None:
+        """The connectors and tasks the group's current assignment gives this worker (the reference's
+        connect-coordinator-metrics, read at scrape time); None in standalone mode, which has no group."""
+        ...
+
     def connector_topics(self, name: str) -> dict[str, Any]: ...
 
     def connector_offsets(self, name: str) -> dict[str, Any]: ...
@@ -88,6 +93,11 @@ class Herder(Protocol):
 
     def set_cluster_log_level(self, namespace: str, level: str) -> None:
         """KIP-976's cluster scope: every worker sets `namespace` to `level` (a valid log4j name)."""
+        ...
+
+    def leader_url(self) -> str | None:
+        """The URL of the leader this worker follows now (None: not known, or standalone); the REST layer
+        routes a forwarded request again when it changes."""
         ...
 
     def settle_forwarded(self, name: str) -> None:

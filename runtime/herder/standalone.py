@@ -26,11 +26,13 @@ from ..plugins import Plugins
 from ..storage.base import ConfigStore, ConnectorState, InstanceStatus, StatusStore
 from ..storage.states import State, TargetState
 from ..worker.offsets import OffsetsManager
-from ..worker.worker import Worker, succeeded
+from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
 from . import views
 from .base import STATUS_WAIT_S, HerderBase, patched_config
 from .signatures import RequestSignature
+from .task_configs import generate_task_configs, reconfigure_when_started
+from .topics import ActiveTopics
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -45,16 +47,19 @@ class StandaloneHerder(HerderBase):
         config_store: ConfigStore,
         statuses: StatusStore,
         offsets: OffsetsManager,
+        topics: ActiveTopics,
         worker_id: str,
         kafka_cluster_id: str | None,
         broker_monitor: Any = None,
     ) -> None:
+        """`topics` are the active topics the worker records (its `on_topic`)."""
         self.config = config
         self.plugins = plugins
         self.worker = worker
         self.config_store = config_store
         self.statuses = statuses
         self.offsets = offsets
+        self.topics = topics
         self.worker_id = worker_id
         self.kafka_cluster_id = kafka_cluster_id
         self.broker_monitor = broker_monitor  # says when Kafka has been unreachable for a while
@@ -63,15 +68,12 @@ class StandaloneHerder(HerderBase):
         self._ready_event = threading.Event()
         self._lock = threading.RLock()
         self._connectors: dict[str, ConnectorState] = {}
-        self._active_topics: dict[str, list[str]] = {}
         # connector config each connector's running tasks were generated from
         self._applied_configs: dict[str, dict[str, str]] = {}
         # daemon: a connector stuck in start() keeps the herder thread waiting, never the process's exit
         self._executor = SerialDaemonExecutor("herder")
         self._request_timeout_s = config.get_int("rest.request.timeout.ms") / 1000
         self._stopped = False
-        worker._reconfigure = self._request_reconfiguration  # connector contexts call back into the herder
-        worker._on_topic = self._record_topic
 
     # ---- lifecycle ------------------------------------------------------------------------------
 
@@ -184,14 +186,6 @@ class StandaloneHerder(HerderBase):
             else:
                 self._connectors[name] = state
 
-    def _tasks_max(self, config: dict[str, str]) -> tuple[int, bool]:
-        try:
-            tasks_max = max(1, int(config.get("tasks.max", "1")))
-        except ValueError:
-            tasks_max = 1
-        enforce = config.get("tasks.max.enforce", "true").strip().lower() != "false"
-        return tasks_max, enforce
-
     def _stop_tasks(self, name: str) -> None:
         self.worker.stop_tasks([(name, i) for i in self.worker.task_indices(name)])
         for index in list(self.statuses.tasks(name)):  # also tasks that never got a runner (failed to start)
@@ -206,7 +200,9 @@ class StandaloneHerder(HerderBase):
     def _start_connector_and_tasks(self, name: str, use_stored_tasks: bool = False) -> None:
         state = self._state(name, f"Connector {name} not found")
         with self.stages.stage("starting the connector"):
-            ok = self.worker.await_connector(self.worker.start_connector(name, state.config, state.target_state))
+            ok = self.worker.await_connector(
+                self.worker.start_connector(name, state.config, state.target_state, self._request_reconfiguration)
+            )
         if not target_states.tasks_run(state.target_state):
             return
         if state.target_state is TargetState.PAUSED:
@@ -216,35 +212,13 @@ class StandaloneHerder(HerderBase):
         if ok:
             self._reconfigure_tasks(name)
 
-    def _reconfigure_when_started(self, name: str, started: concurrent.futures.Future) -> concurrent.futures.Future:
-        """Regenerate the connector's tasks on the herder thread once its own thread has started it (a
-        continuation: the herder thread never waits for a start). The future is done once that has run, or
-        once the start failed."""
-        settled: concurrent.futures.Future = concurrent.futures.Future()
-
-        def on_started(done: concurrent.futures.Future) -> None:
-            regenerated = self._request_reconfiguration(name) if succeeded(done, f"Starting connector {name}") else None
-            if regenerated is None:
-                settled.set_result(None)
-            else:
-                regenerated.add_done_callback(lambda _: settled.set_result(None))
-
-        started.add_done_callback(on_started)
-        return settled
-
     def _reconfigure_tasks(self, name: str) -> None:
         """Ask the connector for task configs and replace the tasks when those changed, when the
         connector config changed since the tasks were made (the reference's rule), or when none run."""
         with self._lock:
             state = self._connectors.get(name)
-        if state is None or not target_states.generates_tasks(state.target_state) or not self.worker.is_running(name):
-            return
-        tasks_max, enforce = self._tasks_max(state.config)
-        try:
-            with self.stages.stage("generating task configs for the connector"):
-                new_configs = self.worker.task_configs(name, tasks_max, enforce)
-        except Exception as exc:  # noqa: BLE001 - the connector's fault: it goes FAILED
-            self.worker.fail_connector(name, exc)
+        new_configs = None if state is None else generate_task_configs(self.worker, name, state, self.stages)
+        if state is None or new_configs is None:
             return
         changed = new_configs != state.task_configs or self._applied_configs.get(name) != state.config
         if not changed and len(self.worker.task_indices(name)) == len(new_configs):
@@ -291,6 +265,9 @@ class StandaloneHerder(HerderBase):
         if status is None or not known:
             raise NotFound(f"No status found for task {name}-{index}")
         return {"id": index, **views.status_body(status)}
+
+    def assigned_counts(self) -> tuple[int, int] | None:
+        return None  # no group, no coordinator metrics (as the reference's standalone worker)
 
     # ---- where connector code runs (HerderBase) --------------------------------------------------
 
@@ -367,8 +344,8 @@ class StandaloneHerder(HerderBase):
             else:
                 self._stop_tasks(name)
             # the connector's own thread moves it (creating it again if that failed before)
-            moved = self.worker.transition_connector(name, target, state.config)
-            return self._reconfigure_when_started(name, moved) if target is TargetState.STARTED else moved
+            moved = self.worker.transition_connector(name, target, state.config, self._request_reconfiguration)
+            return reconfigure_when_started(name, target, moved, self._request_reconfiguration)
 
         self._settle(self._submit(apply, f"changing the target state of connector {name} to {target.value}"))
 
@@ -377,10 +354,10 @@ class StandaloneHerder(HerderBase):
     def restart_connector(self, name: str) -> None:
         def apply() -> concurrent.futures.Future:
             state = self._state(name, f"Unknown connector: {name}")
-            started = self.worker.restart_connector(name, state.config, state.target_state)
-            if target_states.generates_tasks(state.target_state):
-                return self._reconfigure_when_started(name, started)
-            return started
+            started = self.worker.restart_connector(
+                name, state.config, state.target_state, self._request_reconfiguration
+            )
+            return reconfigure_when_started(name, state.target_state, started, self._request_reconfiguration)
 
         self._settle(self._submit(apply, f"restarting connector {name}"))
 
@@ -395,7 +372,11 @@ class StandaloneHerder(HerderBase):
             task_states = {i: s.state for i, s in self.statuses.tasks(name).items()}
             plan = RestartPlan.build(request, connector_status.state, task_states)
             body = self.connector_status(name, overrides=plan)
-            started = self.worker.restart_connector(name, state.config, state.target_state) if plan.connector else None
+            started = (
+                self.worker.restart_connector(name, state.config, state.target_state, self._request_reconfiguration)
+                if plan.connector
+                else None
+            )
             for index in plan.tasks:
                 self.statuses.put_task(name, index, InstanceStatus(State.RESTARTING, self.worker_id))
             self.worker.stop_tasks([(name, i) for i in plan.tasks])
@@ -437,29 +418,6 @@ class StandaloneHerder(HerderBase):
         return self._submit(
             lambda: self._reset_stopped(name, self._check_stopped(name)), f"resetting offsets of connector {name}"
         )
-
-    # ---- topics ---------------------------------------------------------------------------------
-
-    def _record_topic(self, name: str, index: int, topic: str) -> None:
-        if not self.config.get_bool("topic.tracking.enable"):
-            return
-        with self._lock:
-            if name not in self._connectors:
-                return
-            topics = self._active_topics.setdefault(name, [])
-            if topic not in topics:
-                topics.append(topic)
-
-    def connector_topics(self, name: str) -> dict[str, Any]:
-        self._check_topic_tracking()
-        with self._lock:
-            return {name: {"topics": list(self._active_topics.get(name, []))}}
-
-    def reset_connector_topics(self, name: str) -> None:
-        self._check_topic_tracking(reset=True)
-        with self._lock:
-            self._active_topics.pop(name, None)
-        self._forget_seen_topics(name)
 
     def set_cluster_log_level(self, namespace: str, level: str) -> None:
         number = level_number(level)

@@ -7,6 +7,7 @@ create or update, whose 400 message lists the errors as the reference does.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,14 @@ from ..api.config import (
     Width,
     format_value,
 )
-from ..api.connector import Connector, SinkConnector
+from ..api.connector import Connector, SinkConnector, SourceConnector
 from ..api.errors import ConfigError, ConnectError
+from ..api.transactions import ConnectorTransactionBoundaries, ExactlyOnceSupport, TransactionBoundary
 from ..control.errors import BadRequest
 from ..plugins import Plugins
 from ..worker.transform_chain import validate_transforms
+
+log = logging.getLogger(__name__)
 
 NULL_VALUE_MESSAGE = "Null value can not be supplied as the configuration value."
 
@@ -266,6 +270,115 @@ def validate_connector_config(plugins: Plugins, config: dict[str, Any]) -> dict[
             )
     error_count = sum(len(c["value"]["errors"]) for c in configs if c["value"])
     return {"name": str(class_name), "error_count": error_count, "groups": groups, "configs": configs}
+
+
+# ---- exactly-once source (KIP-618): distributed mode only, as the reference's DistributedHerder ----------
+
+EXACTLY_ONCE_SUPPORT = "exactly.once.support"
+TRANSACTION_BOUNDARY = "transaction.boundary"
+WORKER_NOT_ENABLED = "This worker does not have exactly-once source support enabled."
+SUPPORT_UNKNOWN = (
+    "The connector does not implement the API required for preflight validation of exactly-once source support. "
+    "Please consult the documentation for the connector to determine whether it supports exactly-once semantics, "
+    'and then consider reconfiguring the connector to use the value "requested" for this property (which will '
+    "disable this preflight check and allow the connector to be created)."
+)
+SUPPORT_REFUSED = "The connector does not support exactly-once semantics with the provided configuration."
+BOUNDARIES_NULL = (
+    "This connector has returned a null value from its canDefineTransactionBoundaries method, which is not "
+    "permitted. The connector will be treated as if it cannot define its own transaction boundaries, and cannot "
+    "be configured with 'transaction.boundary' set to 'connector'."
+)
+BOUNDARIES_REFUSED = (
+    "The connector does not support connector-defined transaction boundaries with the given configuration. "
+    "Please reconfigure it to use a different transaction boundary definition."
+)
+
+
+def check_source_exactly_once(
+    plugins: Plugins, infos: dict[str, Any], config: dict[str, Any], worker_enabled: bool
+) -> None:
+    """Add the distributed reference's checks of `exactly.once.support` and `transaction.boundary` to a
+    validation result, for a source connector whose keys passed their own validation: `required` needs the
+    worker's `exactly.once.source.support=enabled` and the connector's `exactly_once_support()` SUPPORTED;
+    `connector` needs its `can_define_transaction_boundaries()` SUPPORTED. `config` is resolved (what the
+    connector would be given)."""
+    try:
+        cls = plugins.connector_desc(str(config.get("connector.class", ""))).cls
+    except ConnectError:
+        return  # the class is reported on connector.class
+    if not issubclass(cls, SourceConnector):
+        return
+    raw = {k: str(v) for k, v in config.items() if v is not None}
+    values = {c["value"]["name"]: c["value"] for c in infos["configs"] if c["value"]}
+    support = values.get(EXACTLY_ONCE_SUPPORT)
+    connector: SourceConnector | None = None
+    if support is not None and not support["errors"] and str(support["value"]).strip().lower() == "required":
+        if not worker_enabled:
+            _add_error(infos, support, WORKER_NOT_ENABLED)
+        connector = cls()
+        message = _preflight(connector.exactly_once_support, raw, ExactlyOnceSupport, SUPPORT_UNKNOWN, SUPPORT_REFUSED)
+        if message:
+            _add_error(infos, support, message)
+    boundary = values.get(TRANSACTION_BOUNDARY)
+    if (
+        boundary is not None
+        and not boundary["errors"]
+        and _boundary(boundary["value"]) is TransactionBoundary.CONNECTOR
+    ):
+        connector = connector or cls()
+        message = _preflight(
+            connector.can_define_transaction_boundaries,
+            raw,
+            ConnectorTransactionBoundaries,
+            BOUNDARIES_NULL,
+            BOUNDARIES_REFUSED,
+            unexpected_is_refusal=True,
+        )
+        if message:
+            _add_error(infos, boundary, message)
+
+
+def _boundary(value: Any) -> TransactionBoundary | None:
+    try:
+        return TransactionBoundary.from_property(str(value))
+    except ValueError:
+        return None
+
+
+def _preflight(
+    ask: Any,
+    config: dict[str, str],
+    answers: type[ExactlyOnceSupport] | type[ConnectorTransactionBoundaries],
+    when_none: str,
+    when_refused: str,
+    unexpected_is_refusal: bool = False,
+) -> str | None:
+    """The connector's answer as the reference words it: None when SUPPORTED, else the error to report."""
+    try:
+        answer = ask(config)
+        if answer is None:
+            return when_none
+        try:
+            answer = answers(str(answer.value if isinstance(answer, answers) else answer).upper())
+        except ValueError:
+            if unexpected_is_refusal:
+                return when_refused
+            raise ConnectError(
+                f"Unexpected value returned from SourceConnector::exactlyOnceSupport: {answer}"
+            ) from None
+        return None if answer is answers.SUPPORTED else when_refused
+    except Exception as exc:  # a broken connector is reported in the result, as the reference does
+        log.error("Failed while validating connector support for %s", ask.__name__, exc_info=exc)
+        detail = str(exc).strip()
+        return "An unexpected error occurred during validation" + (
+            f": {detail}" if detail else "; please see the worker logs for more details."
+        )
+
+
+def _add_error(infos: dict[str, Any], value: dict[str, Any], message: str) -> None:
+    value["errors"].append(message)
+    infos["error_count"] += 1
 
 
 def error_messages(infos: dict[str, Any]) -> list[str]:

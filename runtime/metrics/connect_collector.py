@@ -8,6 +8,10 @@ reference's MBeans, so Strimzi's Grafana dashboard and alert rules work unchange
     connector-metrics      status / class ...   kafka_connect_connector_<attr>{connector, <attr>=value} = 1
     connector-task-metrics status               kafka_connect_connector_task_status{connector, task, status} = 1
     <group>-metrics of a task                   kafka_connect_<group>_<attr>{connector, task}
+    connect-coordinator-metrics                 kafka_connect_coordinator_<attr>{clientId}
+    producer- / consumer- / admin-client-metrics kafka_<client>_<attr>{clientId} (librdkafka's statistics)
+
+plus prometheus-client's process, platform and GC collectors (`process_cpu_seconds_total`, ...).
 
 Task threads only bump plain counters (runtime/worker/counters.py); this collector derives rates (over the
 reference's 30 s sample window), averages and percentages when Prometheus scrapes, so the data plane does
@@ -16,19 +20,27 @@ no metrics work of its own.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from prometheus_client import GCCollector, PlatformCollector, ProcessCollector
 from prometheus_client.core import CollectorRegistry, CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from ..plugins import class_name
 from ..storage.base import InstanceStatus
+from ..worker.admin_statistics import ADMIN_STATISTICS
 from ..worker.counters import RebalanceCounters, TaskCounters
-from ..worker.worker import Worker
+from ..worker.worker import ConnectorInstance, Worker
 
 WINDOW_S = 30.0  # the reference's metrics.sample.window.ms
 TASK_STATES = ("running", "paused", "failed", "unassigned", "restarting", "destroyed")
+UNDEFINED_VERSION = "undefined"  # the reference's version of a plugin that cannot say its own
+
+# (assigned connectors, assigned tasks) of this worker in its group; None in standalone mode
+AssignedCounts = Callable[[], tuple[int, int] | None]
 
 
 class _Rates:
@@ -64,8 +76,9 @@ class ConnectCollector(Collector):
     """Collects from the worker the herder runs (found at scrape time: a distributed herder attaches its
     worker after the REST server starts)."""
 
-    def __init__(self, worker_of: Callable[[], Worker | None]) -> None:
+    def __init__(self, worker_of: Callable[[], Worker | None], assigned_counts: AssignedCounts | None = None) -> None:
         self._worker_of = worker_of
+        self._assigned_counts = assigned_counts
         self._rates = _Rates()
 
     def collect(self) -> Iterator[Metric]:
@@ -85,10 +98,13 @@ class ConnectCollector(Collector):
         yield from self._worker_metrics(worker, my_tasks)
         if worker.rebalance is not None:
             yield from self._rebalance_metrics(worker.rebalance, now)
+        yield from self._coordinator_metrics(worker)
         yield from self._connector_metrics(worker, mine, connector_statuses)
         yield from self._task_status(my_tasks)
         yield from self._task_metrics(runners, now)
+        yield from _transaction_metrics(runners)
         yield from self._client_metrics(runners)
+        yield from self._connection_counts(runners)
         self._rates.forget(set(runners))
 
     # ---- connect-worker-metrics -----------------------------------------------------------------
@@ -176,6 +192,26 @@ class ConnectCollector(Collector):
         leader.add_metric([r.leader_name], 1)
         yield leader
 
+    def _coordinator_metrics(self, worker: Worker) -> Iterable[Metric]:
+        """connect-coordinator-metrics (distributed mode): what the group's current assignment gives this
+        worker, read through the herder. Tagged, as the reference's, with the worker's `client.id` or the
+        first id the reference gives a worker without one."""
+        counts = self._assigned_counts() if self._assigned_counts is not None else None
+        if counts is None:
+            return
+        client = str(worker.config.originals.get("client.id") or "connect-1")
+        for attr, value, what in (
+            ("assigned_connectors", counts[0], "connector instances"),
+            ("assigned_tasks", counts[1], "tasks"),
+        ):
+            family = GaugeMetricFamily(
+                f"kafka_connect_coordinator_{attr}",
+                f"The number of {what} currently assigned to this consumer",
+                labels=["clientId"],
+            )
+            family.add_metric([client], value)
+            yield family
+
     # ---- connector-metrics ----------------------------------------------------------------------
 
     def _connector_metrics(
@@ -194,17 +230,25 @@ class ConnectCollector(Collector):
             "Kafka Connect connector-type JMX metric type connector",
             labels=["connector", "connector_type"],
         )
+        version_family = GaugeMetricFamily(
+            "kafka_connect_connector_connector_version",
+            "Kafka Connect connector-version JMX metric type connector",
+            labels=["connector", "connector_version"],
+        )
         for name in sorted(names):
             status = statuses.get(name)
             if status is not None:
                 status_family.add_metric([name, status.state.value.lower()], 1)
             instance = worker.connectors.get(name)
             if instance is not None:
-                class_family.add_metric([name, instance.config.get("connector.class", "")], 1)
+                # the class itself, as the reference's (an alias in the config names the class it stands for)
+                class_family.add_metric([name, class_name(type(instance.connector))], 1)
                 type_family.add_metric([name, worker.connector_type(instance.config)], 1)
+                version_family.add_metric([name, _connector_version(instance)], 1)
         yield status_family
         yield class_family
         yield type_family
+        yield version_family
 
     def _task_status(self, my_tasks: dict[tuple[str, int], InstanceStatus]) -> Iterable[Metric]:
         family = GaugeMetricFamily(
@@ -220,7 +264,7 @@ class ConnectCollector(Collector):
 
     def _task_metrics(self, runners: dict[tuple[str, int], Any], now: float) -> Iterable[Metric]:
         labels = ["connector", "task"]
-        families: dict[str, Metric] = {}
+        families: dict[str, CounterMetricFamily | GaugeMetricFamily] = {}
 
         def add(name: str, value: float, key: tuple[str, int], counter: bool = False) -> None:
             family = families.get(name)
@@ -310,7 +354,9 @@ class ConnectCollector(Collector):
 
     def _client_metrics(self, runners: dict[tuple[str, int], Any]) -> Iterable[Metric]:
         """As Strimzi renders the Java clients' producer-metrics / producer-topic-metrics / consumer-metrics /
-        consumer-fetch-manager-metrics (librdkafka's totals: bytes to and from the brokers, lag per partition)."""
+        consumer-fetch-manager-metrics (librdkafka's totals: bytes to and from the brokers, lag per partition).
+        A task's byte totals read 0 until its client's first statistics (`statistics.interval.ms` after it
+        was created; 30 s by default), as a Java client's read 0 when it starts, so rates show at once."""
         out_bytes = CounterMetricFamily(
             "kafka_producer_outgoing_byte_total", "The total number of bytes sent to all brokers.", labels=["clientId"]
         )
@@ -330,10 +376,8 @@ class ConnectCollector(Collector):
             labels=["clientId", "topic", "partition"],
         )
         for key, runner in sorted(runners.items()):
-            stats = runner.client_stats
-            if not stats:
-                continue
-            client = str(stats.get("client_id") or f"{key[0]}-{key[1]}")
+            stats = runner.client_stats or {}
+            client = _task_client_id(key, runner.is_source, stats)
             if runner.is_source:
                 out_bytes.add_metric([client], stats.get("tx_bytes", 0))
                 for topic, info in (stats.get("topics") or {}).items():
@@ -346,6 +390,76 @@ class ConnectCollector(Collector):
                         if pid != "-1" and p.get("consumer_lag", -1) >= 0:
                             lag.add_metric([client, topic, pid], p["consumer_lag"])
         yield from (out_bytes, topic_bytes, in_bytes, lag)
+
+    def _connection_counts(self, runners: dict[tuple[str, int], Any]) -> Iterable[Metric]:
+        """producer-metrics / consumer-metrics / admin-client-metrics `connection-count` of the tasks'
+        clients and the worker's admin clients, from each one's latest statistics."""
+        families = {
+            kind: GaugeMetricFamily(
+                f"kafka_{kind}_connection_count", "The current number of active connections.", labels=["clientId"]
+            )
+            for kind in ("producer", "consumer", "admin_client")
+        }
+        for key, runner in sorted(runners.items()):
+            stats = runner.client_stats
+            if stats:
+                kind = "producer" if runner.is_source else "consumer"
+                families[kind].add_metric([_task_client_id(key, runner.is_source, stats)], _connections(stats))
+        admin: dict[str, int] = {}  # clients sharing a client.id (librdkafka's default "rdkafka") add up
+        for stats in ADMIN_STATISTICS.latest():
+            client = str(stats.get("client_id") or "")
+            admin[client] = admin.get(client, 0) + _connections(stats)
+        for client, count in sorted(admin.items()):
+            families["admin_client"].add_metric([client], count)
+        yield from families.values()
+
+
+def _task_client_id(key: tuple[str, int], source: bool, stats: dict[str, Any]) -> str:
+    """The client's own id once it has reported, else the one the worker gives a task's client (the
+    reference's `connector-producer-<task>` / `connector-consumer-<task>`)."""
+    default = f"connector-{'producer' if source else 'consumer'}-{key[0]}-{key[1]}"
+    return str(stats.get("client_id") or default)
+
+
+def _connections(stats: dict[str, Any]) -> int:
+    """A client's open connections: its brokers in state UP, the group coordinator's own connection
+    included (the Java clients count it too), not librdkafka's internal queue broker."""
+    brokers = stats.get("brokers") or {}
+    return sum(1 for b in brokers.values() if b.get("state") == "UP" and b.get("source") != "internal")
+
+
+def _connector_version(instance: ConnectorInstance) -> str:
+    try:
+        return str(instance.connector.version())
+    except Exception:  # noqa: BLE001 - a connector that cannot say its version still shows in the table
+        return UNDEFINED_VERSION
+
+
+def _transaction_metrics(runners: dict[tuple[str, int], Any]) -> Iterable[Metric]:
+    """source-task-metrics' transaction-size-min/max/avg of the tasks that run exactly once (KIP-618): records
+    per committed transaction, NaN before the first commit (as the reference's Min, Max and Avg)."""
+    labels = ["connector", "task"]
+    families = {
+        stat: GaugeMetricFamily(
+            f"kafka_connect_source_task_transaction_size_{stat}",
+            f"The {word} number of records in the transactions the task has committed.",
+            labels=labels,
+        )
+        for stat, word in (("min", "minimum"), ("max", "maximum"), ("avg", "average"))
+    }
+    for (name, index), runner in sorted(runners.items()):
+        c: TaskCounters = runner.counters
+        if not runner.is_source or not c.transactional:
+            continue
+        committed = c.transactions_committed
+        values = {
+            "min": c.transaction_size_min if committed else math.nan,
+            "max": c.transaction_size_max if committed else math.nan,
+            "avg": c.transaction_size_total / committed if committed else math.nan,
+        }
+        for stat, family in families.items():
+            family.add_metric([name, str(index)], values[stat])
+    yield from families.values()
 
 
 _HELP = {
@@ -368,10 +482,16 @@ _HELP = {
 }
 
 
-def metrics_registry(worker_of: Callable[[], Worker | None]) -> CollectorRegistry:
-    """A registry of the worker's metrics only (no process or platform collectors)."""
+def metrics_registry(
+    worker_of: Callable[[], Worker | None], assigned_counts: AssignedCounts | None = None
+) -> CollectorRegistry:
+    """The worker's registry: its metrics, and the process's (CPU, memory, file descriptors, Python's
+    version and garbage collections) from prometheus-client's own collectors."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(ConnectCollector(worker_of))
+    registry.register(ConnectCollector(worker_of, assigned_counts))
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    GCCollector(registry=registry)
     return registry
 
 

@@ -41,6 +41,15 @@ class _TrailingSlash:
         await self.app(scope, receive, send)
 
 
+class _ConnectApi(FastAPI):
+    """The REST app; its OpenAPI document also describes the request bodies routes read by hand."""
+
+    def openapi(self) -> dict[str, Any]:
+        document = super().openapi()  # built once and cached by FastAPI: the update is idempotent
+        document.setdefault("components", {}).setdefault("schemas", {}).update(COMPONENT_SCHEMAS)
+        return document
+
+
 def create_app(
     herder: Herder,
     loggers: LoggerAdmin | None = None,
@@ -49,7 +58,7 @@ def create_app(
     forward_client_kwargs: dict[str, Any] | None = None,
 ) -> FastAPI:
     loggers = loggers or LoggerAdmin()
-    app = FastAPI(
+    app = _ConnectApi(
         title="Kafka Connect REST API",
         version=KAFKA_COMPAT_VERSION,
         description=f"Kafka Connect worker runtime {__version__} (Python)",
@@ -99,13 +108,4 @@ def create_app(
     app.include_router(plugins.router(herder))
     if admin_enabled:
         app.include_router(logger_routes.router(loggers, herder))
-
-    base_openapi = app.openapi
-
-    def openapi() -> dict[str, Any]:
-        document = base_openapi()
-        document.setdefault("components", {}).setdefault("schemas", {}).update(COMPONENT_SCHEMAS)
-        return document
-
-    app.openapi = openapi  # type: ignore[method-assign]
     return app

@@ -313,17 +313,17 @@ def _load_key_store(context: ssl.SSLContext, settings: _SslSettings, required: b
     inline_key = settings.get("ssl.keystore.key")
     key_password = settings.get("ssl.key.password")
     store_password = settings.get("ssl.keystore.password")
-    if location is None and chain is None:
-        if required:
-            raise SecurityConfigError(
-                "An https listener needs a key store: set listeners.https.ssl.keystore.location "
-                "(or ssl.keystore.location), or ssl.keystore.certificate.chain and ssl.keystore.key"
-            )
-        return False
     if location is None:
+        if chain is None:
+            if required:
+                raise SecurityConfigError(
+                    "An https listener needs a key store: set listeners.https.ssl.keystore.location "
+                    "(or ssl.keystore.location), or ssl.keystore.certificate.chain and ssl.keystore.key"
+                )
+            return False
         if not inline_key:
             raise SecurityConfigError("ssl.keystore.certificate.chain is set but ssl.keystore.key is not")
-        _load_chain_from_memory(context, chain.encode(), inline_key.encode(), key_password)  # type: ignore[union-attr]
+        _load_chain_from_memory(context, chain.encode(), inline_key.encode(), key_password)
         return True
     kind = _store_type(settings.get("ssl.keystore.type"), location, "the key store")
     if kind == "PKCS12":

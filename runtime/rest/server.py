@@ -101,9 +101,8 @@ def start_rest_server(
             timeout_graceful_shutdown=5,
             **uvicorn_ssl_kwargs(context),
         )
-        server = uvicorn.Server(server_config)
-        server.install_signal_handlers = lambda: None  # the CLI owns signals
-        servers.add(server, socks, name)
+        # Each server runs in a thread of its own, where uvicorn installs no signal handlers: the CLI owns them.
+        servers.add(uvicorn.Server(server_config), socks, name)
 
     app = create_app(
         herder,

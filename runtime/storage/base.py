@@ -79,7 +79,7 @@ class TaskStatuses(dict[tuple[str, int], InstanceStatus]):
         super().__delitem__(key)
         self._unindex(key)
 
-    def pop(self, key: tuple[str, int], *default: Any) -> Any:  # type: ignore[override]
+    def pop(self, key: tuple[str, int], *default: Any) -> Any:
         if key in self:
             self._unindex(key)
         return super().pop(key, *default)

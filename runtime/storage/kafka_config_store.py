@@ -171,6 +171,10 @@ class KafkaConfigStore(ConfigStore):
         )
         self.log = KafkaBasedLog(spec, client_config, self._on_record, read_strategy=read_strategy, **log_options)
 
+    def set_update_listener(self, listener: ConfigUpdateListener) -> None:
+        """The distributed herder's listener (it is built after the store, as in the reference)."""
+        self.listener = listener
+
     def register_prefix(self, prefix: str, handler: Any) -> None:
         """Send records whose key starts with `prefix` to `handler(key, decoded_value, started)` (on the
         reader thread, replay included) instead of the reference's rules. For records this project adds

@@ -18,6 +18,12 @@ Reading "to the end" has two strategies:
   "invalid key" line per marker and ignores it; compaction removes them.
 Own writes are made visible without either: `send()` returns the offsets the broker acknowledged and
 `wait_until_consumed()` waits for the reader to pass them.
+
+A log whose consumer settings say `isolation.level=read_committed` (the offsets topics) is read as a
+read_committed consumer of Apache Kafka reads it, on any broker: from its record batches and their
+transaction markers (`committed_view`), since some brokers (Tansu) leave aborted records visible to
+read_committed consumers. Its position then stops before the first open transaction, so reading such a log
+to its end waits for the transactions open at that moment to end, as the reference's readToEnd does.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec
+
+from .committed_view import CommittedReader
 
 log = logging.getLogger(__name__)
 
@@ -189,9 +197,12 @@ class KafkaBasedLog:
         self._admin_conf = {**base, "client.id": client_id, **(admin_config or {})}
         self._admin_conf.pop("group.id", None)
         self._producer_conf.pop("group.id", None)
+        # read_committed: from the record batches and their markers, the same view on every broker
+        self.read_committed = self._consumer_conf.get("isolation.level") == "read_committed"
         self._admin: AdminClient | None = None
         self._producer: Producer | None = None
         self._consumer: Consumer | None = None
+        self._committed: CommittedReader | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._cond = threading.Condition()
@@ -208,13 +219,24 @@ class KafkaBasedLog:
         self._admin = AdminClient(self._admin_conf)
         self.partitions = ensure_topic(self._admin, self.spec, timeout_s)
         self._producer = Producer(self._producer_conf)
-        self._consumer = Consumer(self._consumer_conf)
         self._positions = {p: 0 for p in range(self.partitions)}
         self._complete: dict[int, int] = {}  # positions as of the last poll that emptied the fetch queue
-        # From offset 0 rather than OFFSET_BEGINNING: the latter makes librdkafka look the offset up, which
-        # it first defers (by 500 ms) while it has no partition leader yet, and a fresh consumer never has
-        # one. Should the log not start at 0 any more, auto.offset.reset=earliest moves the reader to its start.
-        self._consumer.assign([TopicPartition(self.spec.name, p, 0) for p in range(self.partitions)])
+        if self.read_committed:
+            self._committed = CommittedReader(
+                self.spec.name,
+                range(self.partitions),
+                self._consumer_conf,
+                self._consumer_conf["client.id"],
+                max_wait_ms=int(self._consumer_conf.get("fetch.wait.max.ms", FETCH_WAIT_MAX_MS)),
+                timeout_s=timeout_s,
+            )
+        else:
+            self._consumer = Consumer(self._consumer_conf)
+            # From offset 0 rather than OFFSET_BEGINNING: the latter makes librdkafka look the offset up, which
+            # it first defers (by 500 ms) while it has no partition leader yet, and a fresh consumer never has
+            # one. Should the log not start at 0 any more, auto.offset.reset=earliest moves the reader to its
+            # start.
+            self._consumer.assign([TopicPartition(self.spec.name, p, 0) for p in range(self.partitions)])
         self._stopping.clear()
         self._thread = threading.Thread(target=self._run, name=f"KafkaBasedLog-{self.spec.name}", daemon=True)
         self._thread.start()
@@ -233,6 +255,9 @@ class KafkaBasedLog:
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
+        if self._committed is not None:
+            self._committed.close()
+            self._committed = None
         self._producer = None
         self._admin = None
 
@@ -357,29 +382,48 @@ class KafkaBasedLog:
             self._cond.wait(min(remaining, 0.5))
 
     def _run(self) -> None:
-        consumer = self._consumer
-        assert consumer is not None
         try:
-            while not self._stopping.is_set():
-                self._deliver(consumer.consume(CONSUME_BATCH, timeout=READER_POLL_S))
-                producer = self._producer
-                if producer is not None:
-                    # serve delivery reports of asynchronous writes even when no further write comes to do it
-                    producer.poll(0)
-                with self._cond:
-                    drain = self._drains_requested > self._drains_done
-                    wanted = self._drains_requested
-                if drain:
-                    while batch := consumer.consume(CONSUME_BATCH, timeout=0):
-                        self._deliver(batch)
-                    with self._cond:
-                        self._drains_done = wanted
-                        self._cond.notify_all()
+            if self._committed is not None:
+                self._run_committed(self._committed)
+            else:
+                self._run_consumer()
         except BaseException as exc:
             log.exception("The reader of topic %s stopped", self.spec.name)
             with self._cond:
                 self._failure = exc
                 self._cond.notify_all()
+
+    def _run_committed(self, reader: CommittedReader) -> None:
+        while not self._stopping.is_set():
+            for record in reader.poll():
+                self._apply(record.key, record.value, record.partition, record.offset)
+            producer = self._producer
+            if producer is not None:
+                producer.poll(0)
+            with self._cond:
+                # each fetch returns whole batches: what is decided is complete
+                self._positions = reader.positions()
+                self._complete = dict(self._positions)
+                self._cond.notify_all()
+
+    def _run_consumer(self) -> None:
+        consumer = self._consumer
+        assert consumer is not None
+        while not self._stopping.is_set():
+            self._deliver(consumer.consume(CONSUME_BATCH, timeout=READER_POLL_S))
+            producer = self._producer
+            if producer is not None:
+                # serve delivery reports of asynchronous writes even when no further write comes to do it
+                producer.poll(0)
+            with self._cond:
+                drain = self._drains_requested > self._drains_done
+                wanted = self._drains_requested
+            if drain:
+                while batch := consumer.consume(CONSUME_BATCH, timeout=0):
+                    self._deliver(batch)
+                with self._cond:
+                    self._drains_done = wanted
+                    self._cond.notify_all()
 
     def _deliver(self, messages: list) -> None:
         if not messages:
@@ -392,12 +436,7 @@ class KafkaBasedLog:
                 if err.code() != KafkaError._PARTITION_EOF:
                     log.warning("Error reading topic %s: %s", self.spec.name, err.str())
                 continue
-            key = msg.key()
-            if not (key and key.startswith(SENTINEL_PREFIX)):
-                try:
-                    self._on_record(key, msg.value(), msg.partition(), msg.offset())
-                except Exception:
-                    log.exception("Skipping a record of topic %s that could not be applied", self.spec.name)
+            self._apply(msg.key(), msg.value(), msg.partition(), msg.offset())
             with self._cond:
                 self._positions[msg.partition()] = msg.offset() + 1
         with self._cond:
@@ -406,6 +445,14 @@ class KafkaBasedLog:
                 # so far has been delivered completely
                 self._complete = dict(self._positions)
             self._cond.notify_all()
+
+    def _apply(self, key: bytes | None, value: bytes | None, partition: int, offset: int) -> None:
+        if key and key.startswith(SENTINEL_PREFIX):
+            return
+        try:
+            self._on_record(key, value, partition, offset)
+        except Exception:
+            log.exception("Skipping a record of topic %s that could not be applied", self.spec.name)
 
     def _require(self, client):
         if client is None:

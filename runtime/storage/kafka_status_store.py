@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import KafkaError
@@ -131,7 +132,7 @@ class KafkaStatusStore(StatusStore):
     def delete_topic(self, connector: str, topic: str) -> None:
         self._send(topic_key(connector, topic), None, lambda: self._topics.get(connector, {}).pop(topic, None))
 
-    def _send(self, key: str, value: bytes | None, update_cache) -> None:
+    def _send(self, key: str, value: bytes | None, update_cache: Callable[[], object]) -> None:
         with self._lock:
             update_cache()
             self._inflight[key] += 1

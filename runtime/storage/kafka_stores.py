@@ -53,6 +53,8 @@ class KafkaStoreSettings:
     offset_topic: TopicSpec
     status_topic: TopicSpec
     read_strategy: str = "watermark"
+    # exactly.once.source.support=enabled: the worker's offsets topic is read read_committed, as the reference's
+    read_committed_offsets: bool = False
 
     @classmethod
     def from_worker(cls, props: Mapping[str, Any] | WorkerConfig) -> KafkaStoreSettings:
@@ -95,6 +97,7 @@ class KafkaStoreSettings:
                 "connector and task statuses",
             ),
             read_strategy=str(config.get("internal.log.read.strategy")),
+            read_committed_offsets=config.exactly_once_source_enabled(),
         )
 
     def _client(self, kind: str) -> dict[str, str]:
@@ -106,7 +109,10 @@ class KafkaStoreSettings:
         )
 
     def offset_store(self) -> KafkaOffsetStore:
-        return KafkaOffsetStore(self.offset_topic, self._client("offsets"), read_strategy=self.read_strategy)
+        isolation = {"isolation.level": "read_committed"} if self.read_committed_offsets else None
+        return KafkaOffsetStore(
+            self.offset_topic, self._client("offsets"), read_strategy=self.read_strategy, consumer_config=isolation
+        )
 
     def status_store(self) -> KafkaStatusStore:
         return KafkaStatusStore(self.status_topic, self._client("statuses"), read_strategy=self.read_strategy)

@@ -17,27 +17,13 @@ from typing import Any
 
 import orjson
 
+from ..api.config import java_hash_order
 from ..api.errors import DataError
 from ..converters.json import dumps_schemaless
 
 log = logging.getLogger(__name__)
 
 _PRIMITIVES = (str, int, float, bool, bytes, bytearray)
-
-
-def _java_string_hash(text: str) -> int:
-    h = 0
-    raw = text.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(raw), 2):
-        h = (31 * h + (raw[i] << 8 | raw[i + 1])) & 0xFFFFFFFF
-    return h
-
-
-def _hashmap_capacity(size: int) -> int:
-    capacity = 16
-    while size > capacity * 3 // 4:
-        capacity *= 2
-    return capacity
 
 
 def java_hashmap_order(data: Any) -> Any:
@@ -48,12 +34,7 @@ def java_hashmap_order(data: Any) -> Any:
         return data
     if len(data) <= 1 or not all(type(k) is str for k in data):
         return {k: java_hashmap_order(v) for k, v in data.items()}
-    mask = _hashmap_capacity(len(data)) - 1
-    buckets: dict[int, list[str]] = {}
-    for key in data:  # within a bucket Java keeps insertion order
-        h = _java_string_hash(key)
-        buckets.setdefault((h ^ (h >> 16)) & mask, []).append(key)
-    return {k: java_hashmap_order(data[k]) for index in sorted(buckets) for k in buckets[index]}
+    return {k: java_hashmap_order(data[k]) for k in java_hash_order(data)}
 
 
 def encode_key(connector: str, partition: dict[str, Any]) -> bytes:

@@ -57,20 +57,21 @@ REFERENCE_ALIASES: dict[str, str] = {
 _SIMPLE_NAMES = {name.rpartition(".")[2]: path for name, path in REFERENCE_ALIASES.items() if "$" not in name}
 
 
-def load(path: str) -> type:
-    """The class at `module:Class` or `module.Class` (Kafka's full or simple names accepted)."""
+def load(path: str) -> object:
+    """What `module:Class` or `module.Class` names (Kafka's full or simple names accepted): the caller checks
+    that it is a class of the kind it needs."""
     path = path.strip()
     path = REFERENCE_ALIASES.get(path) or _SIMPLE_NAMES.get(path) or path
     module, sep, attr = path.partition(":") if ":" in path else path.rpartition(".")
     if not sep or not module:
         raise ImportError(f"{path} is not a dotted path")
-    obj = importlib.import_module(module)
+    found: object = importlib.import_module(module)
     for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj  # type: ignore[return-value]
+        found = getattr(found, part)
+    return found
 
 
-def resolve_builtin(name: str, kind: str) -> type:
+def resolve_builtin(name: str, kind: str) -> object:
     """A `resolve(name, kind)` for TransformationChain that knows the bundled plugins and importable paths.
 
     Raises LookupError when nothing by that name can be loaded; the caller checks the class's kind.

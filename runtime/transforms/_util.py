@@ -9,7 +9,7 @@ import decimal
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from ..api.config import ConfigDef
 from ..api.data import Field, Schema
@@ -157,7 +157,7 @@ class Composite:
 class Lambda:
     """Kafka's LambdaValidator: a check plus the text shown as `valid values`."""
 
-    def __init__(self, check: Callable[[str, Any], None], text: str) -> None:
+    def __init__(self, check: Callable[[str, Any], object], text: str) -> None:  # what check returns is unused
         self.check = check
         self.text = text
 
@@ -350,6 +350,10 @@ class SchemaCache:
 class KeyOrValue(Transformation):
     """Base of the `$Key`/`$Value` pairs: which side of the record a transform reads and rewrites."""
 
+    # The family's two classes (Kafka's `Cast$Key` is `Cast.Key`), set by key_and_value.
+    Key: ClassVar[type]
+    Value: ClassVar[type]
+
     def operating_schema(self, record: ConnectRecord) -> Schema | None:
         raise NotImplementedError
 
@@ -382,7 +386,7 @@ class OnValue:
         return record.new_record(value_schema=schema, value=value, **changes)
 
 
-def key_and_value(base: type, module: str) -> tuple[type, type]:
+def key_and_value(base: type[KeyOrValue], module: str) -> tuple[type, type]:
     """The `<Base>Key` and `<Base>Value` classes of a family, also reachable as `Base.Key`/`Base.Value`."""
     key = type(
         f"{base.__name__}Key",
@@ -394,6 +398,5 @@ def key_and_value(base: type, module: str) -> tuple[type, type]:
         (OnValue, base),
         {"__module__": module, "__doc__": f"{base.__name__}$Value: applies to the record value."},
     )
-    base.Key = key  # type: ignore[attr-defined]
-    base.Value = value  # type: ignore[attr-defined]
+    base.Key, base.Value = key, value
     return key, value

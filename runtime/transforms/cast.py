@@ -320,15 +320,15 @@ class Cast(KeyOrValue):
         updated = {}
         for field in schema.fields:
             original = field_value(value, field, self.replace_null_with_default)
-            target = self.casts.get(field.name)
-            updated[field.name] = cast_value(field.schema, original, target) if target else original
+            cast_to = self.casts.get(field.name)
+            updated[field.name] = cast_value(field.schema, original, cast_to) if cast_to else original
         return self.new_record(record, updated_schema, updated)
 
     def _updated_schema(self, schema: Schema) -> Schema:
-        if self.whole_value_type is not None:
-            target = self.whole_value_type
-            default = cast_value(schema, schema.default, target) if schema.default is not None else None
-            return copy_basics(schema, target, optional=schema.optional, default=default)
+        whole = self.whole_value_type
+        if whole is not None:
+            default = cast_value(schema, schema.default, whole) if schema.default is not None else None
+            return copy_basics(schema, whole, optional=schema.optional, default=default)
         fields = []
         for field in schema.fields:
             target = self.casts.get(field.name)

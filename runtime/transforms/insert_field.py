@@ -147,9 +147,10 @@ class InsertField(KeyOrValue):
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         if self.operating_value(record) is None:
             return record
-        if self.operating_schema(record) is None:
+        schema = self.operating_schema(record)
+        if schema is None:
             return self._apply_schemaless(record)
-        return self._apply_with_schema(record)
+        return self._apply_with_schema(record, schema)
 
     def _insert(self, record: ConnectRecord, updated: dict, timestamp: Any) -> None:
         if self.topic_field is not None:
@@ -168,8 +169,7 @@ class InsertField(KeyOrValue):
         self._insert(record, updated, record.timestamp)
         return self.new_record(record, None, updated)
 
-    def _apply_with_schema(self, record: ConnectRecord) -> ConnectRecord:
-        schema = self.operating_schema(record)
+    def _apply_with_schema(self, record: ConnectRecord, schema: Schema) -> ConnectRecord:
         value = require_struct(self.operating_value(record), schema, _PURPOSE)
         updated_schema = self._schemas.get_or_build(schema, self._updated_schema)
         updated = {f.name: field_value(value, f, self.replace_null_with_default) for f in schema.fields}

@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from ..api.config import ConfigDef, Importance, Type
-from ..api.data import Schema
+from ..api.data import Field, Schema
 from ..api.records import ConnectRecord
 from ._util import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
@@ -141,21 +141,23 @@ class ReplaceField(KeyOrValue):
             updated = {self.renames.get(k, k): v for k, v in value.items() if self._keep(k)}
             return self.new_record(record, None, updated)
         value = require_struct(value, schema, _PURPOSE)
-        updated_schema = self._schemas.get_or_build(schema, self._updated_schema)
+        updated_schema, sources = self._schemas.get_or_build(schema, self._updated_schema)
         updated = {}
-        for field in updated_schema.fields:
-            original = schema.field(self.reverse_renames.get(field.name, field.name))
-            v = value.get(original.name)
+        for name, source in sources:
+            v = value.get(source.name)
             if v is None and self.replace_null_with_default:
-                v = original.schema.default
-            updated[field.name] = v
+                v = source.schema.default
+            updated[name] = v
         return self.new_record(record, updated_schema, updated)
 
-    def _updated_schema(self, schema: Schema) -> Schema:
-        return struct_schema(
+    def _updated_schema(self, schema: Schema) -> tuple[Schema, list[tuple[str, Field]]]:
+        """The updated schema, and each of its fields with the field of `schema` its value comes from."""
+        updated = struct_schema(
             unique_fields((self.renames.get(f.name, f.name), f.schema) for f in schema.fields if self._keep(f.name)),
             basics=schema,
         )
+        by_name = {f.name: f for f in schema.fields}
+        return updated, [(f.name, by_name[self.reverse_renames.get(f.name, f.name)]) for f in updated.fields]
 
     def close(self) -> None:
         self._schemas = SchemaCache()

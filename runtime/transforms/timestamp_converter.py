@@ -209,7 +209,11 @@ class TimestampConverter(KeyOrValue):
     def _to_type(self, millis: int) -> Any:
         target = self.target_type
         if target == TYPE_STRING:
-            return self.format.format_millis(millis)  # type: ignore[union-attr]  (configure requires a format)
+            if self.format is None:  # configure refuses target.type=string without a format
+                raise ConfigError(
+                    "TimestampConverter requires format option to be specified when using string timestamps"
+                )
+            return self.format.format_millis(millis)
         if target == TYPE_UNIX:
             return {
                 "seconds": _java_div(millis, 1000),

@@ -48,7 +48,7 @@ class BrokerMonitor:
                 if self._down_since is not None:
                     log.info("The Kafka cluster at %s answers again", self.description)
                 self._down_since = None
-            except Exception as exc:  # noqa: BLE001 - any failure means "not reachable now"
+            except Exception as exc:  # noqa: BLE001 - whatever the probe raises means "not reachable now": keep watching
                 if self._down_since is None:
                     self._down_since = self._clock()
                     log.warning("The Kafka cluster at %s does not answer: %s", self.description, exc)

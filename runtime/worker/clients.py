@@ -8,8 +8,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
 
 from ..worker_config import WorkerConfig
+from .admin_statistics import ADMIN_STATISTICS
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +82,24 @@ def producer_config(worker: WorkerConfig, connector_config: dict[str, str]) -> d
     return config
 
 
+def exactly_once_producer_config(config: dict[str, Any], transactional_id: str) -> dict[str, Any]:
+    """A source task's producer settings when it runs exactly once: idempotent, with its transactional id
+    (whatever the worker's or the connector's overrides say, as the reference insists)."""
+    config = dict(config)
+    for name, value in (("enable.idempotence", "true"), ("transactional.id", transactional_id)):
+        given = config.get(name)
+        if given is not None and str(given).strip().lower() != value.lower():
+            log.warning(
+                "The value '%s' for Kafka client property '%s' will be ignored: '%s' is required for connectors "
+                "when exactly-once source support is enabled",
+                given,
+                name,
+                value,
+            )
+        config[name] = value
+    return config
+
+
 def consumer_config(worker: WorkerConfig, connector: str, connector_config: dict[str, str]) -> dict[str, str]:
     config = {
         "bootstrap.servers": worker.bootstrap_servers or "",
@@ -125,9 +145,16 @@ def create_client(factory: Callable[[dict[str, Any]], C], config: dict[str, Any]
         if name in JAVA_ONLY_CLIENT_PROPERTIES:
             log.info("Ignoring %s setting %s: it only applies to the Java client", what, name)
             del config[name]
+    statistics_key = None
+    if isinstance(factory, type) and issubclass(factory, AdminClient):
+        # an admin client's statistics reach /metrics through ADMIN_STATISTICS, which polls it
+        statistics_key, config = ADMIN_STATISTICS.configure(config)
     for _ in range(len(config) + 1):
         try:
-            return factory(config)
+            client = factory(config)
+            if statistics_key is not None:
+                ADMIN_STATISTICS.watch(statistics_key, client)
+            return client
         except KafkaException as exc:
             message = str(exc.args[0].str() if exc.args and hasattr(exc.args[0], "str") else exc)
             marker = "No such configuration property: "

@@ -21,6 +21,12 @@ class TaskCounters:
     poll_batches: int = 0
     poll_batch_time_ms_total: float = 0.0
     source_record_active_count: int = 0  # polled, not yet acknowledged by the broker
+    # source-task-metrics of an exactly-once task: transaction-size-min/max/avg (records per committed transaction)
+    transactional: bool = False
+    transactions_committed: int = 0
+    transaction_size_total: int = 0
+    transaction_size_min: int = 0
+    transaction_size_max: int = 0
     # sink-task-metrics
     sink_records_read: int = 0
     sink_records_sent: int = 0  # handed to put() after transforms

@@ -18,7 +18,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from ..api.errors import ConnectError
 from .clients import create_client
 from .counters import ErrorCounters
-from .error_handling import ErrorContext, ErrorSettings
+from .error_handling import ErrorContext, ErrorSettings, FailedRecord
 
 log = logging.getLogger(__name__)
 
@@ -83,9 +83,9 @@ class DeadLetterQueueReporter:
         record = context.record
         if record is None or record.topic is None:
             return  # only consumed records go to a sink's queue
-        headers = list(record.headers or [])
+        headers: list[tuple[str, str | bytes | None]] = list(record.headers or [])
         if self.context_headers:
-            headers.extend(self.error_headers(context))
+            headers.extend(self.error_headers(context, record))
         self.counters.deadletterqueue_produce_requests += 1
         while True:
             try:
@@ -99,9 +99,8 @@ class DeadLetterQueueReporter:
                 return
         self.producer.poll(0)
 
-    def error_headers(self, context: ErrorContext) -> list[tuple[str, bytes]]:
-        record = context.record
-        assert record is not None
+    def error_headers(self, context: ErrorContext, record: FailedRecord) -> list[tuple[str, bytes]]:
+        """Kafka's `__connect.errors.*` headers: where `record` came from and how it failed."""
         error = context.error
         values = [
             (ERROR_HEADER_ORIG_TOPIC, record.topic),
@@ -129,7 +128,7 @@ class DeadLetterQueueReporter:
         try:
             self.producer.flush(5.0)
         finally:
-            self.producer = None  # type: ignore[assignment]
+            del self.producer  # the last reference: librdkafka's producer is destroyed with it
 
 
 __all__ = ["HEADER_PREFIX", "DeadLetterQueueReporter", "ensure_topic"]

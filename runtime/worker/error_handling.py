@@ -16,6 +16,7 @@ healthy batch pays nothing for error handling. Retries use tenacity, with a stop
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -25,7 +26,16 @@ from enum import Enum
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_delay, stop_never, wait_exponential
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_delay,
+    stop_any,
+    stop_never,
+    stop_when_event_set,
+    wait_exponential,
+)
 
 from ..api.errors import ConnectError, RetriableError
 from .counters import ErrorCounters
@@ -207,7 +217,7 @@ class RetryWithTolerance:
 
         try:
             return True, self._retrying()(attempt)
-        except Exception as exc:  # noqa: BLE001 - every failure of the operation is handled below
+        except Exception as exc:  # noqa: BLE001 - plugin code on one record: whatever it raises fails that record, which the tolerance handles
             self.handle(ErrorContext(stage, class_name(cls), exc, record, attempts))
             return False, None
 
@@ -215,7 +225,7 @@ class RetryWithTolerance:
         """A record through a TransformationChain stage by stage: the result, or None when filtered or skipped."""
         for stage in chain.stages:
             ok, record = self.execute(
-                Stage.TRANSFORMATION, stage.transformation, lambda r=record, s=stage: s.apply(r), failed
+                Stage.TRANSFORMATION, stage.transformation, functools.partial(stage.apply, record), failed
             )
             if not ok or record is None:
                 return None
@@ -244,7 +254,7 @@ class RetryWithTolerance:
         for reporter in self.reporters:
             try:
                 reporter.close()
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - one reporter failing to close must not leave the others open
                 log.warning("Closing an error reporter failed: %s", exc)
 
     def _retrying(self) -> Retrying:
@@ -252,7 +262,7 @@ class RetryWithTolerance:
         stop = stop_never if timeout_ms < 0 else stop_after_delay(max(0, timeout_ms) / 1000)
         return Retrying(
             retry=retry_if_exception_type(RetriableError),
-            stop=stop | self._stop_requested,
+            stop=stop_any(stop, stop_when_event_set(self._stop)),
             wait=wait_exponential(
                 multiplier=_INITIAL_BACKOFF_S,
                 min=_INITIAL_BACKOFF_S,
@@ -262,9 +272,6 @@ class RetryWithTolerance:
             before_sleep=self._count_retry,
             reraise=True,
         )
-
-    def _stop_requested(self, retry_state: RetryCallState) -> bool:
-        return self._stop.is_set()
 
     def _count_retry(self, retry_state: RetryCallState) -> None:
         self.counters.total_retries += 1

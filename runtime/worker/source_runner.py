@@ -10,8 +10,9 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from ..api.errors import ConnectError
-from ..api.records import SourceRecordBatch
+from ..api.records import RecordMetadata, SourceRecord, SourceRecordBatch
 from ..api.task import OffsetStorageReader, SourceTask, SourceTaskContext, Task
+from ..api.transactions import TransactionContext
 from ..converters.base import Converter, HeaderConverter
 from ..storage.base import OffsetStore
 from ..storage.offset_codec import decode_value, encode_key, encode_value
@@ -23,6 +24,8 @@ log = logging.getLogger(__name__)
 
 _UNSET = object()
 _IMMUTABLE = (str, bytes, int, float, bool)
+# delivery errors of records a transaction's abort took back
+_PURGED = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)
 
 
 class StoreOffsetReader(OffsetStorageReader):
@@ -47,10 +50,13 @@ class StoreOffsetReader(OffsetStorageReader):
         return [(p, decode_value(found.get(k))) for p, k in zip(partitions, keys, strict=True)]
 
 
-class _Context(SourceTaskContext):
-    def __init__(self, config: dict[str, str], reader: OffsetStorageReader) -> None:
+class WorkerSourceTaskContext(SourceTaskContext):
+    def __init__(
+        self, config: dict[str, str], reader: OffsetStorageReader, transactions: TransactionContext | None = None
+    ) -> None:
         self._config = config
         self._reader = reader
+        self._transactions = transactions
 
     def configs(self) -> dict[str, str]:
         return dict(self._config)
@@ -59,8 +65,15 @@ class _Context(SourceTaskContext):
     def offset_storage_reader(self) -> OffsetStorageReader:
         return self._reader
 
+    def transaction_context(self) -> TransactionContext | None:
+        return self._transactions
+
 
 class SourceTaskRunner(TaskRunner):
+    """At least once: offsets are committed every `offset.flush.interval.ms` for the records the broker has
+    acknowledged by then (the reference's WorkerSourceTask). `transactional_source.ExactlyOnceSourceTaskRunner`
+    changes the hooks below to write records and offsets in transactions."""
+
     is_source = True
 
     def __init__(
@@ -93,11 +106,16 @@ class SourceTaskRunner(TaskRunner):
         # a stop came while records waited for room in the producer's queue (broker away): they were never
         # sent, so no offset may be committed any more (they are polled again after a restart)
         self._abandoned_sends = False
+        # the task overrides commit_record: each record is then sent with a delivery callback that hands it
+        # back with its metadata (tasks that do not pay nothing per record)
+        self._commit_records = False
+        self._next_commit = 0.0
+        self.source_task: SourceTask | None = None  # the task, typed (set by initialize)
 
     def _on_delivery_error(self, err: KafkaError | None, msg: Any) -> None:
         """A record the broker refused for good (librdkafka has done its own retries by then)."""
-        if err is None:
-            return
+        if err is None or err.code() in _PURGED:
+            return  # purged by a transaction's abort: its records are meant to go
         errors = self.errors
         if errors is not None and errors.settings.tolerate_all:
             # KIP-779: tolerated like any other failed record; its offset still counts as processed
@@ -115,20 +133,30 @@ class SourceTaskRunner(TaskRunner):
 
     def initialize(self, task: Task) -> None:
         assert isinstance(task, SourceTask)
-        config = dict(self.producer_config)
-        # only failed deliveries call back: per-record callbacks would cost more than the send itself
-        config["delivery.report.only.error"] = True
+        self.source_task = task
+        self._commit_records = type(task).commit_record is not SourceTask.commit_record
+        config: dict[str, Any] = dict(self.producer_config)
+        # only failed deliveries call back (per-record callbacks would cost more than the send itself), unless
+        # the task wants each acknowledged record back
+        config["delivery.report.only.error"] = not self._commit_records
         config["on_delivery"] = self._on_delivery_error
         config["stats_cb"] = self.on_client_stats
         config.setdefault("client.id", f"connector-producer-{self.id}")  # the reference's client id
         self.errors = build_operator(
             self.connector, self.id, self.connector_config, self.error_counters, self._stopping
         )
+        self._producer_settings = self.prepare_producer(config)
         # the task's own view of its offsets (a connector-specific topic, KIP-618): read it before the task starts
         self.offset_store.start()
         self._store_started = True
-        self._producer_settings = config
-        task.initialize(_Context(self.config, StoreOffsetReader(self.connector, self.offset_store)))
+        task.initialize(self.task_context(StoreOffsetReader(self.connector, self.offset_store)))
+
+    def prepare_producer(self, config: dict[str, Any]) -> dict[str, Any]:
+        """The producer's settings; before the task's offsets are read and the task is started."""
+        return config
+
+    def task_context(self, reader: OffsetStorageReader) -> SourceTaskContext:
+        return WorkerSourceTaskContext(self.config, reader)
 
     def active_records(self) -> int:
         producer = self.producer
@@ -146,11 +174,12 @@ class SourceTaskRunner(TaskRunner):
     def execute(self) -> None:
         task = self.task
         assert isinstance(task, SourceTask)
-        next_commit = time.monotonic() + self.flush_interval_s
+        self.enter_loop()
         while not self.stopping:
             if self.paused:
-                self.commit_offsets()
+                self.on_pause()
                 self.wait_while_paused()
+                self.enter_loop()
                 continue
             began = time.monotonic()
             records = task.poll()
@@ -159,19 +188,63 @@ class SourceTaskRunner(TaskRunner):
             counters.poll_batch_time_ms_total += (time.monotonic() - began) * 1000
             if records:
                 counters.source_records_polled += len(records)
-                self.send(records)
-            if time.monotonic() >= next_commit:
-                self.commit_offsets()
-                next_commit = time.monotonic() + self.flush_interval_s
+            self.dispatch(records)
 
-    def send(self, records: list[Any]) -> None:
+    # ---- the loop's hooks (at least once here) --------------------------------------------------
+
+    def enter_loop(self) -> None:
+        """The loop starts, or resumes after a pause."""
+        self._next_commit = time.monotonic() + self.flush_interval_s
+
+    def on_pause(self) -> None:
+        self.commit_offsets()
+
+    def dispatch(self, records: list[Any] | SourceRecordBatch | None) -> None:
+        """Send what one poll returned; commit offsets when it is time."""
+        if records:
+            self.send(records)
+        elif self._commit_records and self.producer is not None:
+            self.producer.poll(0)  # hand back what was acknowledged meanwhile, though nothing new is sent
+        if time.monotonic() >= self._next_commit:
+            self.commit_offsets()
+            self._next_commit = time.monotonic() + self.flush_interval_s
+
+    def record_written(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        """`record` (as polled) is acknowledged, or (metadata None) was dropped: hand it to commit_record."""
+        self.commit_record(record, metadata)
+
+    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        assert self.source_task is not None
+        try:
+            self.source_task.commit_record(record, metadata)
+        except Exception as exc:  # the reference only logs a failing commitRecord()
+            log.error("Task %s threw in commit_record(): %s", self.id, exc, exc_info=exc)
+
+    def _acknowledged(self, record: SourceRecord) -> Any:
+        """The delivery callback of one record sent for a task that overrides commit_record."""
+
+        def on_delivery(err: KafkaError | None, msg: Any) -> None:
+            if err is not None:
+                self._on_delivery_error(err, msg)
+            else:
+                self.record_written(record, RecordMetadata(msg.topic(), msg.partition(), msg.offset()))
+
+        return on_delivery
+
+    def send(self, records: list[Any] | SourceRecordBatch) -> None:
         """Convert and hand a batch to the producer; remember each source partition's latest offset.
 
         Batches go through `produce_batch` (one call per topic), about twice as fast as a call per
         record; records with headers take the per-record path, which supports them.
         """
         producer = self._open_producer()
-        if type(records) is SourceRecordBatch and self.transforms.empty and self._send_columns(records):
+        commit_records = self._commit_records
+        if (
+            type(records) is SourceRecordBatch
+            and self.transforms.empty
+            and not commit_records
+            and self._send_columns(records)
+        ):
             return
         key_conv = self.key_converter.from_connect_data
         value_conv = self.value_converter.from_connect_data
@@ -207,6 +280,8 @@ class SourceTaskRunner(TaskRunner):
                 except Exception:  # noqa: BLE001 - the slow path finds the failing transform and applies errors.*
                     record = self._transform_failed(original)
                 if record is None:  # filtered out or skipped: its offset still counts as processed
+                    if commit_records:
+                        self.record_written(original, None)
                     continue
             topic = record.topic
             key = record.key
@@ -222,6 +297,8 @@ class SourceTaskRunner(TaskRunner):
                 last_key_obj = _UNSET
                 converted = self._convert_failed(record)
                 if converted is None:
+                    if commit_records:
+                        self.record_written(original, None)
                     continue  # skipped: its offset still counts as processed, as with the reference
                 key_bytes, value_bytes = converted
             if record.headers or record.timestamp is not None:
@@ -229,7 +306,9 @@ class SourceTaskRunner(TaskRunner):
                 # everything before it
                 self._flush_batches(by_topic)
                 current_topic = None
-                self._produce_one(topic, value_bytes, key_bytes, record)
+                self._produce_one(
+                    topic, value_bytes, key_bytes, record, self._acknowledged(original) if commit_records else None
+                )
                 sent += 1
                 continue
             destination = (topic, -1 if record.kafka_partition is None else record.kafka_partition)
@@ -238,7 +317,10 @@ class SourceTaskRunner(TaskRunner):
                 current_batch = by_topic.get(destination) or by_topic.setdefault(destination, [])
                 if topic not in self._topics_seen:
                     self._topic_seen(topic)
-            current_batch.append({"value": value_bytes, "key": key_bytes})
+            if commit_records:
+                current_batch.append({"value": value_bytes, "key": key_bytes, "callback": self._acknowledged(original)})
+            else:
+                current_batch.append({"value": value_bytes, "key": key_bytes})
             sent += 1
         if run_partition is not _UNSET and run_partition is not None:
             pending[encode_key(connector, run_partition)] = run_offset
@@ -326,16 +408,21 @@ class SourceTaskRunner(TaskRunner):
                     producer.poll(0.05)
         by_topic.clear()
 
-    def _produce_one(self, topic: str, value: bytes | None, key: bytes | None, record: Any) -> None:
+    def _produce_one(
+        self, topic: str, value: bytes | None, key: bytes | None, record: Any, on_delivery: Any = None
+    ) -> None:
         producer = self.producer
         assert producer is not None
         headers = self._headers(topic, record.headers) if record.headers else None
         partition = record.kafka_partition if record.kafka_partition is not None else -1
         if topic not in self._topics_seen:
             self._topic_seen(topic)
+        callback = {"on_delivery": on_delivery} if on_delivery is not None else {}
         while True:
             try:
-                producer.produce(topic, value, key, partition, timestamp=record.timestamp or 0, headers=headers)
+                producer.produce(
+                    topic, value, key, partition, timestamp=record.timestamp or 0, headers=headers, **callback
+                )
                 return
             except BufferError:
                 if self.stopping:
@@ -390,12 +477,16 @@ class SourceTaskRunner(TaskRunner):
         self.counters.offset_commits += 1
         self.counters.offset_commit_time_ms_total += took_ms
         log.debug("Task %s: finished commitOffsets successfully in %d ms", self.id, took_ms)
+        self.commit_task()
+        return True
+
+    def commit_task(self) -> None:
+        """SourceTask.commit(): offsets are committed."""
+        assert self.source_task is not None
         try:
-            assert self.task is not None
-            self.task.commit()  # type: ignore[attr-defined]
+            self.source_task.commit()
         except Exception as exc:  # noqa: BLE001 - the reference only logs a failing commit()
             log.warning("Task %s threw in commit(): %s", self.id, exc)
-        return True
 
     def close_resources(self) -> None:
         try:

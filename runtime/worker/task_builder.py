@@ -8,15 +8,17 @@ from collections.abc import Callable
 from typing import Any
 
 from ..api.connector import SinkConnector
-from ..plugins import Plugins, import_object
+from ..plugins import Plugins
 from ..storage.base import OffsetStore, StatusStore
 from ..storage.states import TargetState
 from ..worker_config import WorkerConfig
 from . import clients
 from .converter_setup import build_converter, build_header_converter
+from .exactly_once import ExactlyOnceStart, ExactlyOnceTask
 from .sink_runner import SinkTaskRunner
 from .source_runner import SourceTaskRunner
 from .task_runner import TaskRunner
+from .transactional_source import ExactlyOnceSourceTaskRunner
 from .transform_chain import TransformationChain
 
 TopicListener = Callable[[str, int, str], None]  # (connector, task index, topic): KIP-558's active topics
@@ -42,12 +44,18 @@ class TaskBuilder:
         self.offset_store = offset_store
 
     def build(
-        self, name: str, index: int, task_config: dict[str, str], connector_config: dict[str, str], target: TargetState
+        self,
+        name: str,
+        index: int,
+        task_config: dict[str, str],
+        connector_config: dict[str, str],
+        target: TargetState,
+        exactly_once: ExactlyOnceStart | None = None,
     ) -> TaskRunner:
-        """The runner of one task (not started)."""
+        """The runner of one task (not started); `exactly_once`: a source task run exactly once."""
         desc = self.plugins.connector_desc(connector_config.get("connector.class", ""))
         task_class_name = task_config.get("task.class")
-        task_class = import_object(task_class_name) if task_class_name else None
+        task_class = self.plugins.task_class(task_class_name, desc) if task_class_name else None
         if task_class is None:
             raise ValueError(f"Task config of {name}-{index} has no task.class")
         common: dict[str, Any] = dict(
@@ -74,12 +82,16 @@ class TaskBuilder:
                 dlq_admin_config=clients.admin_config(self.config, connector_config, sink=True),
                 **common,
             )
-        return SourceTaskRunner(
+        source: dict[str, Any] = dict(
             producer_config=clients.producer_config(self.config, connector_config),
             offset_store=self.offset_store(name, index, connector_config),
             flush_timeout_ms=self.config.get_int("offset.flush.timeout.ms"),
             **common,
         )
+        if exactly_once is not None:
+            settings = ExactlyOnceTask.for_task(self.config, connector_config, exactly_once)
+            return ExactlyOnceSourceTaskRunner(exactly_once=settings, **source)
+        return SourceTaskRunner(**source)
 
 
 __all__ = ["OffsetStoreFactory", "TaskBuilder", "TopicListener"]

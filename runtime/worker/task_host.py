@@ -142,7 +142,7 @@ class HostedWorker:
         self._send = send
         self._builder = TaskBuilder(
             config,
-            Plugins(config.get_list("plugin.path")),
+            Plugins(config.get_list("plugin.path"), find_java_now=False),
             self.statuses,
             settings.worker_id,
             self._on_topic,
@@ -216,7 +216,10 @@ class TaskHost:
     # ---- commands ------------------------------------------------------------------------------
 
     def _on_start(self, message: StartTask) -> None:
-        self._submit(message.key, lambda: self.send(TaskStarted(message.key, self.worker.start_task(message))))
+        def start() -> None:
+            self.send(TaskStarted(message.key, self.worker.start_task(message)))
+
+        self._submit(message.key, start)
 
     def _on_stop(self, message: StopTask) -> None:
         def stop() -> None:

@@ -18,6 +18,7 @@ alias prefix, with Kafka's messages.
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +28,10 @@ from ..api.errors import ConfigError, ConnectError
 from ..api.records import ConnectRecord
 from ..api.transforms import Predicate, Transformation
 
-Resolve = Callable[[str, str], "type | None"]
+# What a plugin name names (None: nothing); _check_class rejects anything but a class of the right kind.
+Resolve = Callable[[str, str], object]
+
+log = logging.getLogger(__name__)
 
 TRANSFORMS_CONFIG = "transforms"
 PREDICATES_CONFIG = "predicates"
@@ -112,17 +116,18 @@ class TransformationChain:
 
     def apply(self, record: ConnectRecord) -> ConnectRecord | None:
         for stage in self.stages:
-            record = stage.apply(record)
-            if record is None:
+            transformed = stage.apply(record)
+            if transformed is None:
                 return None
+            record = transformed
         return record
 
     def close(self) -> None:
         for stage in self.stages:
             try:
                 stage.close()
-            except Exception:  # noqa: BLE001 - one failing close must not leak the others
-                pass
+            except Exception:  # a plugin's close: one failing must not leave the others open
+                log.exception("Failed to close the %s transformation", stage.alias)
 
     def __len__(self) -> int:
         return len(self.stages)
@@ -135,9 +140,9 @@ def _instantiate(config: Mapping[str, Any], prefix: str, kind: str, resolve: Res
     name = config.get(prefix + "type")
     if name is None:
         raise ConfigError(f'Missing required configuration "{prefix}type" which has no default value.')
-    cls, problem = _check_class(str(name).strip(), kind, resolve, prefix + "type")
-    if problem is not None:
-        raise ConfigError(problem)
+    cls = _check_class(str(name).strip(), kind, resolve, prefix + "type")
+    if isinstance(cls, str):
+        raise ConfigError(cls)
     try:
         return cls()
     except Exception as exc:
@@ -151,23 +156,22 @@ def _configure(plugin: Any, settings: dict[str, Any], prefix: str) -> None:
         raise ConnectError(f"Invalid configuration of {prefix.rstrip('.')} ({type(plugin).__name__}): {exc}") from exc
 
 
-def _check_class(name: str, kind: str, resolve: Resolve, key: str) -> tuple[type | None, str | None]:
+def _check_class(name: str, kind: str, resolve: Resolve, key: str) -> type | str:
     """The class for `name`, or the message Kafka gives for a missing, wrong-kind or abstract class."""
     base, base_name = _KINDS[kind][2], _KINDS[kind][3]
     try:
         cls = resolve(name, kind)
-    except Exception:  # noqa: BLE001 - any resolution failure means "not found"
+    except Exception:  # noqa: BLE001 - a plugin whose import raises anything cannot be loaded: "not found"
         cls = None
     if cls is None:
-        return None, f"Invalid value {name} for configuration {key}: Class {name} could not be found."
+        return f"Invalid value {name} for configuration {key}: Class {name} could not be found."
     if not isinstance(cls, type) or not issubclass(cls, base):
         return (
-            None,
-            f"Class {_java_class(cls) if isinstance(cls, type) else cls} does not implement the {base_name} interface",
+            f"Class {_java_class(cls) if isinstance(cls, type) else cls} does not implement the {base_name} interface"
         )
     if inspect.isabstract(cls):
-        return None, "This class is abstract and cannot be created."
-    return cls, None
+        return "This class is abstract and cannot be created."
+    return cls
 
 
 # ---- validation -------------------------------------------------------------------------------
@@ -250,9 +254,9 @@ def _validate_alias(
     if raw is None:
         value.add_error(f'Missing required configuration "{type_key}" which has no default value.')
         return
-    cls, problem = _check_class(str(raw).strip(), kind, resolve, type_key)
-    if cls is None:
-        value.add_error(problem or "")
+    cls = _check_class(str(raw).strip(), kind, resolve, type_key)
+    if isinstance(cls, str):
+        value.add_error(cls)
         return
     definition, problem = _plugin_definition(cls, type_key, base_name)
     # Kafka's type validator: the negate check first, then the class's own checks
@@ -310,14 +314,14 @@ def _validate_alias(
 def _plugin_definition(cls: type, key: str, base_name: str) -> tuple[ConfigDef | None, str | None]:
     try:
         instance = cls()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - a plugin's constructor: whatever it raises is a validation error
         return None, (
             f"Invalid value {_java_class(cls)} for configuration {key}: Error getting config definition "
             f"from {base_name}: {exc}"
         )
     try:
         definition = instance.config()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - a plugin's config(): whatever it raises is a validation error
         return None, f"Invalid value {_java_class(cls)} for configuration {key}: {exc}"
     if definition is None:
         return None, f"{cls.__module__}.{cls.__qualname__}.config() must return a ConfigDef that is not null."

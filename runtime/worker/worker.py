@@ -29,6 +29,7 @@ from ..storage.connector_offset_store import ConnectorOffsetStore
 from ..storage.states import State, TargetState
 from ..worker_config import WorkerConfig
 from .counters import RebalanceCounters, WorkerCounters
+from .exactly_once import ExactlyOnceStart
 from .offsets import SourceOffsetStores
 from .source_runner import StoreOffsetReader
 from .task_builder import TaskBuilder
@@ -73,14 +74,19 @@ def succeeded(job: concurrent.futures.Future, what: str) -> bool:
     return bool(job.result())
 
 
+ReconfigurationListener = Callable[[str], object]  # the herder's: regenerate the named connector's tasks
+
+
 class _ConnectorContext(SourceConnectorContext):
-    def __init__(self, worker: Worker, name: str, epoch: int) -> None:
+    def __init__(self, worker: Worker, name: str, epoch: int, on_reconfigure: ReconfigurationListener | None) -> None:
         self._worker = worker
         self._name = name
         self._epoch = epoch
+        self._on_reconfigure = on_reconfigure
 
     def request_task_reconfiguration(self) -> None:
-        self._worker.on_reconfiguration_request(self._name)
+        if self._on_reconfigure is not None:
+            self._on_reconfigure(self._name)
 
     def raise_error(self, error: BaseException) -> None:
         self._worker.fail_connector(self._name, error, self._epoch)
@@ -109,10 +115,15 @@ class Worker:
         offset_store: OffsetStore,
         statuses: StatusStore,
         worker_id: str,
-        on_reconfiguration_request: Callable[[str], None] | None = None,
         on_topic: Callable[[str, int, str], None] | None = None,
         resolver: ConfigResolver | None = None,
+        source_offset_stores: SourceOffsetStores | None = None,
+        rebalance: RebalanceCounters | None = None,
     ) -> None:
+        """`on_topic(connector, task, topic)` hears of each topic a task uses (KIP-558); distributed mode adds
+        `source_offset_stores` (connectors with their own offsets topic, KIP-618) and the group member's
+        `rebalance` counters (for the metrics). Connectors' requests to regenerate their tasks go to the
+        listener each start is given (`start_connector`)."""
         self.config = config
         self.resolver = resolver or ConfigResolver({})
         self.plugins = plugins
@@ -127,13 +138,11 @@ class Worker:
         self._connector_job_done = threading.Condition()
         self._shutting_down = False  # set by begin_shutdown: nobody waits for a connector any more
         self.tasks: dict[tuple[str, int], TaskRunner | RemoteTaskRunner] = {}
-        self._reconfigure = on_reconfiguration_request
         self._on_topic = on_topic
         self.graceful_timeout_s = config.get_int("task.shutdown.graceful.timeout.ms") / 1000
-        # distributed mode: connectors with their own offsets topic (KIP-618) get a combined store
-        self.source_offset_stores: SourceOffsetStores | None = None
+        self.source_offset_stores = source_offset_stores
         self.counters = WorkerCounters()
-        self.rebalance: RebalanceCounters | None = None  # distributed mode: set by the group member
+        self.rebalance = rebalance
         self.task_builder = TaskBuilder(
             config, plugins, statuses, worker_id, self.on_topic_seen, self.task_offset_store
         )
@@ -157,10 +166,6 @@ class Worker:
             if instance is not None:
                 instance.state = state
         return True
-
-    def on_reconfiguration_request(self, name: str) -> None:
-        if self._reconfigure is not None:
-            self._reconfigure(name)
 
     def on_topic_seen(self, connector: str, index: int, topic: str) -> None:
         """A task of this worker (a thread, or in a task process) used `topic` for the first time."""
@@ -211,22 +216,41 @@ class Worker:
         with self._connector_job_done:
             self._connector_job_done.notify_all()
 
-    def start_connector(self, name: str, config: dict[str, str], target: TargetState) -> concurrent.futures.Future:
+    def start_connector(
+        self, name: str, config: dict[str, str], target: TargetState, on_reconfigure: ReconfigurationListener
+    ) -> concurrent.futures.Future:
         """Create a new instance and bring it to `target`, on the connector's thread after what was asked
-        before (the previous instance's stop, say). The future says whether it got there (False, with a
-        FAILED status, when it failed; False too when a stop voided it)."""
-        return self._submit_connector_job(name, lambda epoch: self._start_counted(name, config, target, epoch))
+        before (the previous instance's stop, say); its requests to regenerate its tasks go to `on_reconfigure`.
+        The future says whether it got there (False, with a FAILED status, when it failed; False too when a
+        stop voided it)."""
+        return self._submit_connector_job(
+            name, lambda epoch: self._start_counted(name, config, target, epoch, on_reconfigure)
+        )
 
-    def _start_counted(self, name: str, config: dict[str, str], target: TargetState, epoch: int) -> bool:
+    def _start_counted(
+        self,
+        name: str,
+        config: dict[str, str],
+        target: TargetState,
+        epoch: int,
+        on_reconfigure: ReconfigurationListener | None,
+    ) -> bool:
         self.counters.connector_startup_attempts += 1
-        started = self._start_connector(name, config, target, epoch)
+        started = self._start_connector(name, config, target, epoch, on_reconfigure)
         if started:
             self.counters.connector_startup_successes += 1
         else:
             self.counters.connector_startup_failures += 1
         return started
 
-    def _start_connector(self, name: str, config: dict[str, str], target: TargetState, epoch: int) -> bool:
+    def _start_connector(
+        self,
+        name: str,
+        config: dict[str, str],
+        target: TargetState,
+        epoch: int,
+        on_reconfigure: ReconfigurationListener | None,
+    ) -> bool:
         log.info("Creating connector %s of type %s", name, config.get("connector.class", ""))
         try:
             connector = self.plugins.new_connector(config.get("connector.class", ""))
@@ -240,23 +264,27 @@ class Worker:
                 return False  # stopped before it existed
             self.connectors[name] = instance
         try:
-            connector.initialize(_ConnectorContext(self, name, epoch))
+            connector.initialize(_ConnectorContext(self, name, epoch, on_reconfigure))
         except Exception as exc:  # noqa: BLE001
             self.fail_connector(name, exc, epoch)
             return False
         return self._transition_instance(instance, target)
 
     def transition_connector(
-        self, name: str, target: TargetState, config: dict[str, str] | None = None
+        self,
+        name: str,
+        target: TargetState,
+        config: dict[str, str] | None = None,
+        on_reconfigure: ReconfigurationListener | None = None,
     ) -> concurrent.futures.Future:
         """Bring the instance to `target` on the connector's thread; with `config`, an instance whose creation
-        failed is created again. The future says whether it got there (a stop() it runs is bounded by the
-        graceful timeout there, and nobody need wait for it)."""
+        failed is created again (listening with `on_reconfigure`). The future says whether it got there (a
+        stop() it runs is bounded by the graceful timeout there, and nobody need wait for it)."""
 
         def transition(epoch: int) -> bool:
             instance = self.connectors.get(name)
             if instance is None:
-                return config is not None and self._start_counted(name, config, target, epoch)
+                return config is not None and self._start_counted(name, config, target, epoch, on_reconfigure)
             return self._transition_instance(instance, target)
 
         return self._submit_connector_job(name, transition)
@@ -299,12 +327,14 @@ class Worker:
             instance = self.connectors.pop(name, None)
         return self._connector_threads.submit(name, lambda: instance is not None and self._stop_instance(instance))
 
-    def restart_connector(self, name: str, config: dict[str, str], target: TargetState) -> concurrent.futures.Future:
+    def restart_connector(
+        self, name: str, config: dict[str, str], target: TargetState, on_reconfigure: ReconfigurationListener
+    ) -> concurrent.futures.Future:
         """Stop the instance and start a new one (that order, on the connector's thread); the status says
         RESTARTING until the new instance reports. The future is the start's."""
         self.stop_connector(name)
         self.statuses.put_connector(name, InstanceStatus(State.RESTARTING, self.worker_id))
-        return self.start_connector(name, config, target)
+        return self.start_connector(name, config, target, on_reconfigure)
 
     def is_running(self, name: str) -> bool:
         instance = self.connectors.get(name)
@@ -341,18 +371,27 @@ class Worker:
     # ---- tasks ----------------------------------------------------------------------------------
 
     def start_task(
-        self, name: str, index: int, task_config: dict[str, str], connector_config: dict[str, str], target: TargetState
+        self,
+        name: str,
+        index: int,
+        task_config: dict[str, str],
+        connector_config: dict[str, str],
+        target: TargetState,
+        exactly_once: ExactlyOnceStart | None = None,
     ) -> bool:
         """Start one task (a thread here, or in a task process when `task.processes` > 0); failures
-        become a FAILED status with the trace."""
+        become a FAILED status with the trace. `exactly_once`: a source task the herder runs exactly once
+        (its transactional id; see runtime/worker/exactly_once.py), as a thread of this process."""
         self.counters.task_startup_attempts += 1
         try:
             task_config = self.resolver.resolve(task_config)
             connector_config = self.resolver.resolve(connector_config)
-            if self.task_processes is not None:
-                runner: TaskRunner | RemoteTaskRunner = self._start_remote_task(
-                    name, index, task_config, connector_config, target
+            if exactly_once is not None:
+                runner: TaskRunner | RemoteTaskRunner = self.task_builder.build(
+                    name, index, task_config, connector_config, target, exactly_once
                 )
+            elif self.task_processes is not None:
+                runner = self._start_remote_task(name, index, task_config, connector_config, target)
             else:
                 runner = self.task_builder.build(name, index, task_config, connector_config, target)
         except Exception as exc:

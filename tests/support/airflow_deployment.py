@@ -32,7 +32,15 @@ def _free_port() -> int:
 
 
 class AirflowDeployment:
-    def __init__(self, root: Path, database_url: str, dag_files: list[str], env: dict[str, str]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        database_url: str,
+        dag_files: list[str],
+        env: dict[str, str],
+        users: dict[str, str] | None = None,
+    ) -> None:
+        """`users`: more users of the simple auth manager than `admin`, name -> role (viewer, user, op, admin)."""
         self.root = root
         self.dags = root / "dags"
         self.dags.mkdir(parents=True, exist_ok=True)
@@ -40,11 +48,12 @@ class AirflowDeployment:
             (self.dags / dag_file).symlink_to(REPO / "dags" / dag_file)
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.password = secrets.token_urlsafe(12)
+        self.roles = {"admin": "admin", **(users or {})}
+        self.passwords = {user: secrets.token_urlsafe(12) for user in self.roles}
         # OpenLineage events of every task, through the OpenLineage provider's file transport (one per line)
         self.lineage_file = root / "openlineage.jsonl"
         passwords = root / "passwords.json"
-        passwords.write_text(json.dumps({"admin": self.password}))
+        passwords.write_text(json.dumps(self.passwords))
         self.env = {
             **os.environ,
             "AIRFLOW_HOME": str(root),
@@ -56,7 +65,7 @@ class AirflowDeployment:
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
             "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": ",".join(f"{u}:{r}" for u, r in self.roles.items()),
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
             "AIRFLOW__API__BASE_URL": self.url,
             "AIRFLOW__API__PORT": str(self.port),
@@ -77,7 +86,7 @@ class AirflowDeployment:
             **env,
         }
         self.processes: dict[str, subprocess.Popen] = {}
-        self._token: str | None = None
+        self._tokens: dict[str, str] = {}
 
     # ---- lifecycle ------------------------------------------------------------------------------------
 
@@ -143,14 +152,15 @@ class AirflowDeployment:
 
     # ---- REST API -------------------------------------------------------------------------------------
 
-    def api(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        if self._token is None:
+    def api(self, method: str, path: str, user: str = "admin", **kwargs: Any) -> httpx.Response:
+        """A request to the API server as `user` (its JWT from `POST /auth/token`)."""
+        if user not in self._tokens:
             response = httpx.post(
-                f"{self.url}/auth/token", json={"username": "admin", "password": self.password}, timeout=30
+                f"{self.url}/auth/token", json={"username": user, "password": self.passwords[user]}, timeout=30
             )
             response.raise_for_status()
-            self._token = response.json()["access_token"]
-        headers = {"Authorization": f"Bearer {self._token}", **kwargs.pop("headers", {})}
+            self._tokens[user] = response.json()["access_token"]
+        headers = {"Authorization": f"Bearer {self._tokens[user]}", **kwargs.pop("headers", {})}
         return httpx.request(method, f"{self.url}{path}", headers=headers, timeout=30, **kwargs)
 
     def wait_dag(self, dag_id: str, timeout_s: float = 120) -> None:

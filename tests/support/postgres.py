@@ -29,10 +29,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+# Logical decoding (pgoutput) for change data capture: Debezium's PostgreSQL connector
+LOGICAL_DECODING = {"wal_level": "logical", "max_replication_slots": "10", "max_wal_senders": "10"}
+
+
 class PostgresServer:
     """`with PostgresServer() as pg: pg.url("airflow")` gives a SQLAlchemy URL of a fresh database."""
 
-    def __init__(self, user: str = "connect_test") -> None:
+    def __init__(self, user: str = "connect_test", settings: dict[str, str] | None = None) -> None:
+        """`settings`: server settings on top of the defaults (`LOGICAL_DECODING` for change data capture)."""
         bin_dir = postgres_bin()
         if bin_dir is None:
             raise RuntimeError("PostgreSQL is not installed (Debian package `postgresql`)")
@@ -44,6 +49,7 @@ class PostgresServer:
         self.data = self.root / "data"
         self.log = self.root / "server.log"
         self._as_root = os.geteuid() == 0
+        self.settings = dict(settings or {})
 
     def _run(self, *args: str, **kwargs: Any) -> subprocess.CompletedProcess:
         command = list(args)
@@ -74,7 +80,8 @@ class PostgresServer:
             "-t",
             "60",
             "-o",
-            f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off",
+            f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
+            + "".join(f" -c {name}={value}" for name, value in self.settings.items()),
             "start",
         )
         return self
@@ -82,6 +89,27 @@ class PostgresServer:
     def create_database(self, name: str) -> str:
         self._run(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user, name)
         return self.url(name)
+
+    def psql(self, database: str, sql: str) -> str:
+        """Run `sql` (statements separated by semicolons) in `database`; what psql printed, unaligned."""
+        done = self._run(
+            str(self.bin / "psql"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-U",
+            self.user,
+            "-d",
+            database,
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-A",
+            "-t",
+            "-c",
+            sql,
+        )
+        return done.stdout
 
     def url(self, database: str, driver: str = "postgresql+psycopg2") -> str:
         return f"{driver}://{self.user}@127.0.0.1:{self.port}/{database}"

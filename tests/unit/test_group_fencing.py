@@ -103,9 +103,9 @@ def test_a_member_stalled_past_its_session_stays_fenced_until_it_has_joined_agai
     def stall() -> None:  # runs on a's network thread: no heartbeat, no request, until released
         release.wait()
 
-    assert a._client is not None
+    assert a._net is not None
     stalled_at = time.monotonic()
-    a._client._net.call_soon_threadsafe(stall)
+    a._net.call_soon_threadsafe(stall)
     sampler = threading.Thread(target=sample, name="fencing-sampler", daemon=True)
     try:
         # the coordinator removes a once its session expires; b goes on alone in a newer generation

@@ -28,7 +28,8 @@ LAYERS: list[list[set[str]]] = [
     [{"version", "api", "log_context", "log_levels", "daemon_executor", "embedded_broker"}],
     [{"data"}],  # Connect data in Java's forms (logical types, number and date text, Values)
     [{"converters"}, {"transforms"}],  # the data plugins, each on `data` alone
-    [{"worker_config", "plugins", "connectors", "config_providers", "connector_files"}],
+    # the plugins, Python and Java (a JVM host process per Python process that needs one)
+    [{"worker_config", "plugins", "connectors", "config_providers", "connector_files", "java"}],
     [{"storage"}],  # the config, offset and status stores behind one interface
     [{"control"}],  # what the herder, the group member and the worker share: errors, restarts, target states
     [{"worker"}],  # connectors and tasks running

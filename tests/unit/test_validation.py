@@ -207,6 +207,7 @@ def test_unknown_connector_class_names_the_available_connectors(plugins):
 def herder(plugins):
     """A herder on memory stores: validation fails before any Kafka client is made, so no broker is needed."""
     from runtime.herder.standalone import StandaloneHerder
+    from runtime.herder.topics import MemoryTopics
     from runtime.storage.base import StatusStore
     from runtime.storage.files import MemoryConfigStore, MemoryOffsetStore
     from runtime.worker.offsets import OffsetsManager
@@ -217,7 +218,15 @@ def herder(plugins):
     offsets, statuses = MemoryOffsetStore(), StatusStore()
     worker = Worker(config, plugins, offsets, statuses, "w:1")
     h = StandaloneHerder(
-        config, plugins, worker, MemoryConfigStore(), statuses, OffsetsManager(config, offsets), "w:1", None
+        config,
+        plugins,
+        worker,
+        MemoryConfigStore(),
+        statuses,
+        OffsetsManager(config, offsets),
+        MemoryTopics(config),
+        "w:1",
+        None,
     )
     h.start()
     yield h

@@ -242,3 +242,44 @@ def test_broker_default_partitions_and_replication():
     config = WorkerConfig({"offset.storage.partitions": "-1", "config.storage.replication.factor": "-1"})
     assert config.get_int("offset.storage.partitions") == -1
     assert config.get_int("config.storage.replication.factor") == -1
+
+
+@pytest.mark.parametrize(
+    "value, support, enabled, transactional_leader",
+    [
+        (None, "disabled", False, False),
+        ("disabled", "disabled", False, False),
+        ("Preparing", "preparing", False, True),  # the rolling upgrade's first step: the leader only
+        ("ENABLED", "enabled", True, True),
+    ],
+)
+def test_exactly_once_source_support(value, support, enabled, transactional_leader):
+    config = WorkerConfig({} if value is None else {"exactly.once.source.support": value})
+    assert config.exactly_once_source_support == support
+    assert config.exactly_once_source_enabled() is enabled
+    assert config.transactional_leader_enabled() is transactional_leader
+
+
+def test_exactly_once_source_support_refuses_other_values():
+    with pytest.raises(ConfigError) as raised:
+        WorkerConfig({"exactly.once.source.support": "on"})
+    assert (
+        "Invalid value on for configuration exactly.once.source.support: String must be one of (case insensitive):"
+        in str(raised.value)
+    )
+
+
+@pytest.mark.parametrize("support, read_committed", [("disabled", False), ("preparing", False), ("enabled", True)])
+def test_the_worker_offsets_topic_is_read_read_committed_when_exactly_once_is_enabled(support, read_committed):
+    from runtime.storage.kafka_stores import KafkaStoreSettings
+
+    props = {
+        "bootstrap.servers": "b:9092",
+        "group.id": "g",
+        "config.storage.topic": "c",
+        "offset.storage.topic": "o",
+        "status.storage.topic": "s",
+        "exactly.once.source.support": support,
+    }
+    log = KafkaStoreSettings.from_worker(props).offset_store().log
+    assert log.read_committed is read_committed

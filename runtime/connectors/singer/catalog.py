@@ -8,17 +8,14 @@ standard entries in place: the stream's root metadata `selected`, `replication-m
 
 from __future__ import annotations
 
-import hashlib
 import re
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from ...api import ConfigError
-from ..tap_process import PrivateDir, failure, run_command
+from ..tap_process import PrivateDir, failure, recent, run_command
 
 _TOPIC_UNSAFE = re.compile(r"[^a-zA-Z0-9._-]")
 
@@ -27,28 +24,11 @@ def topic_for(prefix: str, stream_id: str) -> str:
     return prefix + _TOPIC_UNSAFE.sub("_", stream_id)
 
 
-# A connector's creation validates (discovers) and then starts (discovers again) within moments: the second
-# discovery reuses the first's catalog for this long. Keyed by a hash of the executable and its config.
-DISCOVERY_REUSE_S = 30.0
-_discovered: dict[str, tuple[float, dict[str, Any]]] = {}
-_discovered_lock = threading.Lock()
-
-
 def discover(executable: str, tap_config: dict[str, Any], timeout_s: float, secrets: list[str]) -> dict[str, Any]:
-    """The tap's catalog (discovered within the last DISCOVERY_REUSE_S, or now); a copy the caller may edit."""
-    key = hashlib.sha256(orjson.dumps([executable, tap_config], option=orjson.OPT_SORT_KEYS)).hexdigest()
-    now = time.monotonic()
-    with _discovered_lock:
-        for stale in [k for k, (at, _) in _discovered.items() if now - at > DISCOVERY_REUSE_S]:
-            del _discovered[stale]
-        hit = _discovered.get(key)
-    if hit is None:
-        catalog = _run_discovery(executable, tap_config, timeout_s, secrets)
-        with _discovered_lock:
-            _discovered[key] = (time.monotonic(), catalog)
-    else:
-        catalog = hit[1]
-    return orjson.loads(orjson.dumps(catalog))
+    """The tap's catalog (reused from a discovery of the last moments: see `recent`); the caller may edit it."""
+    return recent(
+        ["singer-discover", executable, tap_config], lambda: _run_discovery(executable, tap_config, timeout_s, secrets)
+    )
 
 
 def _run_discovery(executable: str, tap_config: dict[str, Any], timeout_s: float, secrets: list[str]) -> dict[str, Any]:

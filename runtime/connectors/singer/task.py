@@ -1,32 +1,29 @@
-"""SingerSourceTask: runs the tap on its streams, again every `poll.interval.ms`, from the latest state.
+"""SingerSourceTask: runs the tap on its streams, again `poll.interval.ms` after each run, from the latest state.
 
 Each run: `tap --config C --catalog K [--state S]`, S being the state built from this task's committed
 offsets (one source partition `{"stream": tap_stream_id}` per stream, its bookmark as the offset) or, from
 the second run on, the tap's latest STATE. SCHEMA messages give each stream's Connect schemas, RECORD
 messages become records on the stream's topic, STATE messages become offsets carried by the records read
-before them (state_offsets.py). The tap's stdout is read by a thread (tap_process.py) so that poll() never
-blocks for long; a tap that exits non-zero fails the task with the tail of its stderr.
+before them (state_offsets.py). Running the tap, reading it, failing on a non-zero exit with its stderr and
+stopping it: tap_task.py.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from typing import Any
 
 import orjson
 
-from ...api import ConnectError, DataError, Schema, SourceRecord, SourceTask
+from ...api import ConnectError, DataError, Schema, SourceRecord
 from ..json_schema import ValueConverter, key_converter, record_converter
 from ..state_offsets import StateCarrier, decode_bookmark, encode_bookmark
-from ..tap_process import PrivateDir, TapExited, TapProcess, failure
+from ..tap_process import PrivateDir
+from ..tap_task import ProgramSourceTask
 from .catalog import topic_for
 from .settings import STREAM_PARTITION, SingerSettings
 
 log = logging.getLogger(__name__)
-
-WAIT_FOR_OUTPUT_S = 0.5  # the longest poll() waits for the tap to write something
 
 
 def _singerlib() -> Any:
@@ -61,17 +58,16 @@ class _Stream:
         self.key_schema, self.convert_key = keyed if keyed else (None, None)
 
 
-class SingerSourceTask(SourceTask):
-    def __init__(self) -> None:
-        self._wake = threading.Event()
-        self._stopping = False
-        self._tap: TapProcess | None = None
-        self._private: PrivateDir | None = None
-
+class SingerSourceTask(ProgramSourceTask):
     def start(self, props: dict[str, str]) -> None:
         self._singerlib = _singerlib()
         settings = self._settings = SingerSettings(props)
         self._executable = settings.executable()
+        self.program = f"The tap {settings.tap}"
+        self.batch_size = settings.batch_size
+        self.poll_interval_s = settings.poll_interval_s
+        self.stop_timeout_s = settings.stop_timeout_s
+        self.secrets = settings.secrets
         catalog = orjson.loads(settings.task_catalog) if settings.task_catalog else {"streams": []}
         if not catalog["streams"]:
             raise ConnectError("This task has no streams to sync (the connector gave it an empty catalog)")
@@ -92,79 +88,27 @@ class SingerSourceTask(SourceTask):
         self._state: dict[str, Any] = {"bookmarks": dict(self._bookmarks)} if self._bookmarks else {}
         if self._bookmarks:
             log.info("Starting the tap from the committed bookmarks of %s", ", ".join(sorted(self._bookmarks)))
-        self._carrier = StateCarrier(len(ids))
-        self._private = PrivateDir("singer-task-")
-        self._config_path = self._private.write_json("config.json", settings.tap_config)
-        self._catalog_path = self._private.write_json("catalog.json", catalog)
-        self._lines: list[bytes] = []
-        self._next = 0
-        self._next_run = 0.0
+        self.carrier = StateCarrier(len(ids))
+        self.private = PrivateDir("singer-task-")
+        self._config_path = self.private.write_json("config.json", settings.tap_config)
+        self._catalog_path = self.private.write_json("catalog.json", catalog)
 
-    # ---- the tap's runs -------------------------------------------------------------------------
-
-    def _start_tap(self) -> TapProcess:
-        assert self._private is not None
+    def command(self) -> list[str]:
+        assert self.private is not None
         args = [self._executable, "--config", self._config_path, self._settings.catalog_flag, self._catalog_path]
         if self._state:
-            args += ["--state", self._private.write_json("state.json", self._state)]
-        log.info("Starting the tap %s", self._settings.tap)
-        return TapProcess(args, f"tap {self._settings.tap}", self._settings.secrets)
+            args += ["--state", self.private.write_json("state.json", self._state)]
+        return args
 
-    def _tap_exited(self, exited: TapExited, out: list[SourceRecord]) -> None:
-        tap, self._tap = self._tap, None
-        assert tap is not None
-        if exited.returncode != 0:
-            self._carrier.clear()  # records read since the last state are read again after a restart
-            raise failure(f"The tap {self._settings.tap}", exited.returncode, tap.stderr_tail())
-        self._carrier.release(out)
-        self._next_run = time.monotonic() + self._settings.poll_interval_s
-        log.info("The tap's run ended; the next starts in %.1f s", self._settings.poll_interval_s)
-
-    # ---- poll -----------------------------------------------------------------------------------
-
-    def poll(self) -> list[SourceRecord] | None:
-        if self._stopping:
-            return None
-        if self._tap is None:
-            wait = self._next_run - time.monotonic()
-            if wait > 0:
-                self._wake.wait(wait)
-                self._wake.clear()
-                return None
-            self._tap = self._start_tap()
-        out: list[SourceRecord] = []
-        batch_size = self._settings.batch_size
-        handle = self._handle
-        while len(out) < batch_size:
-            lines = self._lines
-            if self._next >= len(lines):
-                assert self._tap is not None
-                item = self._tap.next_chunk(0 if out else WAIT_FOR_OUTPUT_S)
-                if item is None:
-                    break
-                if isinstance(item, TapExited):
-                    self._tap_exited(item, out)
-                    break
-                self._lines, self._next = item, 0
-                continue
-            line = lines[self._next]
-            self._next += 1
-            handle(line, out)
-        return out or None
-
-    def _handle(self, line: bytes, out: list[SourceRecord]) -> None:
+    def handle_line(self, line: bytes, out: list[SourceRecord]) -> None:
         try:
             message = orjson.loads(line)
         except orjson.JSONDecodeError:
             if not line.strip():
                 return
-            raise ConnectError(
-                f"The tap {self._settings.tap} wrote a line that is not a Singer message: {line[:300]!r}"
-            ) from None
+            message = None
         if type(message) is not dict:
-            raise ConnectError(
-                f"The tap {self._settings.tap} wrote a line that is not a Singer message: {line[:300]!r}"
-            )
+            raise ConnectError(f"{self.program} wrote a line that is not a Singer message: {line[:300]!r}")
         kind = message.get("type")
         if kind == "RECORD":
             # RECORDs are read straight from the parsed line: a message object per record (and parsing its
@@ -172,7 +116,7 @@ class SingerSourceTask(SourceTask):
             stream = self._streams.get(message.get("stream"))  # type: ignore[arg-type]
             if stream is None or stream.convert is None:
                 raise DataError(
-                    f"The tap sent a RECORD of stream {message.get('stream')!r} "
+                    f"{self.program} sent a RECORD of stream {message.get('stream')!r} "
                     + ("which is not in this task's catalog" if stream is None else "before its SCHEMA")
                 )
             record = message.get("record")
@@ -181,12 +125,12 @@ class SingerSourceTask(SourceTask):
                 key = stream.convert_key(record) if stream.convert_key is not None else None
             except DataError as exc:
                 raise DataError(f"A RECORD of stream {stream.stream_id!r} does not match its SCHEMA: {exc}") from None
-            self._carrier.add(
+            self.carrier.add(
                 SourceRecord(None, None, stream.topic, None, key, value, stream.key_schema, stream.value_schema), out
             )
         elif kind == "STATE":
             state = self._singerlib.StateMessage(value=message.get("value") or {})
-            self._carrier.state(self._state_changes(dict(state.value)), out)
+            self.carrier.state(self._state_changes(dict(state.value)))
         elif kind == "SCHEMA":
             schema = self._singerlib.SchemaMessage(
                 stream=message.get("stream"),
@@ -201,7 +145,7 @@ class SingerSourceTask(SourceTask):
             stream.set_schema(schema.schema, list(schema.key_properties or []))
         elif kind == "BATCH":
             raise ConnectError(
-                "The tap sent a BATCH message (files of records), which this connector does not read: "
+                f"{self.program} sent a BATCH message (files of records), which this connector does not read: "
                 "turn off the tap's batch_config"
             )
         elif kind != "ACTIVATE_VERSION":
@@ -224,19 +168,3 @@ class SingerSourceTask(SourceTask):
                 offset = encode_bookmark(bookmark) if isinstance(bookmark, dict) else None
                 changes.append(({STREAM_PARTITION: stream_id}, offset))
         return changes
-
-    # ---- stop -----------------------------------------------------------------------------------
-
-    def _connect_wakeup(self) -> None:
-        """The runtime needs the task thread (a stop, a pause): end a wait between the tap's runs now."""
-        self._wake.set()
-
-    def stop(self) -> None:
-        self._stopping = True
-        self._wake.set()
-        tap, self._tap = self._tap, None
-        if tap is not None:
-            tap.stop(self._settings.stop_timeout_s)  # a hung tap is killed after the grace period
-        if self._private is not None:
-            self._private.remove()
-            self._private = None

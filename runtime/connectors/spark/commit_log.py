@@ -24,7 +24,7 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,6 +125,7 @@ class CommitLog:
             json.dump(body, out)
             out.flush()
             os.fsync(out.fileno())
+        renamed = False
         try:
             if exclusive:
                 try:
@@ -133,17 +134,17 @@ class CommitLog:
                     return False
             else:
                 os.replace(tmp, target)
-                tmp = None  # type: ignore[assignment]
+                renamed = True
             _fsync_dir(self.dir)
             return True
         finally:
-            if tmp is not None:
+            if not renamed:
                 tmp.unlink(missing_ok=True)
 
     def append(
         self,
         offsets: Mapping[TopicPartition, int | None],
-        files: list[str] = (),  # type: ignore[assignment]
+        files: Sequence[str] = (),
         staging: str | None = None,
         writer: str = "",
         reset: bool = False,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ...api.data import Schema, SchemaBuilder
@@ -74,6 +74,8 @@ def arrow_type(schema: Schema) -> pa.DataType:
     if schema.type == "array":
         return pa.list_(arrow_field("element", schema.value_schema))
     if schema.type == "map":
+        if schema.key_schema is None:
+            raise DataError("A map schema has no key schema")
         return pa.map_(arrow_type(schema.key_schema), arrow_field("value", schema.value_schema))
     if schema.type == "struct":
         return pa.struct([arrow_field(f.name, f.schema) for f in schema.fields])
@@ -213,7 +215,7 @@ def table_rows(table: pa.Table) -> list[dict[str, Any]]:
     return rows
 
 
-def _value_converter(t: pa.DataType):
+def _value_converter(t: pa.DataType) -> Callable[[Any], Any] | None:
     if pa.types.is_timestamp(t):
 
         def ts(v: Any) -> Any:

@@ -18,8 +18,9 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...api.config import AbstractConfig, ConfigDef, Importance, Range, Type
 from ...api.connector import SinkConnector
@@ -31,6 +32,9 @@ from .config import FORMAT, PATH, common_config
 from .dataset import local_root
 from .schema import KAFKA_COLUMNS, records_to_table
 from .session import get_spark
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +130,7 @@ class SparkSinkTask(SinkTask):
         self._buffer: list[SinkRecord] = []
         self._buffer_since = time.monotonic()
         self._spark_props = props
-        self._spark = None
+        self._spark: SparkSession | None = None
         # Boot the worker's shared JVM while the consumer joins its group, so the first batch does
         # not wait for both one after the other (get_spark is thread-safe; a failure shows at write).
         threading.Thread(target=self._warm_up, name=f"{self._writer}-spark-warm-up", daemon=True).start()
@@ -138,7 +142,7 @@ class SparkSinkTask(SinkTask):
             log.warning("Could not start the Spark session ahead of the first batch: %s", exc)
 
     @property
-    def spark(self):
+    def spark(self) -> SparkSession:
         if self._spark is None:
             self._spark = get_spark(self._spark_props)
         return self._spark
@@ -159,10 +163,10 @@ class SparkSinkTask(SinkTask):
         except Exception:
             log.exception("Could not commit the buffered batch while closing partitions")
         leaving = set(partitions)
-        self._buffer = [r for r in self._buffer if TopicPartition(r.topic, r.kafka_partition) not in leaving]
+        self._buffer = [r for r in self._buffer if _partition_of(r) not in leaving]
 
     # ---- data path -----------------------------------------------------------------------------------
-    def put(self, records: list[SinkRecord]) -> None:
+    def put(self, records: Sequence[SinkRecord]) -> None:
         if records:
             if not self._buffer:
                 self._buffer_since = time.monotonic()
@@ -207,16 +211,16 @@ class SparkSinkTask(SinkTask):
         # Drop what the log already holds: a zombie's late batch after the new owner committed, or an
         # alter_offsets that moved the log past a buffered batch. (The runtime starts each assignment
         # at the offsets open() asked for, so records from before them are never delivered.)
-        fresh = [
-            r for r in records if r.kafka_offset >= state.offsets.get(TopicPartition(r.topic, r.kafka_partition), -1)
-        ]
+        fresh = [r for r in records if r.kafka_offset >= state.offsets.get(_partition_of(r), -1)]
         next_offsets: dict[TopicPartition, int] = {}
         for r in records:
-            tp = TopicPartition(r.topic, r.kafka_partition)
+            tp = _partition_of(r)
             next_offsets[tp] = max(next_offsets.get(tp, 0), r.kafka_offset + 1)
         expected = {tp: state.offsets.get(tp) for tp in next_offsets}
         # Offsets only move forward: never let a late batch rewind a partition.
-        next_offsets = {tp: off for tp, off in next_offsets.items() if expected[tp] is None or off > expected[tp]}
+        next_offsets = {
+            tp: off for tp, off in next_offsets.items() if (committed := expected[tp]) is None or off > committed
+        }
         if not next_offsets:
             return
         staging = self._log.new_staging(self._writer)
@@ -232,7 +236,7 @@ class SparkSinkTask(SinkTask):
         """Write `records` below `staging` with Spark; return the data files, relative to staging."""
         files: list[str] = []
         for index, (schema, run) in enumerate(_runs_by_schema(r for r in records if r.value is not None)):
-            extra = None
+            extra: dict[str, list[Any]] | None = None
             if self._metadata:
                 extra = {
                     KAFKA_COLUMNS[0]: [r.topic for r in run],
@@ -281,3 +285,10 @@ def _runs_by_schema(records: Any) -> list[tuple[Any, list[SinkRecord]]]:
         else:
             runs.append((record.value_schema, [record]))
     return runs
+
+
+def _partition_of(record: SinkRecord) -> TopicPartition:
+    # A consumed record always has its partition; the attribute is ConnectRecord's, where it may be None.
+    if record.kafka_partition is None:
+        raise ConnectError(f"A record of topic {record.topic} reached the Spark sink without its partition")
+    return TopicPartition(record.topic, record.kafka_partition)

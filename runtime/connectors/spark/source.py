@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...api.config import AbstractConfig, ConfigDef, ConfigValue, Importance, Range, Type, ValidString
 from ...api.connector import SourceConnector
@@ -27,6 +27,9 @@ from .config import FORMAT, PATH, common_config
 from .dataset import data_files, local_root
 from .schema import connect_schema, table_rows
 from .session import get_spark
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrameReader, SparkSession
 
 log = logging.getLogger(__name__)
 
@@ -168,10 +171,10 @@ class SparkSourceTask(SourceTask):
         self._processed: set[str] = set(decode_files(offset[FILES_KEY])) if offset and self._mode == "files" else set()
         self._last: Any = offset[INCREMENTING_KEY] if offset and self._mode == "incrementing" else None
         self._pending: list[SourceRecord] = []  # rows of the current file not yet returned
-        self._spark = None
+        self._spark: SparkSession | None = None
 
     @property
-    def spark(self):
+    def spark(self) -> SparkSession:
         if self._spark is None:
             self._spark = get_spark(self._props)
         return self._spark
@@ -193,7 +196,7 @@ class SparkSourceTask(SourceTask):
         while not self._stopping and time.monotonic() < deadline:
             time.sleep(min(0.1, self._poll_interval_s))
 
-    def _reader(self):
+    def _reader(self) -> DataFrameReader:
         reader = self.spark.read.format(self._format).option("basePath", str(self._root))
         if self._format == "csv":
             reader = reader.option("header", "true").option("inferSchema", "true")

@@ -16,8 +16,7 @@ from confluent_kafka.schema_registry import Schema as RegistrySchema
 
 from ...api.data import Schema
 from .avro_data import avro_to_connect_schema, connect_to_avro_schema, to_avro_value, to_connect_value
-from .client import call_registry
-from .serde import Reader, SchemaRegistryConverter, WriterSchema
+from .serde import Reader, SchemaRegistryConverter, WriterSchema, schema_text
 
 
 class AvroConverter(SchemaRegistryConverter):
@@ -37,7 +36,7 @@ class AvroConverter(SchemaRegistryConverter):
         named: dict[str, Any] = {}
         for referenced in self._references(registered):
             fastavro.parse_schema(referenced, named_schemas=named)
-        parsed = fastavro.parse_schema(json.loads(registered.schema_str), named_schemas=named)
+        parsed = fastavro.parse_schema(json.loads(schema_text(registered)), named_schemas=named)
         convert = to_avro_value(schema)
         write = fastavro.schemaless_writer
         if convert is None:
@@ -56,7 +55,7 @@ class AvroConverter(SchemaRegistryConverter):
         return encode, None
 
     def make_reader(self, registered: RegistrySchema, version: int | None) -> Reader:
-        avro = json.loads(registered.schema_str)
+        avro = json.loads(schema_text(registered))
         references = self._references(registered)
         connect = avro_to_connect_schema(avro, version, self.settings.connect_meta_data, references)
         named: dict[str, Any] = {}
@@ -77,19 +76,6 @@ class AvroConverter(SchemaRegistryConverter):
 
         return Reader(connect, decode)
 
-    def _references(self, registered: RegistrySchema, seen: set[tuple[str, int]] | None = None) -> list[Any]:
+    def _references(self, registered: RegistrySchema) -> list[Any]:
         """The schemas `registered` references (Avro named types in other subjects), dependencies first."""
-        seen = set() if seen is None else seen
-        out: list[Any] = []
-        for ref in registered.references or []:
-            key = (ref.subject, ref.version)
-            if key in seen:
-                continue
-            seen.add(key)
-            found = call_registry(
-                f"get the referenced schema {ref.name} ({ref.subject} version {ref.version})",
-                lambda ref=ref: self.client.get_version(ref.subject, ref.version),
-            )
-            out.extend(self._references(found.schema, seen))
-            out.append(json.loads(found.schema.schema_str))
-        return out
+        return [json.loads(schema_text(referenced)) for _, referenced in self.referenced_schemas(registered)]

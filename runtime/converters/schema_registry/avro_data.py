@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 import datetime as _dt
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...api.data import Field, Schema
@@ -150,7 +150,7 @@ class _FromConnect:
         if schema.optional and not ignore_optional:
             final = [base, "null"] if schema.default is not None else ["null", base]
         if t == "struct" and schema.name and not schema.optional:
-            self.defined[schema] = f"{namespace}.{name}" if namespace else name
+            self.defined[schema] = schema.name  # its namespace and name, joined again
         return final
 
     def field(self, name: str, schema: Schema, doc: str | None) -> dict[str, Any]:
@@ -430,7 +430,7 @@ class _ToConnect:
         if len(members) == 2 and "null" in members:
             other = members[1] if members[0] == "null" else members[0]
             return self.convert(other, namespace, optional=True)
-        fields = []
+        fields: list[Field] = []
         seen: set[str] = set()
         nullable = False
         for member in members:
@@ -461,7 +461,7 @@ class _ToConnect:
 
 
 def avro_to_connect_schema(
-    avro: Any, version: int | None = None, connect_meta_data: bool = True, references: list[Any] = ()
+    avro: Any, version: int | None = None, connect_meta_data: bool = True, references: Sequence[Any] = ()
 ) -> Schema:
     """The Connect schema Confluent's AvroConverter reads from an Avro schema (as parsed JSON), whose named
     types may be defined by `references` (the referenced schemas, dependencies first)."""

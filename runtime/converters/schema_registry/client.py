@@ -12,15 +12,21 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import httpx
 from confluent_kafka.schema_registry import SchemaRegistryClient, SchemaRegistryError
-
-try:  # the HTTP library confluent-kafka's client uses (httpx2 or httpx), for its transport errors
-    from confluent_kafka.schema_registry.common._httpx_compat import httpx
-except ImportError:  # older confluent-kafka releases use httpx itself
-    import httpx  # type: ignore[no-redef]
 
 from ...api.errors import DataError, RetriableError
 from .config import RegistrySettings
+
+# What the registry client raises when the registry cannot be reached: the transport errors of the HTTP
+# library it uses (httpx2 where installed, httpx otherwise: confluent-kafka chooses) and the OS's.
+_UNREACHABLE: tuple[type[Exception], ...] = (httpx.TransportError, OSError, TimeoutError)
+try:
+    import httpx2
+except ImportError:
+    pass
+else:
+    _UNREACHABLE += (httpx2.TransportError,)
 
 T = TypeVar("T")
 
@@ -55,7 +61,7 @@ def call_registry(what: str, operation: Callable[[], T]) -> T:
                 f"Failed to {what}: {exc.error_message} (HTTP {status}, error code {exc.error_code})"
             ) from None
         raise RetriableError(f"Failed to {what}: Schema Registry answered HTTP {status}: {exc.error_message}") from None
-    except (httpx.TransportError, OSError, TimeoutError) as exc:
+    except _UNREACHABLE as exc:
         raise RetriableError(
             f"Failed to {what}: Schema Registry is unreachable ({type(exc).__name__}: {exc})"
         ) from None

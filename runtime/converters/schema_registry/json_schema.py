@@ -24,7 +24,7 @@ from .json_schema_data import (
     to_connect_value,
     to_json_value,
 )
-from .serde import Reader, SchemaRegistryConverter, WriterSchema
+from .serde import Reader, SchemaRegistryConverter, WriterSchema, schema_text
 
 DECIMAL_FORMAT = "decimal.format"
 
@@ -74,7 +74,7 @@ class JsonSchemaConverter(SchemaRegistryConverter):
         return encode, None
 
     def make_reader(self, registered: RegistrySchema, version: int | None) -> Reader:
-        connect = json_schema_to_connect(json.loads(registered.schema_str), version)
+        connect = json_schema_to_connect(json.loads(schema_text(registered)), version)
         convert = to_connect_value(connect)
         if needs_exact_numbers(connect):
 

@@ -408,19 +408,19 @@ def to_connect_value(schema: Schema) -> ValueFn:
         else:
             base = lambda v: {kf(e.get("key")): vf(e.get("value")) for e in _typed(v, list, "MAP")}  # noqa: E731
     elif t == "struct" and name == JSON_TYPE_ONE_OF:
-        members = [(f.name, f.schema, to_connect_value(f.schema)) for f in schema.fields]
+        one_of = [(f.name, f.schema, to_connect_value(f.schema)) for f in schema.fields]
 
         def base(v: Any) -> Any:
-            for field_name, member, fn in members:
+            for field_name, member, fn in one_of:
                 if _fits(member, v):
-                    return {f: (fn(v) if f == field_name else None) for f, _, _ in members}
+                    return {f: (fn(v) if f == field_name else None) for f, _, _ in one_of}
             raise DataError(f"Did not find matching oneof field for data: {v}")
     elif t == "struct":
-        members = [(f.name, to_connect_value(f.schema)) for f in schema.fields]
+        fields = [(f.name, to_connect_value(f.schema)) for f in schema.fields]
 
         def base(v: Any) -> Any:
             v = _typed(v, dict, "STRUCT")
-            return {field_name: fn(v.get(field_name)) for field_name, fn in members}
+            return {field_name: fn(v.get(field_name)) for field_name, fn in fields}
     else:
         base = _identity
     optional, default = schema.optional, schema.default

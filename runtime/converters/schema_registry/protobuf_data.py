@@ -24,8 +24,9 @@ from typing import Any
 
 from confluent_kafka.schema_registry.common.protobuf import decimal_to_protobuf, protobuf_to_decimal
 from confluent_kafka.schema_registry.confluent import meta_pb2
-from google.protobuf import descriptor_pb2
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf import descriptor_pb2, message_factory
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+from google.protobuf.message import Message
 
 from ...api.data import Field, Schema
 from ...api.errors import DataError
@@ -77,6 +78,9 @@ _SCALARS = {
 }
 _MAP_KEYS = {"int8", "int16", "int32", "int64", "boolean", "string"}
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+# The `(confluent.field_meta)` option. confluent-kafka ships meta_pb2 without a .pyi, and the generated
+# module defines its names at import time, where the checker cannot see them.
+_FIELD_META = meta_pb2.field_meta  # type: ignore[attr-defined]
 
 
 # ---- Connect -> FileDescriptorProto -------------------------------------------------------------
@@ -163,9 +167,7 @@ class _FileBuilder:
                 params[CONNECT_TYPE_PROP] = schema.type
         if params:
             self.imports.add(META_IMPORT)
-            meta = proto.options.Extensions[meta_pb2.field_meta]
-            for key, value in params.items():
-                meta.params[key] = value
+            proto.options.Extensions[_FIELD_META].params.update(params)
 
 
 # ---- Descriptor -> Connect ---------------------------------------------------------------------
@@ -203,9 +205,8 @@ def _field_schema(f: FieldDescriptor, seen: set[str]) -> Schema:
     t = f.type
     params = _field_params(f)
     if t in (F.TYPE_INT32, F.TYPE_SINT32, F.TYPE_SFIXED32):
-        schema = Schema(
-            params.get(CONNECT_TYPE_PROP) if params.get(CONNECT_TYPE_PROP) in ("int8", "int16") else "int32"
-        )
+        connect_type = params.get(CONNECT_TYPE_PROP, "int32")
+        schema = Schema(connect_type if connect_type in ("int8", "int16") else "int32")
     elif t in (
         F.TYPE_UINT32,
         F.TYPE_FIXED32,
@@ -227,13 +228,14 @@ def _field_schema(f: FieldDescriptor, seen: set[str]) -> Schema:
     elif t == F.TYPE_BYTES:
         schema = Schema("bytes")
     elif t == F.TYPE_ENUM:
-        enum = f.enum_type
+        enum = _enum_of(f)
         enum_params = [(PROTOBUF_TYPE_ENUM, enum.name)] + [
             (f"{PROTOBUF_TYPE_ENUM}.{v.name}", str(v.number)) for v in enum.values
         ]
         schema = Schema("string", optional=True, name=enum.name, parameters=tuple(enum_params))
     elif t == F.TYPE_MESSAGE:
-        full = f.message_type.full_name
+        message_type = _message_of(f)
+        full = message_type.full_name
         if full == DECIMAL_TYPE:
             base = decimal_schema(int(params.get("scale", 0)))
             extra = (("connect.decimal.precision", params["precision"]),) if "precision" in params else ()
@@ -245,8 +247,8 @@ def _field_schema(f: FieldDescriptor, seen: set[str]) -> Schema:
                 full
             ]
             schema = Schema("int64" if full == TIMESTAMP_TYPE else "int32", optional=True, name=name, version=1)
-        elif f.message_type.GetOptions().map_entry or _is_map_entry(f):
-            entry = f.message_type
+        elif message_type.GetOptions().map_entry or _is_map_entry(f):
+            entry = message_type
             key, value = entry.fields_by_name["key"], entry.fields_by_name["value"]
             return Schema(
                 "map",
@@ -256,7 +258,7 @@ def _field_schema(f: FieldDescriptor, seen: set[str]) -> Schema:
                 value_schema=_field_schema(value, seen),
             )
         else:
-            message = _message_schema(f.message_type, seen)
+            message = _message_schema(message_type, seen)
             schema = Schema("struct", optional=True, name=message.name, fields=message.fields)
     else:
         raise DataError(f"Unknown Connect schema type: {t}")
@@ -284,8 +286,8 @@ def _field_schema(f: FieldDescriptor, seen: set[str]) -> Schema:
 def _field_params(f: FieldDescriptor) -> dict[str, str]:
     options = f.GetOptions()
     try:
-        if options.HasExtension(meta_pb2.field_meta):
-            return dict(options.Extensions[meta_pb2.field_meta].params)
+        if options.HasExtension(_FIELD_META):
+            return dict(options.Extensions[_FIELD_META].params)
     except KeyError:  # the extension is not in this pool: no params
         pass
     return {}
@@ -298,18 +300,33 @@ def _is_synthetic(oneof: Any) -> bool:
 
 
 def _is_map_entry(f: FieldDescriptor) -> bool:
-    entry = f.message_type
+    entry = _message_of(f)
     return f.is_repeated and entry.name.endswith("Entry") and [x.name for x in entry.fields] == ["key", "value"]
+
+
+def _message_of(fd: FieldDescriptor) -> Descriptor:
+    """The message type of a field of type message (the descriptor has one exactly then)."""
+    if fd.message_type is None:
+        raise DataError(f"Protobuf field {fd.full_name} is not a message")
+    return fd.message_type
+
+
+def _enum_of(fd: FieldDescriptor) -> EnumDescriptor:
+    """The enum type of a field of type enum."""
+    if fd.enum_type is None:
+        raise DataError(f"Protobuf field {fd.full_name} is not an enum")
+    return fd.enum_type
 
 
 # ---- values --------------------------------------------------------------------------------------
 
 
-def to_message(message_class: type, schema: Schema) -> Callable[[Any], Any]:
-    """A function filling a new message of `message_class` from a Connect struct value."""
-    fill = _struct_filler(message_class.DESCRIPTOR, schema)
+def to_message(descriptor: Descriptor, schema: Schema) -> Callable[[Any], Message]:
+    """A function filling a new message of type `descriptor` from a Connect struct value."""
+    message_class = message_factory.GetMessageClass(descriptor)
+    fill = _struct_filler(descriptor, schema)
 
-    def build(value: Any) -> Any:
+    def build(value: Any) -> Message:
         message = message_class()
         fill(message, value)
         return message
@@ -350,7 +367,7 @@ def _setter(fd: FieldDescriptor, schema: Schema) -> Callable[[Any, str, Any], No
             return set_messages
         return lambda message, name, value: getattr(message, name).extend(value)
     if schema.type == "map":
-        entry = fd.message_type
+        entry = _message_of(fd)
         key_fd, value_fd = entry.fields_by_name["key"], entry.fields_by_name["value"]
         value_schema = schema.value_schema or _missing()
         if entry.GetOptions().map_entry:
@@ -381,11 +398,12 @@ def _setter(fd: FieldDescriptor, schema: Schema) -> Callable[[Any, str, Any], No
         fill = _message_filler(fd, schema)
         return lambda message, name, value: fill(getattr(message, name), value)
     if fd.type == F.TYPE_ENUM:
+        enum = _enum_of(fd)
 
         def set_enum(message: Any, name: str, value: Any) -> None:
-            enum_value = fd.enum_type.values_by_name.get(value)
+            enum_value = enum.values_by_name.get(value)
             if enum_value is None:
-                raise DataError(f"Invalid enum symbol {value!r} for {fd.enum_type.full_name}")
+                raise DataError(f"Invalid enum symbol {value!r} for {enum.full_name}")
             setattr(message, name, enum_value.number)
 
         return set_enum
@@ -393,7 +411,8 @@ def _setter(fd: FieldDescriptor, schema: Schema) -> Callable[[Any, str, Any], No
 
 
 def _message_filler(fd: FieldDescriptor, schema: Schema) -> Callable[[Any, Any], None]:
-    full = fd.message_type.full_name
+    message_type = _message_of(fd)
+    full = message_type.full_name
     if full == DECIMAL_TYPE:
         scale = decimal_scale(schema)
 
@@ -437,7 +456,7 @@ def _message_filler(fd: FieldDescriptor, schema: Schema) -> Callable[[Any, Any],
             target.nanos = rest * 1_000_000
 
         return fill_timestamp
-    return _struct_filler(fd.message_type, schema)
+    return _struct_filler(message_type, schema)
 
 
 def from_message(schema: Schema, descriptor: Descriptor) -> Callable[[Any], Any]:
@@ -451,8 +470,9 @@ def from_message(schema: Schema, descriptor: Descriptor) -> Callable[[Any], Any]
 
 
 def _reader(schema: Schema, name: str, descriptor: Descriptor) -> Callable[[Any], Any]:
-    if schema.type == "struct" and (schema.name or "").startswith(PROTOBUF_TYPE_UNION_PREFIX):
-        oneof = schema.name[len(PROTOBUF_TYPE_UNION_PREFIX) :]
+    schema_name = schema.name or ""
+    if schema.type == "struct" and schema_name.startswith(PROTOBUF_TYPE_UNION_PREFIX):
+        oneof = schema_name[len(PROTOBUF_TYPE_UNION_PREFIX) :]
         members = {f.name: _value(f.schema, descriptor.fields_by_name[f.name]) for f in schema.fields}
 
         def read_union(message: Any) -> Any:
@@ -473,7 +493,7 @@ def _reader(schema: Schema, name: str, descriptor: Descriptor) -> Callable[[Any]
 def _value(schema: Schema, fd: FieldDescriptor) -> Callable[[Any], Any]:
     name, t = schema.name, schema.type
     if t == "array":
-        element = _value(schema.value_schema or _missing(), _single(fd))
+        element = _value(schema.value_schema or _missing(), fd)  # what is read of fd is the same per element
         return lambda v: [element(x) for x in v]
     if name == DECIMAL_LOGICAL_NAME:
         return lambda m: protobuf_to_decimal(m)
@@ -484,10 +504,10 @@ def _value(schema: Schema, fd: FieldDescriptor) -> Callable[[Any], Any]:
     if name == TIMESTAMP_LOGICAL_NAME:
         return lambda m: _EPOCH + _dt.timedelta(milliseconds=m.seconds * 1000 + m.nanos // 1_000_000)
     if t == "string" and fd.type == F.TYPE_ENUM:
-        symbols = {v.number: v.name for v in fd.enum_type.values}
+        symbols = {v.number: v.name for v in _enum_of(fd).values}
         return lambda v: symbols.get(v, str(v))
     if t == "map":
-        entry = fd.message_type
+        entry = _message_of(fd)
         key = _value(schema.key_schema or _missing(), entry.fields_by_name["key"])
         value = _value(schema.value_schema or _missing(), entry.fields_by_name["value"])
 
@@ -498,18 +518,10 @@ def _value(schema: Schema, fd: FieldDescriptor) -> Callable[[Any], Any]:
 
         return read_map
     if t == "struct":
-        return from_message(schema, fd.message_type)
+        return from_message(schema, _message_of(fd))
     if t == "bytes":
         return bytes
     return lambda v: v
-
-
-class _single:
-    """The element view of a repeated field descriptor: the same type, without the repetition."""
-
-    def __init__(self, fd: FieldDescriptor) -> None:
-        self.type, self.message_type, self.enum_type = fd.type, fd.message_type, fd.enum_type
-        self.is_repeated, self.has_presence = False, False
 
 
 def _proto_name(name: str) -> str:

@@ -59,7 +59,7 @@ class Reader:
     schema: Schema | None
     decode: Callable[[memoryview], Any]
     # Formats whose records under one schema id may carry different schemas (Protobuf's message
-    # indexes) read both at once.
+    # indexes) read both at once, from the whole record (what follows the id is theirs to read).
     read: Callable[[memoryview], tuple[Schema | None, Any]] | None = None
 
 
@@ -102,6 +102,7 @@ class SchemaRegistryConverter(Converter):
 
     schema_type: str = ""  # AVRO | PROTOBUF | JSON
     format_name: str = ""  # for messages: Avro | Protobuf | JSON Schema
+    schema_format: str | None = None  # the form the registry sends schemas in (Protobuf's "serialized")
 
     def config(self) -> ConfigDef:
         return registry_converter_config_def()
@@ -156,7 +157,7 @@ class SchemaRegistryConverter(Converter):
             return writer.header + writer.encode(value)
         except ConnectError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any encoder failure is this record's data error
+        except Exception as exc:  # noqa: BLE001 - codecs raise many kinds on bad data: each is this record's DataError
             raise DataError(
                 f"Failed to serialize {self.format_name} data from topic {topic} : {type(exc).__name__}: {exc}"
             ) from None
@@ -172,14 +173,13 @@ class SchemaRegistryConverter(Converter):
         if reader is None:
             reader = self._load_reader(topic, schema_id)
             self._readers.put(schema_id, reader)
-        body = view[5:]
         try:
             if reader.read is not None:
-                return reader.read(body)
-            return reader.schema, reader.decode(body)
+                return reader.read(view)
+            return reader.schema, reader.decode(view[5:])
         except ConnectError:
             raise
-        except Exception as exc:  # noqa: BLE001 - corrupt payloads are this record's data error
+        except Exception as exc:  # noqa: BLE001 - codecs raise many kinds on corrupt payloads: each is this record's DataError
             raise DataError(
                 f"Failed to deserialize data for topic {topic} to {self.format_name}: {type(exc).__name__}: {exc}"
             ) from None
@@ -197,7 +197,7 @@ class SchemaRegistryConverter(Converter):
                 encode, indexes = self.make_writer(schema, registered, writer_schema)
             except ConnectError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - a registered schema the data cannot be written with
+            except Exception as exc:  # noqa: BLE001 - whatever a codec raises on a registered schema the data cannot be written with
                 raise DataError(
                     f"Cannot write {self.format_name} data of subject {subject} with schema id "
                     f"{schema_id}: {type(exc).__name__}: {exc}"
@@ -215,7 +215,7 @@ class SchemaRegistryConverter(Converter):
                 writer_schema = self.writer_schema(schema)
             except ConnectError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - a schema the format cannot express is a data error
+            except Exception as exc:  # noqa: BLE001 - whatever the mapping raises on a schema the format cannot express is a DataError
                 raise DataError(f"Cannot express the Connect schema as {self.format_name}: {exc}") from None
             self._writer_schemas.put(key, writer_schema)
         return writer_schema
@@ -243,17 +243,17 @@ class SchemaRegistryConverter(Converter):
                         f"with the latest version ({latest.version}) of subject {subject}, schema id "
                         f"{latest.schema_id}"
                     )
-            return latest.schema_id, latest.schema
+            return _schema_id(latest, subject), latest.schema
         found: RegisteredSchema = call_registry(
             f"look up the {self.format_name} schema in subject {subject} (auto.register.schemas=false)",
             lambda: client.lookup_schema(subject, schema, settings.normalize),
         )
-        return found.schema_id, schema
+        return _schema_id(found, subject), schema
 
     def _load_reader(self, topic: str, schema_id: int) -> Reader:
         registered: RegistrySchema = call_registry(
             f"retrieve the {self.format_name} schema of id {schema_id} (topic {topic})",
-            lambda: self._fetch_schema(schema_id),
+            lambda: self.client.get_schema(schema_id, fmt=self.schema_format),
         )
         if (registered.schema_type or "AVRO") != self.schema_type:
             raise DataError(
@@ -265,14 +265,42 @@ class SchemaRegistryConverter(Converter):
             return self.make_reader(registered, version)
         except ConnectError:
             raise
-        except Exception as exc:  # noqa: BLE001 - an unreadable writer schema is a data error
+        except Exception as exc:  # noqa: BLE001 - whatever a codec raises on an unreadable writer schema is a DataError
             raise DataError(
                 f"Failed to deserialize data for topic {topic} to {self.format_name}: schema id "
                 f"{schema_id}: {type(exc).__name__}: {exc}"
             ) from None
 
-    def _fetch_schema(self, schema_id: int) -> RegistrySchema:
-        return self.client.get_schema(schema_id)
+    def referenced_schemas(
+        self, registered: RegistrySchema, skip: Callable[[str], bool] = lambda name: False
+    ) -> list[tuple[str, RegistrySchema]]:
+        """The schemas `registered` references, each after those it references itself, with the name it is
+        referenced by (Avro's type name, Protobuf's import path); names `skip` accepts are not fetched."""
+        found: list[tuple[str, RegistrySchema]] = []
+        seen: set[str] = set()
+
+        def visit(schema: RegistrySchema) -> None:
+            for reference in schema.references or ():
+                name, subject, version = reference.name, reference.subject, reference.version
+                if name is None or subject is None or version is None:
+                    raise DataError(f"Invalid schema reference {reference}: it needs a name, a subject and a version")
+                if name in seen or skip(name):
+                    continue
+                seen.add(name)
+                referenced = self._referenced_schema(name, subject, version)
+                visit(referenced)
+                found.append((name, referenced))
+
+        visit(registered)
+        return found
+
+    def _referenced_schema(self, name: str, subject: str, version: int) -> RegistrySchema:
+        # deleted=True: a record written before its schema's reference was soft-deleted still reads
+        registered: RegisteredSchema = call_registry(
+            f"get the referenced schema {name} ({subject} version {version})",
+            lambda: self.client.get_version(subject, version, True, self.schema_format),
+        )
+        return registered.schema
 
     def _version(self, topic: str, schema_id: int, registered: RegistrySchema) -> int | None:
         """The registry version of the writer's schema in the topic's subject (the Connect schema version)."""
@@ -289,6 +317,19 @@ class SchemaRegistryConverter(Converter):
         except RetriableError:
             raise
         return found.version
+
+
+def schema_text(registered: RegistrySchema) -> str:
+    """The text of a registry schema (a registry always sends one: a schema without is this record's error)."""
+    if registered.schema_str is None:
+        raise DataError(f"The registry sent a {registered.schema_type or 'AVRO'} schema without its text")
+    return registered.schema_str
+
+
+def _schema_id(registered: RegisteredSchema, subject: str) -> int:
+    if registered.schema_id is None:  # a registry that identifies schemas by GUID only
+        raise DataError(f"The registry returned a schema of subject {subject} without a schema id")
+    return registered.schema_id
 
 
 def _cache_key(schema: Schema) -> Any:

@@ -30,7 +30,7 @@ def router(herder: Herder) -> APIRouter:
         status, body = await run_in_threadpool(herder.health)
         return JSONResponse(body, status_code=status)
 
-    registry = metrics_registry(lambda: herder.worker)
+    registry = metrics_registry(lambda: herder.worker, herder.assigned_counts)
 
     @routes.get("/metrics", summary="The worker's metrics in Prometheus' text format (Strimzi's names)")
     def metrics() -> Response:

@@ -10,7 +10,10 @@ driven through Airflow's REST API, against two live Connect workers.
   the cluster) and restarts the failed task;
 - `connectors_as_code` applies its folder when a file changes (its AssetWatcher's trigger sees the cluster
   differ from the folder): the connectors reach their declared states and offsets, and the task log shows
-  the plan as a diff with the secret redacted.
+  the plan as a diff with the secret redacted;
+- the provider's Kafka Connect page, opened from Airflow's navigation in Chromium, lists both workers'
+  connectors, shows a task failed on purpose with its trace, restarts it with one click and shows it
+  RUNNING; a viewer (who may not read the connections) sees no cluster and may not act.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.integration.airflow.browser import chromium, log_in, view_frame
 from tests.integration.airflow.test_dags import create, saved_by_task, states
 from tests.integration.scenarios.helpers import Kafka
 from tests.support.airflow_deployment import AirflowDeployment
@@ -86,6 +90,7 @@ def deployment(tmp_path_factory, connect_workers, bootstrap_servers, desired_fol
             database,
             ["connector_migration.py", "restart_failed_connectors_on_failure.py", "connectors_as_code.py"],
             env,
+            users={"viewer": "viewer"},
         ) as airflow_deployment:
             yield airflow_deployment
 
@@ -287,3 +292,78 @@ def test_connectors_as_code_applies_the_folder_when_a_file_changes(
         for name in files:
             (desired_folder / f"{name}.yaml").unlink()
             httpx.delete(f"{old.url}/connectors/{name}", timeout=30)
+
+
+VIEW = "/kafka-connect"
+
+
+def test_the_kafka_connect_view_shows_a_failed_task_and_restarts_it_with_one_click(
+    deployment: AirflowDeployment, connect_workers, bootstrap_servers: str, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    old, new = connect_workers
+    kafka = Kafka(bootstrap_servers)
+    healthy, flaky, paused = unique("view-ok"), unique("view-flaky"), unique("view-paused")
+    source = {"connector.class": "SequenceSourceConnector", "tasks.max": "1", "throughput": "5"}
+    create(old, healthy, {**source, "topic": kafka.create_topic(unique("view"))})
+    # on the worker no failure watcher looks at: the page, not a DAG, restarts it
+    create(
+        new,
+        flaky,
+        {**source, "topic": kafka.create_topic(unique("view")), "task.fail.after.records": "3", "task.fail.times": "1"},
+    )
+    body = {"name": paused, "config": {**source, "topic": unique("view")}, "initial_state": "PAUSED"}
+    assert httpx.post(f"{new.url}/connectors", json=body, timeout=30).status_code == 201
+    wait_for(lambda: states(new, flaky) == ("RUNNING", ["FAILED"]), 60, 0.2, "the task to fail on purpose")
+
+    def row(name: str):
+        return browser.find_element(By.CSS_SELECTOR, f"tr[data-connector='{name}']")
+
+    def task_states(name: str) -> list[str]:
+        return [t.get_attribute("data-state") for t in row(name).find_elements(By.CSS_SELECTOR, ".task")]
+
+    try:
+        with chromium(tmp_path / "chromium") as browser:
+            log_in(browser, deployment.url, "admin", deployment.passwords["admin"])
+            browser.get(deployment.url + "/plugin/kafka-connect")  # the view's place in Airflow's navigation
+            frame = WebDriverWait(browser, 60).until(lambda b: view_frame(b, VIEW))
+            browser.switch_to.frame(frame)
+            wait = WebDriverWait(browser, 60, poll_frequency=0.2)
+            wait.until(lambda b: task_states(flaky) == ["FAILED"] and task_states(healthy) == ["RUNNING"])
+            assert row(paused).get_attribute("data-state") == "PAUSED"
+            sections = {s.get_attribute("data-conn-id") for s in browser.find_elements(By.CSS_SELECTOR, "section")}
+            assert {"kafka_connect_source", "kafka_connect_target"} <= sections
+            assert "on 127.0.0.1:" in row(flaky).text  # the task's worker
+            row(flaky).find_element(By.CSS_SELECTOR, ".task details summary").click()
+            assert "task.fail.after.records=3" in row(flaky).find_element(By.CSS_SELECTOR, ".task pre").text
+
+            Select(browser.find_element(By.ID, "state-filter")).select_by_value("FAILED")
+            shown = [
+                r.get_attribute("data-connector") for r in browser.find_elements(By.CSS_SELECTOR, "tr[data-connector]")
+            ]
+            assert shown == [flaky], shown
+            browser.switch_to.default_content()
+            browser.save_screenshot(str(tmp_path / "kafka-connect-view.png"))  # kept with the test's files
+            browser.switch_to.frame(frame)
+
+            row(flaky).find_element(By.CSS_SELECTOR, "button[data-action='restart-failed']").click()
+            Select(browser.find_element(By.ID, "state-filter")).select_by_value("RUNNING")
+            wait.until(lambda b: task_states(flaky) == ["RUNNING"])
+            assert "Restarting task 0 of " + flaky in browser.find_element(By.ID, "message").text
+        assert states(new, flaky) == ("RUNNING", ["RUNNING"])
+
+        # A viewer may not read the Kafka Connect connections: no cluster on the page, no action
+        assert deployment.api("GET", f"{VIEW}/api/overview", user="viewer").json() == {"connections": []}
+        denied = deployment.api(
+            "POST",
+            f"{VIEW}/api/connections/kafka_connect_target/connectors/{flaky}/stop",
+            user="viewer",
+            headers={"X-Kafka-Connect-View": "1"},
+        )
+        assert denied.status_code == 403 and states(new, flaky)[0] == "RUNNING"
+        assert httpx.get(f"{deployment.url}{VIEW}/api/overview", timeout=30).status_code == 401  # no user at all
+    finally:
+        for worker, name in ((old, healthy), (new, flaky), (new, paused)):
+            httpx.delete(f"{worker.url}/connectors/{name}", timeout=30)

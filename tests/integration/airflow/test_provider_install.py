@@ -92,6 +92,9 @@ def test_the_provider_alone_adds_nothing_airflow_does_not_have(airflow_venv, tmp
         "sensors.connector",
         "triggers.connector",
         "triggers.failures",
+        "triggers.as_code",
+        "operators.as_code",
+        "ui.plugin",
         "links",
         "lineage",
     ]

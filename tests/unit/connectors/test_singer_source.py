@@ -9,6 +9,7 @@ import datetime as dt
 import json
 import stat
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -169,8 +170,9 @@ def test_a_failing_tap_fails_the_task_with_its_stderr(tmp_path: Path, start_sour
 def test_a_hung_tap_is_killed_when_the_task_stops(tmp_path: Path, start_source) -> None:
     tap = write_tap(tmp_path / "tap", [SCHEMA, record(1)], hang=True)
     task = start_source(SingerSourceTask, task_props(tap, **{"tap.stop.timeout.ms": "200"}))
-    poll_until(task, lambda r: task._tap is not None)
-    pid = task._tap.proc.pid
+    # once the tap says so, it ignores SIGTERM
+    poll_until(task, lambda r: task._process is not None and "hanging" in task._process.stderr_tail())
+    pid = task._process.proc.pid
     assert psutil.pid_exists(pid)
     task.stop()
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
@@ -221,3 +223,20 @@ def test_the_tap_config_file_is_private(tmp_path: Path, start_source) -> None:
     assert stat.S_IMODE(config.stat().st_mode) == 0o600 and stat.S_IMODE(config.parent.stat().st_mode) == 0o700
     task.stop()
     assert not config.exists()
+
+
+def test_between_runs_the_task_waits_long_only_once_its_records_are_committed(tmp_path: Path, start_source) -> None:
+    tap = write_tap(tmp_path / "tap", [SCHEMA, record(1), state(1)])
+    task = start_source(SingerSourceTask, task_props(tap))  # the next run is an hour away
+    poll_until(task, lambda r: len(r) == 1 and task._process is None)
+    # the runtime commits offsets between polls: with the record not committed yet, a poll returns soon
+    assert task.poll() is None
+    task.commit()
+    # once committed, the task waits for the next run, until the runtime wakes it (a stop, a pause)
+    waiting = threading.Thread(target=task.poll)
+    waiting.start()
+    waiting.join(0.2)
+    assert waiting.is_alive()
+    task._connect_wakeup()
+    waiting.join(10)
+    assert not waiting.is_alive()

@@ -233,6 +233,8 @@ def test_sequence_config_definition():
         "task.own.partition",
         "connector.start.block.until.file",
         "connector.stop.block.until.file",
+        "transaction.every.records",
+        "transaction.abort.every",
     } == set(keys)
     info = {name: key.to_info() for name, key in keys.items()}
     assert info["topic"]["required"] is True

@@ -8,6 +8,7 @@ import decimal
 import uuid
 
 import pytest
+from confluent_kafka.schema_registry.common import protobuf as confluent_protobuf
 from confluent_kafka.schema_registry.common.protobuf import _init_pool
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
@@ -15,7 +16,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from runtime.api.data import Schema, SchemaBuilder
 from runtime.api.errors import DataError
-from runtime.converters.schema_registry.protobuf import ProtobufConverter
+from runtime.converters.schema_registry.protobuf import ProtobufConverter, new_pool
 from runtime.data.logical_schemas import DATE_SCHEMA, TIME_SCHEMA, TIMESTAMP_SCHEMA, decimal_schema
 
 UTC = dt.UTC
@@ -93,11 +94,24 @@ def test_round_trip_keeps_every_value(url) -> None:
     assert fields["customer"].type == "struct" and fields["customer"].optional
 
 
-def _message_class(file: descriptor_pb2.FileDescriptorProto, name: str) -> type:
+def _message_class(
+    file: descriptor_pb2.FileDescriptorProto, name: str, *imports: descriptor_pb2.FileDescriptorProto
+) -> type:
     pool = descriptor_pool.DescriptorPool()
     _init_pool(pool)
+    for imported in imports:
+        pool.Add(imported)
     pool.Add(file)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
+
+
+def test_every_file_confluent_kafkas_readers_know_without_a_reference_is_in_ours() -> None:
+    # confluent-kafka lists its built-in files in a private function; ours must not miss one it adds
+    builtin = [m.DESCRIPTOR.name for k, m in vars(confluent_protobuf).items() if k.endswith("_pb2")]
+    pool = new_pool()
+    assert len(builtin) > 20
+    for name in builtin:
+        assert pool.FindFileByName(name).name == name
 
 
 def test_confluent_kafkas_deserializer_reads_our_records(url) -> None:
@@ -183,3 +197,34 @@ def test_only_structs_can_be_written_and_bad_bytes_are_data_errors(url) -> None:
     data = c.from_connect_data("t", ORDER, ORDER_VALUE)
     with pytest.raises(DataError, match="to Protobuf"):
         c.to_connect_data("t", data[:6] + b"\xff\xff\xff")
+
+
+def _imported_and_importing_files() -> tuple[descriptor_pb2.FileDescriptorProto, descriptor_pb2.FileDescriptorProto]:
+    common = descriptor_pb2.FileDescriptorProto(name="shop/money.proto", package="shop", syntax="proto3")
+    money = common.message_type.add(name="Money")
+    money.field.add(name="currency", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    money.field.add(name="cents", number=2, type=F.TYPE_INT64, label=F.LABEL_OPTIONAL)
+    orders = descriptor_pb2.FileDescriptorProto(name="shop/order.proto", package="shop", syntax="proto3")
+    orders.dependency.append("shop/money.proto")
+    header = orders.message_type.add(name="Header")
+    header.field.add(name="id", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    order = orders.message_type.add(name="Order")
+    order.field.add(name="total", number=1, type=F.TYPE_MESSAGE, type_name=".shop.Money", label=F.LABEL_OPTIONAL)
+    order.field.add(name="note", number=2, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    return common, orders
+
+
+def test_a_schema_importing_a_registered_file_and_a_second_message_of_it_are_read(url) -> None:
+    common, orders = _imported_and_importing_files()
+    cls = _message_class(orders, "shop.Order", common)
+    c = converter(url)
+    # confluent-kafka's serializer registers shop/money.proto under its own subject and refers to it
+    data = ProtobufSerializer(cls, c.client, {"use.deprecated.format": False})(
+        cls(note="n", total={"currency": "EUR", "cents": 250}), ctx("shop")
+    )
+    assert data[5:7] == b"\x02\x02"  # message indexes [1]: the file's second message, Order
+    assert c.client.get_latest_version("shop-value").schema.references[0].name == "shop/money.proto"
+    schema, value = c.to_connect_data("shop", data)
+    assert value == {"total": {"currency": "EUR", "cents": 250}, "note": "n"}
+    assert schema.name == "Order" and [f.name for f in schema.fields] == ["total", "note"]
+    assert schema.fields[0].schema.name == "Money"

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from runtime.herder.standalone import StandaloneHerder
+from runtime.herder.topics import MemoryTopics
 from runtime.plugins import Plugins
 from runtime.storage.base import StatusStore
 from runtime.storage.files import FileConfigStore, FileOffsetStore, MemoryConfigStore, MemoryOffsetStore
@@ -55,9 +56,18 @@ def build_herder(bootstrap: str, folder: Path | None, extra: dict[str, str] | No
     statuses = StatusStore()
     offset_store = FileOffsetStore(config.offsets_file()) if folder is not None else MemoryOffsetStore()
     config_store = FileConfigStore(config.configs_file()) if folder is not None else MemoryConfigStore()
-    worker = Worker(config, plugins, offset_store, statuses, WORKER_ID)
+    topics = MemoryTopics(config)
+    worker = Worker(config, plugins, offset_store, statuses, WORKER_ID, on_topic=topics.record)
     herder = StandaloneHerder(
-        config, plugins, worker, config_store, statuses, OffsetsManager(config, offset_store), WORKER_ID, "test-cluster"
+        config,
+        plugins,
+        worker,
+        config_store,
+        statuses,
+        OffsetsManager(config, offset_store),
+        topics,
+        WORKER_ID,
+        "test-cluster",
     )
     herder.start()
     herder.mark_ready()

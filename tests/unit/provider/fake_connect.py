@@ -66,10 +66,14 @@ class FakeConnect:
 
     def _status(self, name: str) -> dict[str, Any]:
         c = self.connectors[name]
+        traces = c.get("traces", {})
         return {
             "name": name,
             "connector": {"state": c["state"], "worker_id": "w:8083"},
-            "tasks": [{"id": i, "state": s, "worker_id": "w:8083"} for i, s in enumerate(c["tasks"])],
+            "tasks": [
+                {"id": i, "state": s, "worker_id": f"w{i % 2}:8083", **({"trace": traces[i]} if i in traces else {})}
+                for i, s in enumerate(c["tasks"])
+            ],
             "type": "source",
         }
 
@@ -132,12 +136,17 @@ class FakeConnect:
             c["state"], c["tasks"] = "RUNNING", ["RUNNING"] * max(c["ntasks"], 1)
             return httpx.Response(202)
         if rest == "/restart":
-            if params.get("onlyFailed") == "true":
+            if params.get("onlyFailed") == "true":  # the KIP-745 plan shows what restarts as RESTARTING
+                plan = self._status(name)
+                for instance in [plan["connector"], *plan["tasks"]]:
+                    instance["state"] = "RESTARTING" if instance["state"] == "FAILED" else instance["state"]
                 if c["state"] == "FAILED":
                     c["state"] = "RUNNING"
                 c["tasks"] = ["RUNNING" if t == "FAILED" else t for t in c["tasks"]]
-                return httpx.Response(202, json=self._status(name))
+                return httpx.Response(202, json=plan)
             return httpx.Response(204)
+        if rest == "/topics" and method == "GET":
+            return httpx.Response(200, json={name: {"topics": c.get("topics", [])}})
         if rest == "/offsets" and method == "GET":
             return httpx.Response(200, json={"offsets": c["offsets"]})
         if rest == "/offsets" and method in ("PATCH", "DELETE"):

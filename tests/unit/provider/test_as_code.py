@@ -243,7 +243,7 @@ def test_a_relative_folder_is_read_beside_the_dag_file(fake, tmp_path):
     (tmp_path / "connectors").mkdir()
     (tmp_path / "connectors" / "a.yaml").write_text("config: {connector.class: X}\n")
     operator = ConnectorsApplyOperator(task_id="apply", desired_state="connectors", dry_run="{{ params.dry }}")
-    operator.dry_run = "False"  # as rendered from a template
+    operator.plan_only = "False"  # as rendered from a template
     result = operator.execute({"dag": SimpleNamespace(fileloc=str(tmp_path / "dag.py"))})
     assert result["applied"] == ["create a"] and "a" in fake.connectors
 

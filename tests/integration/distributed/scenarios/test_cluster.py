@@ -1,5 +1,6 @@
 """Section 4 scenarios that only a cluster has: a fresh cluster (2), a restart sent to a worker running
-none of the connector (50), and target states surviving a restart of every worker (37)."""
+none of the connector (50, with the failed task in its owner's metrics), and target states surviving a
+restart of every worker (37)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.integration.scenarios.helpers import Kafka, source_config, values_by_key
 from tests.support.broker import unique
@@ -56,6 +58,14 @@ def test_restart_through_a_worker_running_none_of_the_connector(cluster: Cluster
     assert cluster.api(1).post("/connectors", json={"name": name, "config": config}).status_code == 201
     status = cluster.wait_state(name, "RUNNING", 1, "FAILED", timeout_s=60)
     owners = {cluster.index_of(status["connector"]["worker_id"]), cluster.index_of(status["tasks"][0]["worker_id"])}
+    # the failed task's worker says so in its metrics, as Strimzi's failure alerts read them
+    task_owner = cluster.index_of(status["tasks"][0]["worker_id"])
+    wait_for(
+        lambda: task_status_metrics(cluster, task_owner, name) == {("0", "failed"): 1.0},
+        20,
+        0.2,
+        "the failed task in the owner's /metrics",
+    )
     idle = next(i for i in range(len(cluster.workers)) if i not in owners)
     starts = lambda: len(values_by_key(kafka.read_all(topic)).get(f"{name}-0", [])) // FAIL_AFTER
     wait_for(lambda: starts() == 1, 20, 0.5, "the task's first FAIL_AFTER records")
@@ -107,3 +117,15 @@ def test_target_states_survive_restarting_every_worker(bootstrap_servers: str, t
         group.wait_state(f"running-{topic}", "RUNNING", 2)
     finally:
         group.stop()
+
+
+def task_status_metrics(cluster: Cluster, index: int, name: str) -> dict[tuple[str, str], float]:
+    """`kafka_connect_connector_task_status` of connector `name` on worker `index`: (task, status) -> value."""
+    text = cluster.api(index).get("/metrics").text
+    return {
+        (sample.labels["task"], sample.labels["status"]): sample.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "kafka_connect_connector_task_status"
+        for sample in family.samples
+        if sample.labels.get("connector") == name
+    }

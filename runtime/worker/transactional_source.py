@@ -1,0 +1,336 @@
+"""An exactly-once source task (KIP-618): its records and their offsets in producer transactions.
+
+As the reference's ExactlyOnceWorkerSourceTask: the task's producer is transactional (`transactional.id`
+from the worker, see `exactly_once`); `init_transactions()` runs on the task thread before the task's offsets
+are read and the task starts (fencing whatever earlier producer had the id); records go out inside an open
+transaction; at each boundary the offsets of the records polled since the last commit are written in the
+same transaction (to the connector's offsets topic, and the worker's when the connector has its own) and
+the transaction commits. Nothing is ever written outside a transaction: a failed task's open transaction is
+aborted, so its records and offsets never become visible, and the records are polled again after a restart.
+
+A task fenced by a newer instance with the same transactional id (PRODUCER_FENCED / _FENCED) fails with a
+trace saying so and writes nothing more; INVALID_PRODUCER_EPOCH (the broker aborted the transaction after
+`transaction.timeout.ms`) fails it with the reference's advice.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException, Producer
+from kafka.partitioner.default import murmur2
+
+from ..api.errors import ConnectError
+from ..api.records import RecordMetadata, SourceRecord, SourceRecordBatch
+from ..api.task import OffsetStorageReader, SourceTaskContext
+from ..api.transactions import TransactionBoundary
+from ..storage.connector_offset_store import ConnectorOffsetStore
+from ..storage.offset_codec import encode_value
+from .clients import create_client, exactly_once_producer_config
+from .exactly_once import (
+    Decision,
+    ExactlyOnceTask,
+    TransactionBoundaries,
+    WorkerTransactionContext,
+)
+from .source_runner import SourceTaskRunner, WorkerSourceTaskContext
+
+log = logging.getLogger(__name__)
+
+FENCED = (KafkaError.PRODUCER_FENCED, KafkaError._FENCED)
+DEFAULT_TRANSACTION_TIMEOUT_MS = 60000  # librdkafka's transaction.timeout.ms
+
+
+class TaskFencedError(ConnectError):
+    """A newer producer with this task's transactional id exists: another instance of the task runs."""
+
+
+class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
+    def __init__(
+        self, *args: Any, exactly_once: ExactlyOnceTask, clock: Callable[[], float] = time.monotonic, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.exactly_once = exactly_once
+        self._clock = clock
+        self.transaction_context = (
+            WorkerTransactionContext() if exactly_once.boundary is TransactionBoundary.CONNECTOR else None
+        )
+        self.boundaries = TransactionBoundaries(
+            exactly_once.boundary, exactly_once.interval_s, self.transaction_context, clock
+        )
+        self._transaction_open = False
+        self._transaction_size = 0  # records dispatched into the open transaction
+        self._transaction_error: KafkaError | None = None  # the first delivery failure of the open transaction
+        self._committable: list[tuple[SourceRecord, RecordMetadata | None]] = []  # for commit_record
+        self._offset_partitions: dict[str, int] = {}  # offsets topic -> its partition count
+        self._commit_timeout_s = DEFAULT_TRANSACTION_TIMEOUT_MS / 1000
+        self._fenced = False
+        self.counters.transactional = True
+
+    # ---- start ----------------------------------------------------------------------------------
+
+    def prepare_producer(self, config: dict[str, Any]) -> dict[str, Any]:
+        """Create the transactional producer and fence earlier ones: before the task's offsets are read."""
+        config = exactly_once_producer_config(config, self.exactly_once.transactional_id)
+        self._commit_timeout_s = int(config.get("transaction.timeout.ms", DEFAULT_TRANSACTION_TIMEOUT_MS)) / 1000
+        check = self.exactly_once.before_producer_init
+        if check is not None:
+            check()
+        if self.stopping:
+            # initializing now could fence a newer generation that already started
+            log.info("Task %s stopped before its transactional producer was initialized", self.id)
+            return config
+        producer = create_client(Producer, config, f"transactional producer of {self.id}")
+        deadline = self._clock() + self._commit_timeout_s
+        while True:
+            try:
+                producer.init_transactions(max(1.0, deadline - self._clock()))
+                break
+            except KafkaException as exc:
+                err = exc.args[0]
+                if err.retriable() and not err.fatal() and self._clock() < deadline and not self.stopping:
+                    continue
+                raise self._failure("Failed to initialize the transactional producer of task", exc) from exc
+        self.producer = producer
+        log.info("Task %s: transactional producer %s initialized", self.id, self.exactly_once.transactional_id)
+        return config
+
+    def task_context(self, reader: OffsetStorageReader) -> SourceTaskContext:
+        return WorkerSourceTaskContext(self.config, reader, self.transaction_context)
+
+    def _open_producer(self) -> Producer:
+        if self.producer is None:
+            raise ConnectError(f"Task {self.id} has no transactional producer (it was stopped before it started)")
+        return self.producer
+
+    # ---- the loop -------------------------------------------------------------------------------
+
+    def enter_loop(self) -> None:
+        self.boundaries.start()
+
+    def on_pause(self) -> None:
+        # a transaction left open would hang readers, or have the producer fenced by the time the task resumes
+        self._end_transaction(self.boundaries.at_end())
+
+    def dispatch(self, records: list[Any] | SourceRecordBatch | None) -> None:
+        if records:
+            context = self.transaction_context
+            if context is not None and context.names_records:
+                self._dispatch_by_record(records)
+            else:
+                self._send_in_transaction(records)
+        self._end_transaction(self.boundaries.after_batch())
+
+    def _dispatch_by_record(self, records: Any) -> None:
+        """Split the batch after each record the task named in a commit or abort request."""
+        start = 0
+        for i, record in enumerate(records):
+            decision = self.boundaries.after_record(record)
+            if decision is not None:
+                self._send_in_transaction(records[start : i + 1])
+                self._end_transaction(decision)
+                start = i + 1
+        if start < len(records):
+            self._send_in_transaction(records[start:])
+
+    def _send_in_transaction(self, records: Any) -> None:
+        self._begin()
+        written = self.counters.source_records_written
+        self.send(records)
+        self._transaction_size += self.counters.source_records_written - written
+
+    def _begin(self) -> None:
+        if not self._transaction_open:
+            try:
+                self._open_producer().begin_transaction()
+            except KafkaException as exc:
+                raise self._failure("Failed to begin a transaction for task", exc) from exc
+            self._transaction_open = True
+            self._transaction_error = None
+
+    def _topic_seen(self, topic: str) -> None:
+        if topic == self.exactly_once.offsets_topics[0]:
+            # its offsets could never be read: reading them waits for this task's own open transaction
+            raise ConnectError(
+                "Source tasks may not produce to their own offsets topics when exactly-once support is enabled"
+            )
+        super()._topic_seen(topic)
+
+    # ---- delivery -------------------------------------------------------------------------------
+
+    def _on_delivery_error(self, err: KafkaError | None, msg: Any) -> None:
+        # no tolerance inside a transaction: a failed record fails the commit (commit_transaction reports it)
+        if err is not None and err.code() not in (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT):
+            if self._transaction_error is None:
+                self._transaction_error = err
+
+    def _produce_failed(self, topic: str | None, err: KafkaError) -> None:
+        raise self._failure(f"Unrecoverable exception trying to send to topic {topic} for task", KafkaException(err))
+
+    def record_written(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        self._committable.append((record, metadata))  # handed to commit_record once the transaction commits
+
+    # ---- boundaries -----------------------------------------------------------------------------
+
+    def commit_offsets(self) -> bool:
+        """Commit the open transaction with the offsets of what it holds."""
+        self._end_transaction(Decision.COMMIT)
+        return True
+
+    def _end_transaction(self, decision: Decision | None) -> None:
+        if decision is None or self._cancelled:
+            return
+        if decision is Decision.ABORT:
+            self._abort("as requested by the task")
+        self._commit()
+
+    def _abort(self, why: str) -> None:
+        if not self._transaction_open:
+            log.warning(
+                "Task %s: ignoring request by task to abort transaction as the current transaction is empty", self.id
+            )
+            return
+        log.info("Task %s: aborting transaction %s", self.id, why)
+        producer = self._open_producer()
+        try:
+            producer.abort_transaction(self._commit_timeout_s)
+        except KafkaException as exc:
+            raise self._failure("Failed to abort the transaction of task", exc) from exc
+        producer.poll(0)  # deliver what the abort decided before the records are handed back
+        self._transaction_open = False
+        self._transaction_size = 0
+        self._committable = [(record, None) for record, _ in self._committable]  # never written
+
+    def _commit(self) -> None:
+        began = self._clock()
+        pending = dict(self._pending)
+        if not self._transaction_open and not pending:
+            self._committed(began)  # nothing on the framework's side: the task is told all the same
+            return
+        self._begin()
+        producer = self._open_producer()
+        try:
+            for key, offset in pending.items():
+                value = encode_value(offset)
+                for topic in self.exactly_once.offsets_topics:
+                    producer.produce(topic, value, key, self._offsets_partition(producer, topic, key))
+            self._commit_transaction(producer)
+            producer.poll(0)  # the last delivery reports: every record of the transaction is handed back below
+        except KafkaException as exc:
+            self.counters.offset_commit_failures += 1
+            raise self._failure("Failed to flush offsets and/or records for task", exc) from exc
+        self._transaction_open = False
+        for key, offset in pending.items():
+            if self._pending.get(key) is offset:
+                del self._pending[key]
+        c = self.counters
+        size = self._transaction_size
+        c.transaction_size_min = size if not c.transactions_committed else min(c.transaction_size_min, size)
+        c.transaction_size_max = max(c.transaction_size_max, size)
+        c.transaction_size_total += size
+        c.transactions_committed += 1
+        self._transaction_size = 0
+        self._copy_to_worker_topic(pending)
+        self._committed(began)
+
+    def _offsets_partition(self, producer: Producer, topic: str, key: bytes) -> int:
+        """The partition a Java worker writes `key` to (murmur2, as KafkaBasedLog's producer picks it)."""
+        count = self._offset_partitions.get(topic)
+        if count is None:  # looked up once the offset store has started (it creates a missing topic)
+            metadata = producer.list_topics(topic, timeout=self._commit_timeout_s).topics.get(topic)
+            if metadata is None or metadata.error is not None or not metadata.partitions:
+                raise ConnectError(f"Task {self.id} cannot find its offsets topic {topic}")
+            count = self._offset_partitions[topic] = len(metadata.partitions)
+        return (murmur2(key) & 0x7FFFFFFF) % count
+
+    def _commit_transaction(self, producer: Producer) -> None:
+        deadline = self._clock() + self._commit_timeout_s
+        while True:
+            try:
+                producer.commit_transaction(max(1.0, deadline - self._clock()))
+                return
+            except KafkaException as exc:
+                err = exc.args[0]
+                retry = err.retriable() and not err.fatal() and not err.txn_requires_abort()
+                if not retry or self._clock() >= deadline or self._cancelled:
+                    raise
+                log.info("Task %s: retrying the commit of its transaction after %s", self.id, err.str())
+
+    def _committed(self, began: float) -> None:
+        took_ms = (self._clock() - began) * 1000
+        self.counters.offset_commits += 1
+        self.counters.offset_commit_time_ms_total += took_ms
+        log.debug("Task %s: finished commitOffsets successfully in %d ms", self.id, took_ms)
+        committable, self._committable = self._committable, []
+        for record, metadata in committable:
+            self.commit_record(record, metadata)
+        self.commit_task()
+
+    def _copy_to_worker_topic(self, committed: dict[bytes, Any]) -> None:
+        """The worker's offsets topic on another cluster: after the commit, best effort (as the reference's
+        secondary write); tombstones are not copied."""
+        store = self.offset_store
+        if self.exactly_once.worker_topic_elsewhere is None or not isinstance(store, ConnectorOffsetStore):
+            return
+        regular = {k: encode_value(v) for k, v in committed.items() if v is not None}
+        if regular and store.worker_store is not None:
+            try:
+                store.worker_store.set(regular)
+            except Exception as exc:  # noqa: BLE001 - the connector's own topic is the source of truth
+                log.warning("Task %s: failed to write offsets to the worker's offsets topic: %s", self.id, exc)
+
+    def _failure(self, what: str, exc: KafkaException) -> ConnectError:
+        err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+        first = self._transaction_error
+        codes = {e.code() for e in (err, first) if e is not None}
+        if codes & set(FENCED):
+            self._fenced = True
+            return TaskFencedError(
+                f"{what} {self.id}: its producer (transactional id {self.exactly_once.transactional_id}) was fenced "
+                "out by a newer producer with the same transactional id, so a newer instance of this task is "
+                "running; this instance stops without writing more"
+            )
+        if KafkaError.INVALID_PRODUCER_EPOCH in codes:
+            return ConnectError(
+                f"The task {self.id} was unable to finish writing records to Kafka before its producer transaction "
+                "expired. It may be necessary to reconfigure this connector in order for it to run healthily with "
+                "exactly-once support. Options for this include: tune the connector's producer configuration for "
+                "higher throughput, increase the transaction timeout for the connector's producers, decrease the "
+                "offset commit interval (if using interval-based transaction boundaries), or use the 'poll' "
+                "transaction boundary (if the connector is not already configured to use it)."
+            )
+        return ConnectError(f"{what} {self.id}")
+
+    # ---- close ----------------------------------------------------------------------------------
+
+    def _close_producer(self) -> None:
+        if self._producer_settings is None:
+            return  # never initialized
+        producer = self.producer
+        if producer is not None and not self._cancelled and not self.failed:
+            try:
+                self._end_transaction(self.boundaries.at_end())
+            except Exception as exc:  # noqa: BLE001 - the task is stopping: what is open is aborted below
+                log.error("Task %s: final transaction commit failed: %s", self.id, exc)
+        clean = not self._transaction_open
+        if producer is not None and self._transaction_open and not self._fenced:
+            # never committed: abort rather than leave it open until the transaction times out (readers of the
+            # topics wait for it meanwhile); a fenced producer's successor has aborted it already
+            try:
+                producer.abort_transaction(min(self._commit_timeout_s, self.flush_timeout_s or 1.0))
+                clean = True
+            except KafkaException as exc:
+                log.info("Task %s: its open transaction was not aborted (%s)", self.id, exc.args[0].str())
+        if producer is not None and clean:
+            # closed now rather than whenever the last reference goes (a log record's traceback may hold it);
+            # not with a transaction left open: close() would try to end it, with no time limit
+            try:
+                producer.close()
+            except Exception as exc:  # noqa: BLE001 - nothing is left to write through it
+                log.debug("Task %s: closing its producer: %s", self.id, exc)
+        self._transaction_open = False
+        self.producer = None
+        self._producer_settings = None

@@ -1,0 +1,180 @@
+"""Exactly-once source tasks: what each transaction holds, where it ends, and what a fenced task does.
+
+Every check reads the committed view (tests/support/committed.py): what a read_committed consumer of Apache
+Kafka reads. On Tansu that view comes from the record batches' transaction markers, since Tansu's own
+read_committed consumers still see aborted records.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import orjson
+
+from runtime.api.transactions import TransactionBoundary
+from runtime.storage.committed_view import CommittedReader
+from runtime.storage.offset_codec import decode_value
+from runtime.storage.states import State, TargetState
+from tests.support.broker import unique
+from tests.support.committed import committed_records
+
+from .conftest import Harness, Statuses, create_topic, seqnos, wait_until
+
+
+def committed_offsets(harness: Harness, topic: str) -> list[dict]:
+    """The offsets the task committed to `topic`, in the order they were written."""
+    return [decode_value(r.value) for r in committed_records(harness.bootstrap, topic)]
+
+
+def transactions_in(harness: Harness, topic: str) -> tuple[int, int]:
+    """(committed, aborted) transactions on the data topic's partition, counted from its markers."""
+    reader = CommittedReader(topic, [0], {"bootstrap.servers": harness.bootstrap}, "count-transactions")
+    try:
+        reader.read_to_high_watermark(30)
+        log = reader.filters[0]
+        return log.committed_transactions, log.aborted_transactions
+    finally:
+        reader.close()
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.lock = threading.Lock()
+
+    def __call__(self) -> float:
+        with self.lock:
+            return self.now
+
+    def advance(self, seconds: float) -> None:
+        with self.lock:
+            self.now += seconds
+
+
+def test_poll_boundary_commits_each_batch_with_the_offsets_of_its_records(harness: Harness) -> None:
+    runner = harness.start(harness.runner(**{"messages.per.task": "15", "batch.size": "5"}))
+    wait_until(lambda: harness.committed_offset() == {"saved": 15}, "the last batch's offset")
+    harness.stop(runner)
+
+    assert seqnos(harness.bootstrap, harness.topic) == [(0, n) for n in range(15)]
+    # one transaction per batch, each with its batch's offset: the offsets topic holds exactly those
+    assert committed_offsets(harness, harness.offsets_topic) == [{"saved": 5}, {"saved": 10}, {"saved": 15}]
+    assert transactions_in(harness, harness.topic) == (3, 0)
+    c = runner.counters
+    assert (c.transactions_committed, c.transaction_size_min, c.transaction_size_max) == (3, 5, 5)
+
+
+def test_interval_boundary_commits_once_the_interval_passed_and_at_a_pause(harness: Harness) -> None:
+    clock = FakeClock()
+    runner = harness.start(
+        harness.runner(
+            boundary=TransactionBoundary.INTERVAL,
+            interval_s=10.0,
+            clock=clock,
+            **{"messages.per.task": "20", "batch.size": "5"},
+        )
+    )
+    wait_until(lambda: runner.counters.source_records_written == 20, "the 20 records sent")
+    assert runner.counters.transactions_committed == 0, "committed before the interval passed"
+    assert harness.committed_offset() is None
+
+    clock.advance(10.0)  # the next batch boundary (an empty poll of the finished sequence) commits
+    wait_until(lambda: runner.counters.transactions_committed == 1, "the interval's commit")
+    assert seqnos(harness.bootstrap, harness.topic) == [(0, n) for n in range(20)]
+    assert harness.committed_offset() == {"saved": 20}
+    assert runner.counters.transaction_size_max == 20
+
+    # a pause commits what is open at once, interval or not
+    more = harness.start(
+        harness.runner(
+            index=1,
+            boundary=TransactionBoundary.INTERVAL,
+            interval_s=10.0,
+            clock=clock,
+            **{"messages.per.task": "7", "batch.size": "7"},
+        )
+    )
+    wait_until(lambda: more.counters.source_records_written == 7, "task 1's records sent")
+    more.transition_to(TargetState.PAUSED)
+    wait_until(lambda: more.counters.transactions_committed == 1, "the commit at the pause")
+    assert harness.committed_offset(1) == {"saved": 7}
+
+
+def test_connector_boundary_commits_and_aborts_where_the_task_says(harness: Harness) -> None:
+    # SequenceSource: a transaction per 4 seqnos, every 3rd aborted: [8, 12) and [20, 24) never appear
+    runner = harness.start(
+        harness.runner(
+            boundary=TransactionBoundary.CONNECTOR,
+            **{
+                "messages.per.task": "24",
+                "batch.size": "10",
+                "transaction.every.records": "4",
+                "transaction.abort.every": "3",
+            },
+        )
+    )
+    wait_until(lambda: harness.committed_offset() == {"saved": 24}, "the last transaction's offset")
+    harness.stop(runner)
+
+    expected = [n for n in range(24) if not 8 <= n < 12 and not 20 <= n < 24]
+    assert seqnos(harness.bootstrap, harness.topic) == [(0, n) for n in expected]
+    # an aborted transaction's offsets are committed all the same (in the next transaction): not polled again
+    assert committed_offsets(harness, harness.offsets_topic) == [{"saved": n} for n in (4, 8, 12, 16, 20, 24)]
+    # on the data topic, the four committed transactions (an aborted one may never reach it: librdkafka
+    # drops unsent records at an abort)
+    assert transactions_in(harness, harness.topic)[0] == 4
+    assert runner.counters.transactions_committed == 6  # two of them hold only the offsets of aborted records
+
+
+def test_the_offsets_go_to_the_connector_topic_and_the_worker_topic_in_one_transaction(harness: Harness) -> None:
+    own = unique("eos-own-offsets")
+    create_topic(harness.bootstrap, own, 2)
+    runner = harness.start(
+        harness.runner(offsets_topics=(own, harness.offsets_topic), **{"messages.per.task": "6", "batch.size": "3"})
+    )
+    wait_until(lambda: harness.committed_offset() == {"saved": 6}, "the worker topic's copy")
+    harness.stop(runner)
+    assert committed_offsets(harness, own) == [{"saved": 3}, {"saved": 6}]
+    assert committed_offsets(harness, harness.offsets_topic) == [{"saved": 3}, {"saved": 6}]
+
+
+def test_a_fenced_task_fails_says_so_and_writes_nothing_more(harness: Harness) -> None:
+    # The first instance is paused between two transactions while a newer one with the same transactional id
+    # starts (as a worker frozen past its session and its task started elsewhere): when it wakes up, its next
+    # transaction is refused. (Fencing it in the middle of a commit also works on Apache Kafka; on Tansu an
+    # EndTxn with a fenced epoch makes the broker drop the connection, so the fenced task only fails once its
+    # commit has been retried for transaction.timeout.ms, with a trace that cannot say why.)
+    settings = {"batch.size": "10", "throughput": "400"}
+    zombie_statuses, successor_statuses = Statuses(), Statuses()
+    zombie = harness.start(harness.runner(statuses=zombie_statuses, **settings))
+    wait_until(lambda: zombie.counters.transactions_committed >= 2, "the first instance's commits")
+    zombie.transition_to(TargetState.PAUSED)
+    wait_until(lambda: harness.committed_offset() == {"saved": zombie.task.seqno}, "the commit at the pause")
+    zombie_commits = zombie.counters.transactions_committed
+
+    successor = harness.start(harness.runner(statuses=successor_statuses, **settings))
+    wait_until(lambda: successor.counters.transactions_committed >= 2, "the successor's commits")
+    zombie.transition_to(TargetState.STARTED)  # it polls again, from where it was: the same seqnos again
+    failed = zombie_statuses.wait_for(harness.connector, 0, State.FAILED)
+    assert failed.trace is not None
+    assert "fenced out by a newer producer with the same transactional id" in failed.trace
+    assert harness.transactional_id(0) in failed.trace
+    assert zombie.counters.transactions_committed == zombie_commits, "the fenced task committed again"
+
+    wait_until(lambda: successor.counters.transactions_committed >= 4, "more of the successor's commits")
+    harness.stop(successor)
+    last = harness.committed_offset()
+    assert last is not None
+    # every seqno once, none missing: the successor started from the offsets the first instance committed,
+    # and nothing the first one sent after it was fenced was committed
+    assert seqnos(harness.bootstrap, harness.topic) == [(0, n) for n in range(last["saved"])]
+
+
+def test_a_task_may_not_produce_to_its_own_offsets_topic(harness: Harness) -> None:
+    runner = harness.runner(**{"messages.per.task": "5"})
+    runner.config["topic"] = harness.offsets_topic
+    harness.start(runner)
+    failed = harness.statuses.wait_for(harness.connector, 0, State.FAILED)
+    assert "may not produce to their own offsets topics when exactly-once support is enabled" in (failed.trace or "")
+    assert harness.committed_offset() is None
+    assert orjson.loads(b"[]") == [r.value for r in committed_records(harness.bootstrap, harness.offsets_topic)]
