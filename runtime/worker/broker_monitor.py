@@ -49,10 +49,11 @@ class BrokerMonitor:
                     log.info("The Kafka cluster at %s answers again", self.description)
                 self._down_since = None
             except Exception as exc:  # noqa: BLE001 - whatever the probe raises means "not reachable now": keep watching
+                # the error first: a reader that sees the cluster down must also see why
+                self._last_error = str(exc)
                 if self._down_since is None:
                     self._down_since = self._clock()
                     log.warning("The Kafka cluster at %s does not answer: %s", self.description, exc)
-                self._last_error = str(exc)
             self._stop.wait(self.interval_s)
 
     def problem(self) -> str | None:

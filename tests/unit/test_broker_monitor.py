@@ -19,7 +19,9 @@ def test_reports_an_outage_only_after_the_grace_period_and_clears_on_recovery() 
 
     def after_next_probes() -> None:
         # probes run one after the other on the monitor's thread: once two more have begun, the monitor
-        # has taken in the answer of one made after the change
+        # has taken in the answer of one made after the change (probes begun before it do not count)
+        while probes.acquire(blocking=False):
+            pass
         for _ in range(2):
             assert probes.acquire(timeout=30), "the monitor stopped probing"
 

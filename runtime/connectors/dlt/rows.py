@@ -24,6 +24,7 @@ from typing import Any
 
 from ...api.data import Schema
 from ...api.errors import DataError
+from ...api.records import TopicPartition
 
 TIMESTAMP = "org.apache.kafka.connect.data.Timestamp"
 DATE = "org.apache.kafka.connect.data.Date"
@@ -47,6 +48,12 @@ def row_id(topic: str, partition: int, offset: int, epoch: int) -> str:
 
 def row_id_prefix(topic: str, partition: int) -> str:
     return f"{topic}/{partition}/"
+
+
+def row_position(row_id: str) -> tuple[TopicPartition, int]:
+    """The partition and offset of the record a row id names (Kafka topic names hold no '/')."""
+    topic, partition, offset, _epoch = row_id.rsplit("/", 3)
+    return TopicPartition(topic, int(partition)), int(offset)
 
 
 # ---- column hints ---------------------------------------------------------------------------------

@@ -2,10 +2,11 @@
 
 A task buffers the rows of what `put` gets and loads them with dlt at each offset commit (and whenever
 `batch.size` records wait), one load for every table plus the offsets the load covers (offsets.py). When
-partitions are assigned it reads their committed offsets from the destination, deletes what a crashed load
-left behind, and seeks there; `pre_commit` reports only offsets the destination holds, so the consumer group
+partitions are assigned it claims them in the destination (a new epoch at their committed offsets, so a
+previous owner still loading can no longer commit them: fence.py), deletes what an uncommitted load left
+of them, and seeks there; `pre_commit` reports only offsets the destination holds, so the consumer group
 never runs ahead of the data. A failed load is retried (`max.retries`, `retry.backoff.ms`) before the task
-fails, its remains deleted first.
+fails, its rows deleted first.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,18 +33,24 @@ from .config import (
     SinkSettings,
     sink_config,
 )
+from .fence import Commit, Guarantee, LoadFenced
 from .offsets import (
     OFFSET_COLUMNS,
     OFFSETS_TABLE,
     Committed,
+    Key,
+    is_committed,
     offset_rows,
     read_committed,
+    remove_load,
     remove_uncommitted,
 )
-from .pipeline import Workspace, destination, normalize_table
-from .rows import DELETED, ROW_ID, VALUE_COLUMN, RowPlans, row_id, row_id_prefix
+from .pipeline import LoadFailed, Workspace, destination, normalize_table
+from .rows import DELETED, ROW_ID, VALUE_COLUMN, RowPlans, row_id, row_id_prefix, row_position
 
 log = logging.getLogger(__name__)
+
+CLAIM_ATTEMPTS = 5
 
 
 def _subscribed(props: dict[str, str], topic: str) -> bool:
@@ -111,19 +118,29 @@ class DltSinkConnector(SinkConnector):
                         connector_config, tp.topic
                     ):
                         changes.setdefault((table, tp), None)
-            rows = []
-            for (table, tp), offset in sorted(changes.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-                known = committed.get((table, tp))
-                rows += offset_rows(table, {tp: offset}, {tp: known.epoch + 1 if known else 1})
-            if rows:
-                import dlt
-
-                pipeline.run(
-                    dlt.resource(rows, name=OFFSETS_TABLE, write_disposition="append", columns=OFFSET_COLUMNS)
-                ).raise_on_failed_jobs()
+            new = {
+                key: Committed((known.epoch + 1) if (known := committed.get(key)) else 1, offset)
+                for key, offset in changes.items()
+            }
+            if new:
+                # definite: committed whatever the state (a task still loading then fails its next commit)
+                workspace.load(_offsets_resource(new), Commit({key: None for key in new}, checked=False))
         finally:
             workspace.close()
         return True
+
+
+def _offsets_resource(states: dict[Key, Committed]) -> Any:
+    import dlt
+
+    return dlt.resource(offset_rows(states), name=OFFSETS_TABLE, write_disposition="append", columns=OFFSET_COLUMNS)
+
+
+@dataclass(frozen=True)
+class _FailedLoad:
+    load_id: str
+    tables: frozenset[str]
+    ends: dict[Key, Committed]  # what it would have committed
 
 
 @dataclass
@@ -145,38 +162,66 @@ class DltSinkTask(SinkTask):
         self._tables: dict[str, str] = {}
         self._chunks: list[_Chunk] = []
         self._buffered = 0
-        self._committed: dict[TopicPartition, int] = {}
-        self._epochs: dict[TopicPartition, int] = {}
+        # the partitions this task owns, each with its committed state in the destination (its claim's epoch)
+        self._state: dict[TopicPartition, Committed] = {}
         self._failures = 0
-        self._unclean: dict[TopicPartition, str] = {}  # partitions a failed load may have left rows of
+        self._failed_load: _FailedLoad | None = None  # a load of this task that did not commit, rows not deleted
         self._warned_at_least_once = False
         self._pk_columns: dict[str, list[str]] = {}
+        if self._workspace.guarantee is Guarantee.NONE:
+            log.warning(
+                "Destination %s cannot be fenced: a task still loading after its partitions moved to another "
+                "task can load their records a second time",
+                settings.destination,
+            )
 
     # ---- partitions --------------------------------------------------------------------------------
     def open(self, partitions: list[TopicPartition]) -> None:
         tables = {tp: self._table(tp.topic) for tp in partitions}
-        committed = read_committed(self._workspace.pipeline, set(tables.values()))
-        seeks = {}
-        for tp in partitions:
-            known: Committed | None = committed.get((tables[tp], tp))
-            self._epochs[tp] = known.epoch if known else 0
-            if known is not None and known.offset is not None:
-                seeks[tp] = self._committed[tp] = known.offset
+        self._claim(tables)
+        # Claimed: a load of the partitions' previous owner can no longer commit, so what any uncommitted
+        # load left of them can go.
         self._remove_uncommitted(tables)
+        seeks = {tp: state.offset for tp in partitions if (state := self._state[tp]).offset is not None}
         if seeks:
             self.context.offsets(seeks)
 
+    def _claim(self, tables: dict[TopicPartition, str]) -> None:
+        """Own the partitions in the destination: commit a new epoch for each at its committed offset."""
+        pipeline = self._workspace.pipeline
+        for _attempt in range(CLAIM_ATTEMPTS):
+            committed = read_committed(pipeline, set(tables.values()))
+            current = {(table, tp): committed.get((table, tp)) for tp, table in tables.items()}
+            if self._workspace.guarantee is Guarantee.NONE:
+                claims = {key: state or Committed(0, None) for key, state in current.items()}
+            else:
+                claims = {
+                    key: Committed(state.epoch + 1, state.offset) if state else Committed(1, None)
+                    for key, state in current.items()
+                }
+                try:
+                    self._workspace.load(_offsets_resource(claims), Commit(current))
+                except LoadFailed as exc:
+                    if exc.fenced is None:
+                        raise
+                    log.info("Claim raced another commit, reading the offsets again: %s", exc.fenced)
+                    continue
+            for (_, tp), state in claims.items():
+                self._state[tp] = state
+            return
+        raise ConnectError(f"Could not claim partitions {sorted(tables)}: their offsets kept moving")
+
     def close(self, partitions: list[TopicPartition]) -> None:
-        # Load what is buffered so the next owner need not; if that fails, drop it: the destination's
-        # offsets say where the next owner resumes, and it deletes whatever the failed load left.
+        # Load what is buffered so the next owner need not; if that fails, drop what is buffered of these
+        # partitions: the destination's offsets say where the next owner resumes.
         try:
             self._load()
         except Exception:
             log.exception("Could not load the buffered records while closing partitions")
-            self._drop_buffer()
+        closed = set(partitions)
+        self._prune(lambda tp, _offset: tp not in closed)
         for tp in partitions:
-            self._committed.pop(tp, None)
-            self._epochs.pop(tp, None)
+            self._state.pop(tp, None)
 
     def _remove_uncommitted(self, tables: dict[TopicPartition, str]) -> None:
         if self._settings.merge:
@@ -184,7 +229,11 @@ class DltSinkTask(SinkTask):
         prefixes: dict[str, list[str]] = {}
         for tp, table in tables.items():
             prefixes.setdefault(table, []).append(row_id_prefix(tp.topic, tp.partition))
-        if not remove_uncommitted(self._workspace.pipeline, prefixes) and not self._warned_at_least_once:
+        if not remove_uncommitted(self._workspace.pipeline, prefixes):
+            self._warn_at_least_once()
+
+    def _warn_at_least_once(self) -> None:
+        if not self._warned_at_least_once:
             self._warned_at_least_once = True
             log.warning(
                 "Destination %s cannot delete the rows of a load that did not complete: after a crash, records "
@@ -194,6 +243,7 @@ class DltSinkTask(SinkTask):
 
     # ---- data ----------------------------------------------------------------------------------------
     def put(self, records: Sequence[SinkRecord]) -> None:
+        chunk = None
         if records:
             chunk = self._rows(records)
             self._chunks.append(chunk)
@@ -202,9 +252,9 @@ class DltSinkTask(SinkTask):
             try:
                 self._load_with_retries()
             except RetriableError:
-                if records:  # taken back: the runtime delivers this batch again
-                    taken = self._chunks.pop()
-                    self._buffered -= taken.records
+                if chunk is not None:  # taken back: the runtime delivers this batch again
+                    self._chunks = [c for c in self._chunks if c is not chunk]
+                    self._buffered = sum(c.records for c in self._chunks)
                 self.context.timeout(self._settings.retry_backoff_ms)
                 raise
 
@@ -213,7 +263,11 @@ class DltSinkTask(SinkTask):
             self._load_with_retries()
         except RetriableError as exc:
             log.warning("Load failed, retried at the next commit or batch: %s", exc)
-        return {tp: self._committed[tp] for tp in current_offsets if tp in self._committed}
+        return {
+            tp: state.offset
+            for tp in current_offsets
+            if (state := self._state.get(tp)) is not None and state.offset is not None
+        }
 
     def flush(self, current_offsets: dict[TopicPartition, int]) -> None:
         self._load()
@@ -241,14 +295,17 @@ class DltSinkTask(SinkTask):
             key_schemas, value_schemas = [r.key_schema for r in records], [r.value_schema for r in records]
         chunk = _Chunk(records=len(offsets))
         merge = self._settings.merge
-        committed, epochs = self._committed, self._epochs
+        owned = self._state
         plans = self._plans
         last_schema: Any = object()
         plan = None
         for i, offset in enumerate(offsets):
             topic, partition = topics[i], partitions[i]
             tp = TopicPartition(topic, partition)
-            if offset < committed.get(tp, -1):
+            state = owned.get(tp)
+            if state is None:
+                continue  # not (or no longer) this task's partition: see _handle_fenced
+            if state.offset is not None and offset < state.offset:
                 continue  # already in the destination (offsets were altered while this was in flight)
             chunk.offsets[tp] = offset + 1
             table = chunk.tables.get(tp) or chunk.tables.setdefault(tp, self._table(topic))
@@ -271,7 +328,7 @@ class DltSinkTask(SinkTask):
             except (DataError, TypeError, ValueError, AttributeError) as exc:
                 self._report(records, i, exc)
                 continue
-            row[ROW_ID] = row_id(topic, partition, offset, epochs.get(tp, 0))
+            row[ROW_ID] = row_id(topic, partition, offset, state.epoch)
             rows = chunk.rows.get(table)
             if rows is None:
                 rows = chunk.rows[table] = []
@@ -349,21 +406,22 @@ class DltSinkTask(SinkTask):
 
         if not self._chunks:
             return
-        if self._unclean:
-            self._remove_uncommitted(self._unclean)
-            self._unclean = {}
+        self._resolve_failed_load()
 
         settings = self._settings
         rows: dict[str, list[dict[str, Any]]] = {}
         columns: dict[str, dict[str, dict[str, Any]]] = {}
-        offsets: dict[str, dict[TopicPartition, int]] = {}
+        ends: dict[Key, Committed] = {}
         for chunk in self._chunks:
             for table, table_rows in chunk.rows.items():
                 rows.setdefault(table, []).extend(table_rows)
             for table, hints in chunk.columns.items():
                 columns.setdefault(table, {}).update(hints)
             for tp, offset in chunk.offsets.items():
-                offsets.setdefault(chunk.tables[tp], {})[tp] = offset
+                ends[(chunk.tables[tp], tp)] = Committed(self._state[tp].epoch, offset)
+        if not ends:
+            self._drop_buffer()  # every record was already in the destination
+            return
         resources = []
         for table, table_rows in rows.items():
             hints = columns.get(table, {})
@@ -383,25 +441,74 @@ class DltSinkTask(SinkTask):
                     max_table_nesting=0,
                 )
             )
-        offset_table_rows = [r for table, o in offsets.items() for r in offset_rows(table, o, self._epochs)]
-        if not offset_table_rows:
-            self._drop_buffer()  # every record was already in the destination
-            return
-        resources.append(
-            dlt.resource(offset_table_rows, name=OFFSETS_TABLE, write_disposition="append", columns=OFFSET_COLUMNS)
-        )
-        pipeline = self._workspace.pipeline
+        resources.append(_offsets_resource(ends))
+        expected = {key: self._state[key[1]] for key in ends}
         try:
-            pipeline.run(resources, loader_file_format=settings.file_format).raise_on_failed_jobs()
-        except BaseException:
-            # The package's rows may be partly in the destination but its offsets are not committed: drop
-            # the package, and delete its rows before these records are loaded again.
-            pipeline.abort_packages()
-            self._unclean = {tp: table for table, o in offsets.items() for tp in o}
-            raise
-        for table_offsets in offsets.values():
-            self._committed.update(table_offsets)
+            self._workspace.load(resources, Commit(expected))
+        except LoadFailed as exc:
+            if exc.load_id is not None:
+                self._failed_load = _FailedLoad(exc.load_id, frozenset(rows), ends)
+            if exc.fenced is None:
+                raise
+            self._handle_fenced(exc.fenced)
+            self._load()  # what is left: the records of partitions this task still owns
+            return
+        self._advance(ends)
         self._drop_buffer()
+
+    def _advance(self, ends: dict[Key, Committed]) -> None:
+        for (_, tp), state in ends.items():
+            if tp in self._state:
+                self._state[tp] = state
+
+    def _keep_unloaded(self) -> None:
+        """Drop the buffered records of partitions this task no longer owns, and those already loaded."""
+        self._prune(lambda tp, offset: (state := self._state.get(tp)) is not None and (state.offset or 0) <= offset)
+
+    def _resolve_failed_load(self) -> None:
+        """Before loading again: a failed load of this task either committed after all (its answer was lost)
+        or never will (its package is dropped): then its rows go, by its load id."""
+        failed = self._failed_load
+        if failed is None:
+            return
+        pipeline = self._workspace.pipeline
+        if is_committed(pipeline, failed.load_id):
+            log.info("Load %s committed although it reported a failure", failed.load_id)
+            self._advance(failed.ends)
+            self._keep_unloaded()
+        elif self._settings.merge:
+            pass  # its upserts stay: loading the same records again merges them to the same rows
+        elif not remove_load(pipeline, failed.load_id, failed.tables):
+            self._warn_at_least_once()
+        self._failed_load = None
+
+    def _handle_fenced(self, fenced: LoadFenced) -> None:
+        """Partitions moved under a load: another task owns them now (this one is a zombie for them), or the
+        committed state is this task's own after all; drop or keep their buffered records accordingly."""
+        self._resolve_failed_load()  # the fenced load never committed: its rows go
+        for (_, tp), state in fenced.moved.items():
+            mine = self._state.get(tp)
+            if mine is not None and state is not None and state.epoch == mine.epoch:
+                self._state[tp] = state  # this task's own commit, its answer lost earlier
+            elif self._state.pop(tp, None) is not None:
+                log.warning(
+                    "Partition %s-%s was claimed by another task or its offsets were altered: this task's "
+                    "buffered records of it are dropped, none of them committed",
+                    tp.topic,
+                    tp.partition,
+                )
+        self._keep_unloaded()
+
+    def _prune(self, keep: Callable[[TopicPartition, int], bool]) -> None:
+        """Keep only the buffered rows (and offsets) of records `keep(partition, offset)` accepts."""
+        for chunk in self._chunks:
+            for table, table_rows in chunk.rows.items():
+                chunk.rows[table] = [r for r in table_rows if keep(*row_position(r[ROW_ID]))]
+            for tp, end in list(chunk.offsets.items()):
+                if not keep(tp, end - 1):
+                    del chunk.offsets[tp]
+        self._chunks = [c for c in self._chunks if c.offsets]
+        self._buffered = sum(c.records for c in self._chunks)
 
     def _last_per_key(self, table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """A merge keeps one row per primary key: the last record's (dlt would pick any one)."""

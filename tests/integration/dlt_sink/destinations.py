@@ -52,6 +52,35 @@ class DuckDb(Destination):
         return dict(rows)
 
 
+class Filesystem(Destination):
+    """dlt's filesystem destination writing parquet files into a local folder, read with DuckDB."""
+
+    name = "filesystem"
+
+    def __init__(self, root: Path, dataset: str) -> None:
+        self.root, self.dataset = root, dataset
+
+    def config(self) -> dict[str, str]:
+        return {
+            "destination": "filesystem",
+            "destination.bucket_url": self.root.as_uri(),
+            "dataset.name": self.dataset,
+            "loader.file.format": "parquet",
+        }
+
+    def query(self, sql: str) -> list[tuple[Any, ...]]:
+        """`sql` with <dataset>.<table> read from the table's parquet files."""
+        import re
+
+        import duckdb
+
+        def files(match: re.Match[str]) -> str:
+            return f"read_parquet('{self.root / self.dataset / match.group(1)}/*.parquet')"
+
+        with duckdb.connect() as connection:
+            return connection.execute(re.sub(rf"\b{self.dataset}\.(\w+)", files, sql)).fetchall()
+
+
 class Postgres(Destination):
     """The server trusts loopback connections, so any password opens it; dlt's postgres needs one."""
 

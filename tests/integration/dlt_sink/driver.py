@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from concurrent.futures import Future
 from typing import Any
 
@@ -59,22 +60,28 @@ class SinkDriver:
     def start(self, partitions: int = 1) -> dict[TopicPartition, int]:
         """A new task, assigned the topic's partitions; returns where it asked the consumer to start."""
         self.stop()
-        self.context = Context(self.task_props, self.reporter)
-        self.task = DltSinkTask()
-        self.task.initialize(self.context)
-        self.task.start(self.task_props)
-        self.task.open([TopicPartition(self.topic, p) for p in range(partitions)])
+        self.task, self.context = self.new_task(range(partitions))
         return dict(self.context.seeks)
 
-    def load(self, records: list[SinkRecord]) -> dict[TopicPartition, int]:
+    def new_task(self, partitions: Iterable[int]) -> tuple[DltSinkTask, Context]:
+        """Another started task of this connector, assigned `partitions` (beside any other task: a zombie)."""
+        context = Context(self.task_props, self.reporter)
+        task = DltSinkTask()
+        task.initialize(context)
+        task.start(self.task_props)
+        task.open([TopicPartition(self.topic, p) for p in partitions])
+        return task, context
+
+    def load(self, records: list[SinkRecord], task: DltSinkTask | None = None) -> dict[TopicPartition, int]:
         """put() then an offset commit; returns the offsets the task reports as safe to commit."""
-        assert self.task is not None
-        self.task.put(records)
+        task = task or self.task
+        assert task is not None
+        task.put(records)
         current: dict[TopicPartition, int] = {}
         for r in records:
             tp = TopicPartition(r.topic, r.kafka_partition)
             current[tp] = max(current.get(tp, 0), r.kafka_offset + 1)
-        return self.task.pre_commit(current)
+        return task.pre_commit(current)
 
     def stop(self) -> None:
         if self.task is not None:

@@ -24,7 +24,7 @@ from runtime.api.data import (
     STRING_SCHEMA,
     Schema,
 )
-from tests.integration.dlt_sink.destinations import Destination, DuckDb, Postgres
+from tests.integration.dlt_sink.destinations import Destination, DuckDb, Filesystem, Postgres
 from tests.integration.dlt_sink.driver import SinkDriver, records
 from tests.support.broker import unique
 
@@ -285,6 +285,45 @@ def test_alter_and_reset_are_definite(tmp_path: Path) -> None:
     assert sink.load(records("events", [{"n": 0}], None)) == {p0: 1}
     sink.stop()
     assert destination.count("events") == 20 + 5 + 1 + 1
+
+
+@pytest.fixture(params=["duckdb", "postgres", "filesystem"])
+def fenced(request, tmp_path) -> Destination:
+    dataset = unique("fence").replace("-", "_")
+    if request.param == "duckdb":
+        return DuckDb(tmp_path / "sink.duckdb", dataset)
+    if request.param == "filesystem":
+        return Filesystem(tmp_path / "lake", dataset)
+    return Postgres(request.getfixturevalue("postgres"), dataset)
+
+
+def test_a_task_whose_partition_moved_cannot_commit_it_and_offsets_stay_one_row_per_partition(
+    fenced: Destination,
+) -> None:
+    """A zombie: a task still holding records of a partition that a rebalance it has not seen yet gave to
+    another task. Its late load commits nothing of that partition; its other partition loads as usual."""
+    sink = SinkDriver("zombie", "moves", {**fenced.config(), "batch.size": "1000"})
+    p0, p1 = TopicPartition("moves", 0), TopicPartition("moves", 1)
+    zombie, _ = sink.new_task([0, 1])
+    zombie.put(records("moves", [{"n": i} for i in range(10)], None))
+    zombie.put(records("moves", [{"n": 100 + i} for i in range(10)], None, partition=1))  # buffered, not loaded
+
+    owner, context = sink.new_task([0])  # partition 0 moved: the owner claims it at the committed offset
+    assert context.seeks == {}
+    assert sink.load(records("moves", [{"n": i} for i in range(10)], None), owner) == {p0: 10}
+
+    # the zombie's load: fenced for partition 0, committed for partition 1
+    assert zombie.pre_commit({p0: 10, p1: 10}) == {p1: 10}
+    # records of partition 0 reaching the zombie before its rebalance are not loaded
+    assert sink.load(records("moves", [{"n": 10}], None, start=10), zombie) == {}
+    assert sink.load(records("moves", [{"n": 10}, {"n": 11}], None, start=10), owner) == {p0: 12}
+    zombie.stop()
+    owner.stop()
+
+    assert sorted(r[0] for r in fenced.rows("moves", "n")) == [*range(12), *range(100, 110)]
+    offsets = fenced.rows("_connect_offsets", "kafka_partition, kafka_offset", "kafka_partition")
+    assert offsets == [(0, 12), (1, 10)]  # each commit replaced the rows before it
+    assert sink.new_task([0, 1])[1].seeks == {p0: 12, p1: 10}
 
 
 @pytest.mark.spark
