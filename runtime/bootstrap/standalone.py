@@ -94,7 +94,11 @@ class StandaloneRuntime(WorkerRuntime):
         for request in requests:
             try:
                 self.herder.put_connector_config(
-                    request.name, dict(request.config), request.name in existing, request.initial_state
+                    request.name,
+                    dict(request.config),
+                    request.name in existing,
+                    request.initial_state,
+                    request.initial_offsets,
                 )
             except Exception as exc:  # noqa: BLE001
                 message = getattr(exc, "message", None) or str(exc)

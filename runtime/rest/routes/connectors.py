@@ -45,8 +45,10 @@ def router(herder: Herder, leader_call: LeaderCalls) -> APIRouter:
                 f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({name})"
             )
         config["name"] = name
+        # KIP-995: offsets written before any task starts; the answer then carries `offsets_status`
+        offsets = None if body.initial_offsets is None else [entry.model_dump() for entry in body.initial_offsets]
         _, info = await leader_call(
-            request, herder.put_connector_config, name, config, False, body.initial_state, settle=name
+            request, herder.put_connector_config, name, config, False, body.initial_state, offsets, settle=name
         )
         return JSONResponse(info, status_code=201, headers={"Location": _location(request, name)})
 
