@@ -61,7 +61,7 @@ class StandaloneRuntime(WorkerRuntime):
                 "Neither config.storage.file.filename nor offset.storage.file.filename is set: connectors "
                 "and offsets stay in memory and will not survive a restart"
             )
-        statuses = StatusStore()
+        statuses = self.statuses = StatusStore()
         topics = MemoryTopics(config)
         worker = Worker(config, plugins, offset_store, statuses, worker_id, on_topic=topics.record, resolver=resolver)
         return StandaloneHerder(

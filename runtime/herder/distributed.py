@@ -506,6 +506,12 @@ class DistributedHerder(HerderBase):
     def assignment(self) -> Assignment:
         return self.member.assignment()
 
+    def owns(self, name: str, task: int | None) -> bool:
+        """Whether the current assignment gives this worker the connector (task None) or the task."""
+        assignment = self.member.assignment()
+        owner = assignment.connectors.get(name) if task is None else assignment.tasks.get((name, task))
+        return owner == self.worker_id
+
     def assigned_counts(self) -> tuple[int, int] | None:
         assignment = self.member.assignment()
         return len(assignment.connectors_of(self.worker_id)), len(assignment.tasks_of(self.worker_id))

@@ -269,6 +269,15 @@ class StandaloneHerder(HerderBase):
     def assigned_counts(self) -> tuple[int, int] | None:
         return None  # no group, no coordinator metrics (as the reference's standalone worker)
 
+    def owns(self, name: str, task: int | None) -> bool:
+        """One worker runs everything there is."""
+        with self._lock:
+            state = self._connectors.get(name)
+        return state is not None and (task is None or task < len(state.task_configs))
+
+    def is_leader(self) -> bool:
+        return True  # the only worker
+
     # ---- where connector code runs (HerderBase) --------------------------------------------------
 
     def _staged(self, fn: Callable[[], T], stage: str) -> T:

@@ -13,12 +13,14 @@ from fastapi.responses import JSONResponse, Response
 from ...control.errors import BadRequest
 from ...control.restart import RestartRequest
 from ...herder.interface import Herder
+from ..auto_restart_view import StatusAnnotator
 from ..forwarding import LeaderCalls
 from ..models import CONFIG_MAP_SCHEMA, CreateConnectorRequest, config_map
 from ..request_bodies import body_schema, flag, model_schema, read_config, read_model
 
 
-def router(herder: Herder, leader_call: LeaderCalls) -> APIRouter:
+def router(herder: Herder, leader_call: LeaderCalls, annotate: StatusAnnotator) -> APIRouter:
+    """`annotate` adds self-healing's view to the status bodies of connectors that ask for it."""
     routes = APIRouter()
 
     @routes.get("/connectors", summary="List all active connectors")
@@ -26,7 +28,8 @@ def router(herder: Herder, leader_call: LeaderCalls) -> APIRouter:
         expand = request.query_params.getlist("expand")
         if not expand:
             return await run_in_threadpool(herder.connector_names)
-        return await run_in_threadpool(herder.connector_listing, "status" in expand, "info" in expand)
+        listing = await run_in_threadpool(herder.connector_listing, "status" in expand, "info" in expand)
+        return await run_in_threadpool(annotate.listing, listing) if "status" in expand else listing
 
     @routes.post(
         "/connectors",
@@ -91,7 +94,8 @@ def router(herder: Herder, leader_call: LeaderCalls) -> APIRouter:
 
     @routes.get("/connectors/{connector}/status", summary="Get the status for the specified connector")
     async def connector_status(connector: str) -> Any:
-        return await run_in_threadpool(herder.connector_status, connector)
+        body = await run_in_threadpool(herder.connector_status, connector)
+        return await run_in_threadpool(annotate.connector_status, body)
 
     @routes.post("/connectors/{connector}/restart", summary="Restart the specified connector")
     async def restart_connector(connector: str, request: Request) -> Response:
