@@ -9,9 +9,11 @@ Kafka Connect name), off by default:
 
 Strimzi's `spec.autoRestart` (its AbstractConnectOperator): the restart that follows n earlier ones waits
 min(n * n + n, 60) minutes after the last one, so restarts come at once, then after 2, 6, 12, 20, 30, 42 and 56
-minutes, then every 60; the count starts again once the instance is not failed and more than that backoff
-(for its current count) has passed since its last restart. Pure functions of the count and times: the clock
-belongs to the caller.
+minutes, then every 60; the count starts again once the instance is healthy and more than that backoff (for
+its current count) has passed since its last restart. Strimzi can only look at the time since the last
+restart; a worker here also knows since when it has seen the instance healthy, and counts from the later of
+the two (the same after a restart; after a move, a full backoff of healthy running on the new worker). Pure
+functions of the count and times: the clock belongs to the caller.
 """
 
 from __future__ import annotations
@@ -49,10 +51,10 @@ class RestartPolicy:
         """When the next restart may happen: None right away (no restart yet), else after the backoff."""
         return None if last_restart_ms is None else last_restart_ms + self.backoff_ms(count)
 
-    def resets(self, count: int, last_restart_ms: int, now_ms: int) -> bool:
-        """Whether a count of restarts starts again, the instance being healthy now (Strimzi: strictly more
-        than the backoff since the last restart)."""
-        return count > 0 and now_ms - last_restart_ms > self.backoff_ms(count)
+    def resets(self, count: int, healthy_since_ms: int, now_ms: int) -> bool:
+        """Whether a count of restarts starts again, the instance having been healthy since `healthy_since_ms`
+        (Strimzi: strictly more than the backoff)."""
+        return count > 0 and now_ms - healthy_since_ms > self.backoff_ms(count)
 
 
 def policy_of(config: Mapping[str, Any]) -> RestartPolicy | None:

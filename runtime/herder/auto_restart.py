@@ -87,6 +87,7 @@ class AutoRestarter:
         self.clock = clock
         self.restarted: Counter[Instance] = Counter()  # restarts this worker made (for /metrics)
         self._given_up: set[Instance] = set()  # exhausted instances already logged
+        self._healthy_since: dict[Instance, int] = {}  # when this worker first saw each healthy instance healthy
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -120,7 +121,9 @@ class AutoRestarter:
         records (the leader). Returns the milliseconds until the next restart due, None if none is."""
         policies: dict[str, RestartPolicy | None] = {}
         next_due: int | None = None
+        seen = set()
         for instance, status in self._own_statuses():
+            seen.add(instance)
             if instance[0] not in policies:
                 policies[instance[0]] = self._policy(instance[0])
             policy = policies[instance[0]]
@@ -129,16 +132,9 @@ class AutoRestarter:
             record = self.ledger.get(instance)
             if status.state is not State.FAILED:
                 self._given_up.discard(instance)
-                if (
-                    record is not None
-                    and status.state in HEALTHY
-                    and policy.resets(record.count, record.last_restart_ms, now_ms)
-                ):
-                    self.ledger.put(instance, None)
-                    log.info(
-                        "Auto-restart count of %s reset: it has run long enough since its last restart", label(instance)
-                    )
+                self._maybe_reset(instance, status, record, policy, now_ms)
                 continue
+            self._healthy_since.pop(instance, None)
             count = record.count if record else 0
             if policy.exhausted(count):
                 self._give_up(instance, status, count)
@@ -148,9 +144,29 @@ class AutoRestarter:
                 next_due = due - now_ms if next_due is None else min(next_due, due - now_ms)
                 continue
             self._restart(instance, status, count + 1, policy, now_ms)
+        self._healthy_since = {i: t for i, t in self._healthy_since.items() if i in seen}
+        self._given_up &= seen
         if self.fleet.is_leader():
             self._forget_deleted()
         return next_due
+
+    def _maybe_reset(
+        self,
+        instance: Instance,
+        status: InstanceStatus,
+        record: RestartRecord | None,
+        policy: RestartPolicy,
+        now_ms: int,
+    ) -> None:
+        """Strimzi's reset, on how long the instance has run healthy here: since its last restart, or since this
+        worker first saw it healthy (a task that moved has run only that long, whenever its last restart was)."""
+        if status.state not in HEALTHY:
+            self._healthy_since.pop(instance, None)
+            return
+        since = self._healthy_since.setdefault(instance, now_ms)
+        if record is not None and policy.resets(record.count, max(record.last_restart_ms, since), now_ms):
+            self.ledger.put(instance, None)
+            log.info("Auto-restart count of %s reset: it has run long enough since its last restart", label(instance))
 
     def _policy(self, name: str) -> RestartPolicy | None:
         try:

@@ -116,6 +116,7 @@ def test_a_task_failing_three_times_is_restarted_after_0_2_and_6_minutes_then_re
     ]
 
     # healthy since: the count starts again once more than 12 minutes (its backoff for 3) have passed
+    restarter.step(8 * MINUTE)  # the round after the restart sees it RUNNING
     restarter.step(20 * MINUTE)
     assert restarter.ledger.get(("c", 0)) is not None
     restarter.step(20 * MINUTE + 1)
@@ -181,6 +182,23 @@ def test_a_task_that_moved_keeps_its_count(statuses):
     assert fleet.restarts == [("c", 0)] and ledger.get(("c", 0)).count == 3
 
 
+def test_a_task_that_moved_resets_only_after_a_full_healthy_run_on_its_new_worker(statuses):
+    ledger = MemoryRestartLedger()
+    ledger.put(("c", 0), RestartRecord(1, 0, OTHER, "ConnectError: boom"))  # its last restart, elsewhere
+    _, restarter = healer(statuses, ledger)
+    restarter.step(10 * MINUTE)  # started here (the move) and RUNNING: seen healthy from now on
+    restarter.step(12 * MINUTE)
+    assert ledger.get(("c", 0)) is not None  # long since its last restart, but not 2 minutes healthy here
+    fail(statuses)
+    restarter.step(12 * MINUTE + 1)
+    assert ledger.get(("c", 0)).count == 2  # the count went on: this is its second restart
+    restarter.step(12 * MINUTE + 2)  # RUNNING again
+    restarter.step(18 * MINUTE + 2)
+    assert ledger.get(("c", 0)) is not None
+    restarter.step(18 * MINUTE + 3)
+    assert ledger.get(("c", 0)) is None  # 6 minutes healthy after its second restart
+
+
 def test_a_failed_connector_is_restarted_and_nothing_of_a_connector_that_does_not_ask(statuses):
     fleet, restarter = healer(statuses)
     statuses.put_connector("c", InstanceStatus(State.FAILED, ME, "ConnectError: start failed"))
@@ -193,7 +211,7 @@ def test_a_failed_connector_is_restarted_and_nothing_of_a_connector_that_does_no
 
 
 def test_the_unit_scales_every_delay(statuses):
-    fleet, restarter = healer(statuses, **{BACKOFF_UNIT_MS: "100"})
+    _, restarter = healer(statuses, **{BACKOFF_UNIT_MS: "100"})
     fail(statuses)
     restarter.step(0)
     fail(statuses)
