@@ -50,3 +50,15 @@ class ConnectorStateError(AirflowException):
 
 class ConnectorConflictError(AirflowException):
     """A connector exists with a different configuration than requested."""
+
+
+class InitialOffsetsUnsupportedError(AirflowException):
+    """The cluster refused a create's `initial_offsets` (KIP-995) as a field it does not know: nothing was
+    created (Apache Kafka Connect up to 3.9 answers 500 `Unrecognized field "initial_offsets"`)."""
+
+
+def refuses_initial_offsets(error: ConnectApiError) -> bool:
+    """Whether an answer to a create says the server does not know `initial_offsets` (Jackson's message in
+    Apache Kafka Connect, pydantic's in a runtime of this project from before KIP-995)."""
+    message = error.server_message or ""
+    return "Unrecognized field" in message and "initial_offsets" in message

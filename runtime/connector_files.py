@@ -1,5 +1,6 @@
-"""Connector files given on the command line: a flat JSON config, a `{name, config, initial_state}` JSON
-object (KIP-980), or Java properties; tried in that order, as the reference's standalone CLI does."""
+"""Connector files given on the command line: a flat JSON config, a `{name, config, initial_state,
+initial_offsets}` JSON object (KIP-980, KIP-995), or Java properties; tried in that order, as the reference's
+standalone CLI does."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ class ConnectorRequest:
     config: dict[str, str]
     initial_state: str | None
     path: Path
+    # KIP-995: PATCH offsets' entries, written when the file creates the connector (never over a running one)
+    initial_offsets: list[dict[str, Any]] | None = None
 
 
 def _scalar(value: Any) -> bool:
@@ -71,7 +74,14 @@ def parse_connector_file(path: Path) -> ConnectorRequest:
             initial_state = document.get("initial_state")
             if initial_state is not None and not isinstance(initial_state, str):
                 raise ConnectorFileError(f"'initial_state' at '{path}' must be one of RUNNING, PAUSED, STOPPED")
-            return ConnectorRequest(name, config, initial_state, path)
+            initial_offsets = document.get("initial_offsets")
+            if initial_offsets is not None and not (
+                isinstance(initial_offsets, list) and all(isinstance(e, dict) for e in initial_offsets)
+            ):
+                raise ConnectorFileError(
+                    f"'initial_offsets' at '{path}' must be a list of {{\"partition\", \"offset\"}} objects"
+                )
+            return ConnectorRequest(name, config, initial_state, path, initial_offsets)
     if document is not None:
         raise ConnectorFileError(
             f"Connector file '{path}' holds JSON that is neither a flat config object nor {{name, config, initial_state}}"

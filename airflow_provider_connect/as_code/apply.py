@@ -24,6 +24,7 @@ from airflow_provider_connect.as_code.plan import ConnectorPlan, Plan, Step
 from airflow_provider_connect.errors import ConnectorStateError
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.hooks.retries import Log
+from airflow_provider_connect.offsets_at_create import create_with_offsets, set_target_state
 from airflow_provider_connect.status import NON_TERMINAL_STATES, ConnectState, Verdict, evaluate_status
 
 CATCHING_UP = NON_TERMINAL_STATES | {ConnectState.RUNNING, ConnectState.PAUSED, ConnectState.STOPPED}
@@ -44,31 +45,20 @@ class ConnectorsApplyError(AirflowException):
 def create_connector(hook: ConnectHook, connector: DesiredConnector) -> None:
     """Create `connector` in its target state, starting from its declared offsets.
 
-    Without offsets: one POST with KIP-980's `initial_state`. With offsets, the way Apache Kafka Connect
-    3.9 allows: create STOPPED, PATCH the offsets, then move to the target state. (This is the one place
-    to send them in the create itself where the cluster supports KIP-995.)
-    """
+    Without offsets: one POST with KIP-980's `initial_state`. With offsets: `create_with_offsets`, which sends
+    them in the create where the cluster supports KIP-995 and PATCHes them where it does not (detected from
+    the answer; see offsets_at_create)."""
     name, config = connector.name, connector.normalised_config
     if not connector.offsets:
         state = connector.state if connector.state is not ConnectState.RUNNING else None  # pre-3.5 clusters too
         hook.create_connector(name, config, state.value if state else None)
         return
-    _, created = hook.create_connector(name, config, ConnectState.STOPPED.value)
-    if not created and (hook.get_connector_status(name).get("connector") or {}).get("state") != "STOPPED":
+    outcome = create_with_offsets(hook, name, config, connector.offsets_payload(), connector.state)
+    if not outcome.offsets_written:
         # Found, not created, and already moving: someone else created it; never rewind it.
         raise ConnectorStateError(
             f"Connector {name} appeared meanwhile and is not STOPPED; its offsets were not written"
         )
-    hook.alter_offsets(name, connector.offsets_payload())
-    set_target_state(hook, name, connector.state)
-
-
-def set_target_state(hook: ConnectHook, name: str, state: ConnectState) -> None:
-    {
-        ConnectState.RUNNING: hook.resume_connector,
-        ConnectState.PAUSED: hook.pause_connector,
-        ConnectState.STOPPED: hook.stop_connector,
-    }[state](name)
 
 
 def _run_step(hook: ConnectHook, step: Step, name: str, desired: Mapping[str, DesiredConnector]) -> None:

@@ -5,7 +5,7 @@ One connector is the body `POST /connectors` takes, plus its target state and op
     name: orders-source                 # default: the file's name without its extension
     config: {connector.class: ..., tasks.max: 2, ...}
     state: RUNNING                      # RUNNING (default), PAUSED or STOPPED; `initial_state` is accepted too
-    offsets:                            # optional; the elements of PATCH /connectors/{c}/offsets
+    offsets:                            # optional (or initial_offsets); the elements of PATCH /connectors/{c}/offsets
       - {partition: {filename: /data/in.txt}, offset: {position: 0}}
 
 A file holds one connector, a list of them, or (YAML) several documents. Offsets are where a connector
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from airflow_provider_connect.hooks.base import normalise_config
 from airflow_provider_connect.status import ConnectState
@@ -47,7 +47,8 @@ class DesiredConnector(BaseModel):
     name: str = Field(min_length=1)
     config: dict[str, Any]
     state: ConnectState = Field(default=ConnectState.RUNNING, alias="initial_state")
-    offsets: tuple[OffsetEntry, ...] = ()
+    # `initial_offsets` too: KIP-995's name in the body of POST /connectors
+    offsets: tuple[OffsetEntry, ...] = Field(default=(), validation_alias=AliasChoices("offsets", "initial_offsets"))
 
     @field_validator("state", mode="before")
     @classmethod

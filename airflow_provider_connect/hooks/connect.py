@@ -12,7 +12,13 @@ import httpx
 from airflow.sdk import BaseHook
 from tenacity import Retrying
 
-from airflow_provider_connect.errors import ConnectApiError, ConnectNotFoundError, ConnectorStateError
+from airflow_provider_connect.errors import (
+    ConnectApiError,
+    ConnectNotFoundError,
+    ConnectorStateError,
+    InitialOffsetsUnsupportedError,
+    refuses_initial_offsets,
+)
 from airflow_provider_connect.hooks import retries
 from airflow_provider_connect.hooks.base import CONN_TYPE, DEFAULT_CONN_ID, ConnectSettings, api_error, decode, path_for
 from airflow_provider_connect.hooks.retries import RetryPolicy, is_retryable_status, transport_error
@@ -174,17 +180,27 @@ class ConnectHook(BaseHook):
             return None
 
     def create_connector(
-        self, name: str, config: Mapping[str, Any], initial_state: str | None = None
+        self,
+        name: str,
+        config: Mapping[str, Any],
+        initial_state: str | None = None,
+        initial_offsets: Sequence[Mapping[str, Any]] | None = None,
     ) -> tuple[dict[str, Any], bool]:
         """POST /connectors. Returns (ConnectorInfo, created_by_this_call).
 
         When the outcome is ambiguous (connection dropped, 5xx, 409) the connector is read back: if it
         exists, its info is returned with created=False and the caller compares configs; only when it
         does not exist is the POST sent again.
+
+        `initial_offsets` (KIP-995, PATCH offsets' entries) go in the body; a cluster that supports them
+        answers with `offsets_status` in the info. One that refuses the field (Apache Kafka Connect up to
+        3.9) raises InitialOffsetsUnsupportedError at once; `offsets_at_create` builds on both.
         """
         body: dict[str, Any] = {"name": name, "config": dict(config)}
         if initial_state:
             body["initial_state"] = ConnectState.parse(initial_state).value
+        if initial_offsets is not None:
+            body["initial_offsets"] = [dict(entry) for entry in initial_offsets]
         self.remember_secrets(secret_values(config))
 
         def attempt() -> tuple[dict[str, Any], bool]:
@@ -196,6 +212,8 @@ class ConnectHook(BaseHook):
                 if response.status_code == 201:
                     return response.json(), True
                 outcome = api_error("POST", "/connectors", response, self._hidden())
+                if initial_offsets is not None and refuses_initial_offsets(outcome):
+                    raise InitialOffsetsUnsupportedError(str(outcome)) from None
                 if not is_retryable_status(response.status_code):
                     raise outcome
             # The POST may have been applied: look before sending it again (a failed look is retried too)

@@ -63,6 +63,17 @@ def load_config(value: Any) -> dict[str, Any]:
     return dict(config)
 
 
+def load_offsets(value: Any) -> list[dict[str, Any]]:
+    """Offsets to start a connector from: PATCH offsets' entries (`[{"partition", "offset"}]`) or GET offsets'
+    body (`{"offsets": [...]}`), as data, JSON or a `.json` path; none (None or empty) is an empty list."""
+    data = load_json_value(value, "offsets") if value is not None else []
+    if isinstance(data, Mapping):
+        data = data.get("offsets")
+    if not isinstance(data, list) or not all(isinstance(e, Mapping) and "partition" in e for e in data):
+        raise ValueError("offsets must be a list of {'partition', 'offset'} objects, or GET offsets' body")
+    return [{"partition": entry["partition"], "offset": entry.get("offset")} for entry in data]
+
+
 def info_summary(info: Mapping[str, Any], **flags: Any) -> dict[str, Any]:
     """A small XCom about a connector: never its secrets."""
     return {

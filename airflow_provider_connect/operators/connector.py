@@ -12,7 +12,8 @@ from airflow.sdk import Context
 
 from airflow_provider_connect.errors import ConnectNotFoundError, ConnectorConflictError
 from airflow_provider_connect.hooks.base import normalise_config
-from airflow_provider_connect.operators.base import ConnectOperatorBase, info_summary, load_config
+from airflow_provider_connect.offsets_at_create import CreatedWithOffsets, create_with_offsets
+from airflow_provider_connect.operators.base import ConnectOperatorBase, info_summary, load_config, load_offsets
 from airflow_provider_connect.sensors.connector import handle_trigger_event
 from airflow_provider_connect.status import ConnectState, Verdict, evaluate_status
 from airflow_provider_connect.triggers.connector import ConnectorStateTrigger
@@ -72,19 +73,26 @@ class _WaitsForState(ConnectOperatorBase):
 
 
 class ConnectorCreateOperator(_WaitsForState):
-    """Create a connector (optionally in `initial_state` RUNNING/PAUSED/STOPPED, KIP-980).
+    """Create a connector (optionally in `initial_state` RUNNING/PAUSED/STOPPED, KIP-980), optionally starting
+    from `offsets` (PATCH offsets' entries; JSON allowed).
+
+    With offsets the connector is created STOPPED with them where the cluster supports KIP-995, else created
+    STOPPED and its offsets PATCHed (Apache Kafka Connect 3.9), then moved to `initial_state`: found out from
+    the create's answer, never configured (see offsets_at_create).
 
     With `wait_for_state`, wait until the connector and its tasks are in `initial_state` (RUNNING by
     default), in the worker slot or, with `deferrable`, in the triggerer.
 
     An existing connector with the identical config counts as success (a retried task, or a create whose
-    answer was lost). A different existing config is an error unless `update_if_different=True`, which
-    replaces it (its target state is kept, as Connect does on config updates). Returns a redacted summary.
+    answer was lost): with offsets, one still STOPPED gets them, one already moving is never rewound. A
+    different existing config is an error unless `update_if_different=True`, which replaces it (its target
+    state and offsets are kept, as Connect does on config updates). Returns a redacted summary (with offsets:
+    how they were written and the cluster's message).
     """
 
-    template_fields: Sequence[str] = ("connector_name", "kafka_connect_conn_id", "config", "initial_state")
+    template_fields: Sequence[str] = ("connector_name", "kafka_connect_conn_id", "config", "initial_state", "offsets")
     template_ext: Sequence[str] = (".json",)
-    template_fields_renderers: ClassVar[dict[str, str]] = {"config": "json"}
+    template_fields_renderers: ClassVar[dict[str, str]] = {"config": "json", "offsets": "json"}
 
     def __init__(
         self,
@@ -92,6 +100,7 @@ class ConnectorCreateOperator(_WaitsForState):
         connector_name: str,
         config: Any,
         initial_state: str | None = None,
+        offsets: Any = None,
         update_if_different: bool = False,
         wait_for_state: bool = False,
         **kwargs: Any,
@@ -99,24 +108,36 @@ class ConnectorCreateOperator(_WaitsForState):
         super().__init__(connector_name=connector_name, **kwargs)
         self.config = config
         self.initial_state = initial_state
+        self.offsets = offsets
         self.update_if_different = update_if_different
         self.wait_for_state = wait_for_state
 
     def execute(self, context: Context) -> dict[str, Any]:
         summary = self._create()
         if self.wait_for_state:
-            return self.wait_for(ConnectState.parse(self.initial_state or ConnectState.RUNNING.value), summary)
+            return self.wait_for(self._state(), summary)
         return summary
+
+    def _state(self) -> ConnectState:
+        return ConnectState.parse(self.initial_state or ConnectState.RUNNING.value)
 
     def _create(self) -> dict[str, Any]:
         config = load_config(self.config)
         name = self.connector_name
-        desired = normalise_config(name, config)
-        info, created = self.hook.create_connector(name, config, self.initial_state or None)
-        if created:
-            self.log.info("Created connector %s", name)
-            return info_summary(info, created=True, updated=False)
-        existing = dict(info.get("config") or {})
+        offsets = load_offsets(self.offsets)
+        if offsets:
+            try:
+                outcome = create_with_offsets(self.hook, name, config, offsets, self._state())
+            except ConnectorConflictError:
+                info = self.hook.get_connector(name)
+            else:
+                return self._with_offsets(outcome)
+        else:
+            info, created = self.hook.create_connector(name, config, self.initial_state or None)
+            if created:
+                self.log.info("Created connector %s", name)
+                return info_summary(info, created=True, updated=False)
+        existing, desired = dict(info.get("config") or {}), normalise_config(name, config)
         if existing == desired:
             self.log.info("Connector %s already exists with the same config; nothing to do", name)
             return info_summary(info, created=False, updated=False)
@@ -128,7 +149,26 @@ class ConnectorCreateOperator(_WaitsForState):
             )
         updated, _ = self.hook.put_connector_config(name, desired)
         self.log.info("Connector %s existed with a different config; updated keys: %s", name, ", ".join(differing))
+        if offsets:
+            self.log.warning("Connector %s existed: its offsets were left as they are", name)
         return info_summary(updated, created=False, updated=True)
+
+    def _with_offsets(self, outcome: CreatedWithOffsets) -> dict[str, Any]:
+        name = self.connector_name
+        if not outcome.offsets_written:
+            self.log.warning(
+                "Connector %s already exists, same config, and has left STOPPED: offsets not written", name
+            )
+        elif outcome.created:
+            how = "in the create (KIP-995)" if outcome.in_create else "by PATCH while STOPPED"
+            self.log.info("Created connector %s with its offsets, written %s: %s", name, how, outcome.message)
+        written = "create" if outcome.in_create else "patch" if outcome.patched else None
+        return info_summary(
+            outcome.info,
+            created=outcome.created,
+            updated=False,
+            offsets={"written": written, "message": outcome.message},
+        )
 
 
 class ConnectorUpdateConfigOperator(ConnectOperatorBase):

@@ -1,14 +1,16 @@
-"""Move a connector, with its offsets, from one Connect cluster to another (KIP-980's recipe).
+"""Move a connector, with its offsets, from one Connect cluster to another.
 
-Steps: stop on the source (which flushes its last offsets), read the offsets, create the connector STOPPED
-on the target, alter its offsets there, resume it, then delete (or leave stopped) the source copy.
+Steps: stop on the source (which flushes its last offsets), read the offsets, create the connector on the
+target starting from them, move it to its final state, then delete (or leave stopped) the source copy.
 Offsets are read after the stop, not before: read first and a running source could move on, and the
-target would repeat what the source did in between.
+target would repeat what the source did in between. Where the target supports KIP-995 the offsets go in the
+create itself; elsewhere (Apache Kafka Connect 3.9) KIP-980's recipe: created STOPPED, offsets PATCHed,
+resumed. Which one is found out from the create's answer, never configured (offsets_at_create).
 
 Every step is idempotent and the operator first looks at both clusters to see how far an earlier try
 got, so an Airflow retry after a failure at any step finishes the move without repeating or losing work:
-- target absent or STOPPED: (re)do stop / read / create / alter / resume (all repeatable while the
-  source is stopped, because the source's offsets no longer move);
+- target absent or STOPPED: (re)do stop / read / create with offsets or alter / resume (all repeatable while
+  the source is stopped, because the source's offsets no longer move);
 - target already running or paused: its offsets were transferred and it may have moved on, so they are
   never touched again; only the source clean-up remains;
 - source already deleted: the move had completed.
@@ -30,6 +32,7 @@ from airflow_provider_connect.hooks.base import normalise_config
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.lineage import operator_lineage
 from airflow_provider_connect.links import ConnectorLink
+from airflow_provider_connect.offsets_at_create import create_with_offsets, set_target_state
 from airflow_provider_connect.operators.base import load_config
 from airflow_provider_connect.redaction import secret_values
 from airflow_provider_connect.sensors.connector import handle_trigger_event
@@ -173,7 +176,10 @@ class ConnectorMigrateOperator(BaseOperator):
             config.update(load_config(self.config_overrides))
         desired = normalise_config(dst_name, config)
 
-        # 3. Create STOPPED on the target (or find the copy an earlier try created).
+        # 3-5. Create it on the target starting from those offsets, then move it to its final state: the offsets
+        # go in the create where the target supports KIP-995, else they are PATCHed into the STOPPED connector
+        # (detected from the create's answer: offsets_at_create). Or finish the STOPPED copy of an earlier try.
+        entries = [_entry(o) for o in offsets]
         if target_exists:
             existing = self.target.get_connector_config(dst_name)
             if existing != desired:
@@ -182,27 +188,29 @@ class ConnectorMigrateOperator(BaseOperator):
                     f"(differing keys: {', '.join(sorted(k for k in set(existing) | set(desired) if existing.get(k) != desired.get(k)))})"
                 )
             steps.append("found stopped copy on target")
+            self.target.ensure_stopped(dst_name, timeout=self.wait_timeout, poll_interval=self.poll_interval)
+            if entries:  # repeatable: the source's offsets are frozen
+                self.log.info("%s", self.target.alter_offsets(dst_name, entries))
+                steps.append("altered offsets on target")
+            set_target_state(self.target, dst_name, final_state)
+        elif entries:
+            outcome = create_with_offsets(self.target, dst_name, config, entries, final_state)
+            if not outcome.offsets_written:
+                raise ConnectorStateError(f"Target connector {dst_name} appeared meanwhile and is not STOPPED")
+            if outcome.in_create:
+                steps.append("created on target with its offsets (KIP-995)")
+            else:
+                steps += ["created stopped on target", "altered offsets on target"]
         else:
-            info, created = self.target.create_connector(dst_name, config, ConnectState.STOPPED.value)
+            info, created = self.target.create_connector(dst_name, config, final_state.value)
             if not created and dict(info.get("config") or {}) != desired:
                 raise ConnectorConflictError(f"Target connector {dst_name} appeared with a different config")
-            self.target.ensure_stopped(dst_name, timeout=self.wait_timeout, poll_interval=self.poll_interval)
-            steps.append("created stopped on target")
-
-        # 4. Alter the target's offsets to the source's (repeatable: the source's offsets are frozen).
-        if offsets:
-            message = self.target.alter_offsets(dst_name, [_entry(o) for o in offsets])
-            steps.append("altered offsets on target")
-            self.log.info("%s", message)
-
-        # 5. Resume (or leave as asked) on the target.
+            steps.append("created on target")
         if final_state is ConnectState.RUNNING:
-            self.target.resume_connector(dst_name)
             steps.append("resumed on target")
             if self.wait_for_running:
                 self._wait_running_on_target(dst_name, steps, len(offsets))
         elif final_state is ConnectState.PAUSED:
-            self.target.pause_connector(dst_name)
             steps.append("paused on target")
         return len(offsets)
 

@@ -19,6 +19,7 @@ from ..plugins import Plugins
 from ..storage.kafka_config_store import KafkaConfigStore
 from ..storage.kafka_log import KafkaStoreError
 from ..storage.kafka_stores import KafkaStoreSettings
+from ..storage.restart_records import StatusTopicRestartLedger
 from ..worker.counters import RebalanceCounters
 from ..worker.offsets import OffsetsManager, SourceOffsetStores
 from ..worker.worker import Worker
@@ -76,7 +77,8 @@ class DistributedRuntime(WorkerRuntime):
             rebalance,
             on_change=wakeup.set,
         )
-        statuses = GenerationStatuses(status_store, member.status_generation)
+        statuses = self.statuses = GenerationStatuses(status_store, member.status_generation)
+        self.restart_ledger = StatusTopicRestartLedger(status_store)  # before the store replays the topic
         topics = StatusTopics(config, status_store)
         worker = Worker(
             config,

@@ -61,7 +61,7 @@ class StandaloneRuntime(WorkerRuntime):
                 "Neither config.storage.file.filename nor offset.storage.file.filename is set: connectors "
                 "and offsets stay in memory and will not survive a restart"
             )
-        statuses = StatusStore()
+        statuses = self.statuses = StatusStore()
         topics = MemoryTopics(config)
         worker = Worker(config, plugins, offset_store, statuses, worker_id, on_topic=topics.record, resolver=resolver)
         return StandaloneHerder(
@@ -94,7 +94,11 @@ class StandaloneRuntime(WorkerRuntime):
         for request in requests:
             try:
                 self.herder.put_connector_config(
-                    request.name, dict(request.config), request.name in existing, request.initial_state
+                    request.name,
+                    dict(request.config),
+                    request.name in existing,
+                    request.initial_state,
+                    request.initial_offsets,
                 )
             except Exception as exc:  # noqa: BLE001
                 message = getattr(exc, "message", None) or str(exc)

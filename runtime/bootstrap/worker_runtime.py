@@ -12,6 +12,7 @@ import threading
 from typing import Any
 
 from ..config_providers import ConfigResolver
+from ..herder.auto_restart import AutoRestarter
 from ..herder.interface import Herder
 from ..plugins import Plugins
 from ..rest.security import (
@@ -22,6 +23,8 @@ from ..rest.security import (
     ssl_context_from_worker_config,
 )
 from ..rest.server import RestServers, RestSockets, start_rest_server
+from ..storage.base import StatusStore
+from ..storage.restart_records import MemoryRestartLedger, RestartLedger
 from ..worker.broker_monitor import BrokerMonitor
 from ..worker_config import WorkerConfig
 from .startup import StartupError, bind_rest_sockets, kafka_cluster_id, tune_gc, worker_admin_client
@@ -38,6 +41,11 @@ class WorkerRuntime:
         self.config = config
         self.server: RestServers | None = None
         self.herder: Herder | None = None
+        self.auto_restarts: AutoRestarter | None = None
+        # set by the mode's _build_herder: the statuses its worker writes through, and where self-healing
+        # keeps its restart counts
+        self.statuses: StatusStore | None = None
+        self.restart_ledger: RestartLedger = MemoryRestartLedger()
         self.broker_monitor: BrokerMonitor | None = None
         self.credentials: Credentials | None = None
         self.ssl_context: ssl.SSLContext | None = None
@@ -87,8 +95,16 @@ class WorkerRuntime:
         plugins = Plugins(config.get_list("plugin.path"))
         self.herder = self._build_herder(plugins, resolver, worker_id, cluster_id)
         self._start_herder(self.herder)
+        assert self.statuses is not None, "the mode's _build_herder sets the statuses"
+        self.auto_restarts = AutoRestarter(self.herder, self.statuses, self.restart_ledger, worker_id).start()
         self.server, self._server_thread = start_rest_server(
-            config, self.herder, self.sockets, self.credentials, self.forward_kwargs, self.ssl_context
+            config,
+            self.herder,
+            self.sockets,
+            self.credentials,
+            self.forward_kwargs,
+            self.ssl_context,
+            auto_restarts=self.auto_restarts,
         )
         log.info("Kafka Connect %s worker %s started (Kafka cluster %s)", self.mode, worker_id, cluster_id)
 
@@ -97,6 +113,8 @@ class WorkerRuntime:
             self.server.should_exit = True
         if self.broker_monitor is not None:
             self.broker_monitor.stop()
+        if self.auto_restarts is not None:
+            self.auto_restarts.stop()
         if self.herder is not None:
             self.herder.stop()
         if self._server_thread is not None:

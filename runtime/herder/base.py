@@ -232,6 +232,29 @@ class HerderBase:
         assert isinstance(hook, SourceConnector)
         return self.offsets.reset_source(name, state.config, hook, transactional_id=transactional_id)
 
+    # ---- offsets at create (KIP-995, as apache/kafka#23268) ------------------------------------------
+
+    def _check_initial_offsets(self, config: dict[str, str], entries: list[dict[str, Any]]) -> None:
+        """PATCH's checks of a create's `initial_offsets` (its 400s), before anything is written."""
+        parse = offset_requests.parse_sink_offsets if self._is_sink(config) else offset_requests.parse_source_offsets
+        _bad_request(lambda: parse(entries))
+
+    def _write_initial_offsets(self, name: str, config: dict[str, str], entries: list[dict[str, Any]]) -> str:
+        """Make `entries` the offsets of `name`, about to be created, through PATCH's path (its `alter_offsets`
+        hook, its writes): offsets outlive a connector, so partitions a deleted namesake left are reset in the
+        same alter, and the new connector starts exactly where it was told. The message PATCH would give."""
+        sink = self._is_sink(config)
+        current = self.offsets.sink_offsets(name, config) if sink else self.offsets.source_offsets(name, config)
+        stale = [{"partition": entry["partition"], "offset": None} for entry in current]
+        return self._alter_stopped(name, ConnectorState(config, TargetState.STOPPED, []), stale + entries)
+
+    def _take_back_initial_offsets(self, name: str, config: dict[str, str]) -> None:
+        """The create that wrote them failed: reset the offsets again (best effort), as nothing was created."""
+        try:
+            self._reset_stopped(name, ConnectorState(config, TargetState.STOPPED, []))
+        except Exception as exc:  # noqa: BLE001 - the create's own error is what the client must see
+            log.error("Could not reset the initial offsets of connector %s after its create failed: %s", name, exc)
+
     # ---- topics (KIP-558) ---------------------------------------------------------------------------
 
     def _check_topic_tracking(self, reset: bool = False) -> None:

@@ -340,33 +340,63 @@ class DistributedHerder(HerderBase):
     # ---- config changes (leader) ----------------------------------------------------------------
 
     def put_connector_config(
-        self, name: str, config: dict[str, Any], allow_replace: bool, initial_state: str | None = None
+        self,
+        name: str,
+        config: dict[str, Any],
+        allow_replace: bool,
+        initial_state: str | None = None,
+        initial_offsets: list[dict[str, Any]] | None = None,
     ) -> tuple[bool, dict[str, Any]]:
         target = target_states.initial_target(initial_state)
         self._require_leader()
         with self.stages.stage("performing multi-property validation for the connector"):
             self._require_valid(config)
         clean = {k: str(v) for k, v in config.items()}
+        offsets_status = None
         with self._request():
             self._require_leader()
             self.config_store.refresh()
             existing = self.config_store.snapshot().connectors.get(name)
             if existing is not None and not allow_replace:
                 raise HerderError(f"Connector {name} already exists", 409)
-            with self.stages.stage(f"writing a config for connector {name} to the config topic"):
-                if existing is not None:
-                    self.config_store.put_connector_config(name, clean)
-                else:
-                    initial = target_states.created(clean, target).target_state
-                    # a connector created STARTED needs no target-state record, as the reference writes it
-                    self.config_store.put_connector_config(
-                        name, clean, None if initial is TargetState.STARTED else initial
-                    )
+            if existing is None and initial_offsets is not None:
+                # KIP-995: in place before the config record exists, so before any worker can start a task
+                offsets_status = self._set_initial_offsets(name, clean, initial_offsets)
+            try:
+                with self.stages.stage(f"writing a config for connector {name} to the config topic"):
+                    if existing is not None:
+                        self.config_store.put_connector_config(name, clean)
+                    else:
+                        initial = target_states.created(clean, target).target_state
+                        # a connector created STARTED needs no target-state record, as the reference writes it
+                        self.config_store.put_connector_config(
+                            name, clean, None if initial is TargetState.STARTED else initial
+                        )
+            except Exception:
+                if offsets_status is not None:
+                    self._take_back_initial_offsets(name, clean)
+                raise
             self.tick.wake()
             info = self._info(name, self._state(name, f"Connector {name} not found"))
         if existing is None:
             self._await_status(name, lambda connector, _tasks, _state: connector is not None)
-        return existing is None, info
+        return existing is None, info if offsets_status is None else {**info, "offsets_status": offsets_status}
+
+    def _set_initial_offsets(self, name: str, config: dict[str, str], entries: list[dict[str, Any]]) -> str:
+        """Check and write a create's initial offsets (leader, request lock held), once no task of a deleted
+        namesake still runs (its commits would overwrite them): 409, retriable, when some still do."""
+        with self.stages.stage(f"setting initial offsets for connector {name}"):
+            self._check_initial_offsets(config, entries)
+            self._await_settled(name)
+            return self._write_initial_offsets(name, config, entries)
+
+    def _await_settled(self, name: str) -> None:
+        """Wait (SETTLE_WAIT_S at most) until no task of `name` is assigned or reports a status; 409 after."""
+        deadline = time.monotonic() + SETTLE_WAIT_S
+        while self._rebalance_pending(name) and time.monotonic() < deadline:
+            time.sleep(POLL_S)
+        if self._rebalance_pending(name):
+            raise RebalanceNeeded()
 
     def patch_connector_config(self, name: str, patch: dict[str, Any]) -> dict[str, Any]:
         self._require_leader()
@@ -488,11 +518,7 @@ class DistributedHerder(HerderBase):
         target_states.require_stopped(name, state)
         # stopped, but its tasks may still be assigned or stopping: after a stop that just returned, give
         # the group a moment to settle before answering 409 (retriable)
-        deadline = time.monotonic() + SETTLE_WAIT_S
-        while self._rebalance_pending(name) and time.monotonic() < deadline:
-            time.sleep(POLL_S)
-        if self._rebalance_pending(name):
-            raise RebalanceNeeded()
+        self._await_settled(name)
         return state
 
     def _fenced_precheck(self, name: str) -> tuple[ConnectorState, str | None]:
@@ -538,6 +564,12 @@ class DistributedHerder(HerderBase):
 
     def assignment(self) -> Assignment:
         return self.member.assignment()
+
+    def owns(self, name: str, task: int | None) -> bool:
+        """Whether the current assignment gives this worker the connector (task None) or the task."""
+        assignment = self.member.assignment()
+        owner = assignment.connectors.get(name) if task is None else assignment.tasks.get((name, task))
+        return owner == self.worker_id
 
     def assigned_counts(self) -> tuple[int, int] | None:
         assignment = self.member.assignment()

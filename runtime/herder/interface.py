@@ -55,6 +55,14 @@ class Herder(Protocol):
         connect-coordinator-metrics, read at scrape time); None in standalone mode, which has no group."""
         ...
 
+    def owns(self, name: str, task: int | None) -> bool:
+        """Whether this worker runs the connector (task None) or the task now (self-healing acts on those)."""
+        ...
+
+    def is_leader(self) -> bool:
+        """Standalone: always; distributed: while this worker leads the group."""
+        ...
+
     def connector_topics(self, name: str) -> dict[str, Any]: ...
 
     def connector_offsets(self, name: str) -> dict[str, Any]: ...
@@ -66,8 +74,18 @@ class Herder(Protocol):
     # ---- changes: leader-only ones raise NotLeader (or NotAssigned) in distributed mode -----------
 
     def put_connector_config(
-        self, name: str, config: dict[str, Any], allow_replace: bool, initial_state: str | None = None
-    ) -> tuple[bool, dict[str, Any]]: ...
+        self,
+        name: str,
+        config: dict[str, Any],
+        allow_replace: bool,
+        initial_state: str | None = None,
+        initial_offsets: list[dict[str, Any]] | None = None,
+    ) -> tuple[bool, dict[str, Any]]:
+        """Create or replace `name`: (created, ConnectorInfo). `initial_offsets` (KIP-995: PATCH offsets'
+        entries) apply to a create only: written before any task starts, replacing whatever offsets the
+        name had; the info then carries `offsets_status`, the message PATCH would give. Bad offsets are
+        PATCH's 400s, and nothing is created."""
+        ...
 
     def patch_connector_config(self, name: str, patch: dict[str, Any]) -> dict[str, Any]: ...
 

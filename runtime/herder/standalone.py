@@ -269,6 +269,15 @@ class StandaloneHerder(HerderBase):
     def assigned_counts(self) -> tuple[int, int] | None:
         return None  # no group, no coordinator metrics (as the reference's standalone worker)
 
+    def owns(self, name: str, task: int | None) -> bool:
+        """One worker runs everything there is."""
+        with self._lock:
+            state = self._connectors.get(name)
+        return state is not None and (task is None or task < len(state.task_configs))
+
+    def is_leader(self) -> bool:
+        return True  # the only worker
+
     # ---- where connector code runs (HerderBase) --------------------------------------------------
 
     def _staged(self, fn: Callable[[], T], stage: str) -> T:
@@ -287,7 +296,12 @@ class StandaloneHerder(HerderBase):
     # ---- config changes -------------------------------------------------------------------------
 
     def put_connector_config(
-        self, name: str, config: dict[str, Any], allow_replace: bool, initial_state: str | None = None
+        self,
+        name: str,
+        config: dict[str, Any],
+        allow_replace: bool,
+        initial_state: str | None = None,
+        initial_offsets: list[dict[str, Any]] | None = None,
     ) -> tuple[bool, dict[str, Any]]:
         target = target_states.initial_target(initial_state)
 
@@ -299,19 +313,35 @@ class StandaloneHerder(HerderBase):
                 existing = self._connectors.get(name)
             if existing is not None and not allow_replace:
                 raise HerderError(f"Connector {name} already exists", 409)
-            if existing is not None:
-                state = target_states.reconfigured(existing, clean)
+            offsets_status = None
+            if existing is None:
+                offsets_status = self._create(name, target_states.created(clean, target), initial_offsets)
             else:
-                state = target_states.created(clean, target)
-            self._persist(name, state)
-            if existing is not None:
+                self._persist(name, target_states.reconfigured(existing, clean))
                 # only the connector restarts; its tasks are replaced if the new config changes them
                 with self.stages.stage("stopping the connector"):
                     self.worker.stop_connector(name)
             self._start_connector_and_tasks(name)
-            return existing is None, self._info(name, self._state(name, f"Connector {name} not found"))
+            info = self._info(name, self._state(name, f"Connector {name} not found"))
+            return existing is None, info if offsets_status is None else {**info, "offsets_status": offsets_status}
 
         return self._submit(apply, f"writing a config for connector {name}")
+
+    def _create(self, name: str, state: ConnectorState, initial_offsets: list[dict[str, Any]] | None) -> str | None:
+        """Store a new connector, its initial offsets first (KIP-995; none of its tasks can start before it is
+        stored): the offsets' message, or None without offsets."""
+        if initial_offsets is None:
+            self._persist(name, state)
+            return None
+        with self.stages.stage(f"setting initial offsets for connector {name}"):
+            self._check_initial_offsets(state.config, initial_offsets)
+            message = self._write_initial_offsets(name, state.config, initial_offsets)
+        try:
+            self._persist(name, state)
+        except Exception:
+            self._take_back_initial_offsets(name, state.config)
+            raise
+        return message
 
     def patch_connector_config(self, name: str, patch: dict[str, Any]) -> dict[str, Any]:
         def apply() -> dict[str, Any]:

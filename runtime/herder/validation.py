@@ -28,6 +28,7 @@ from ..api.config import (
 from ..api.connector import Connector, SinkConnector, SourceConnector
 from ..api.errors import ConfigError, ConnectError
 from ..api.transactions import ConnectorTransactionBoundaries, ExactlyOnceSupport, TransactionBoundary
+from ..control import restart_backoff
 from ..control.errors import BadRequest
 from ..plugins import Plugins
 from ..worker.transform_chain import validate_transforms
@@ -254,6 +255,19 @@ def validate_connector_config(plugins: Plugins, config: dict[str, Any]) -> dict[
     for prefix, header in (("key.converter", False), ("value.converter", False), ("header.converter", True)):
         if not framework_values[prefix].errors:
             configs.extend(_converter_configs(plugins, present, prefix, header))
+    for name, message in restart_backoff.problems(present).items():  # self-healing's settings (an extension)
+        configs.append(
+            {
+                "definition": None,
+                "value": {
+                    "name": name,
+                    "value": present[name],
+                    "recommended_values": [],
+                    "errors": [message],
+                    "visible": True,
+                },
+            }
+        )
     for name, raw in config.items():
         if raw is None:
             configs.append(

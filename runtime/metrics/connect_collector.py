@@ -34,6 +34,7 @@ from ..storage.base import InstanceStatus
 from ..worker.admin_statistics import ADMIN_STATISTICS
 from ..worker.counters import RebalanceCounters, TaskCounters
 from ..worker.worker import ConnectorInstance, Worker
+from .auto_restarts import AutoRestartCollector, RestartCounts
 
 WINDOW_S = 30.0  # the reference's metrics.sample.window.ms
 TASK_STATES = ("running", "paused", "failed", "unassigned", "restarting", "destroyed")
@@ -483,12 +484,17 @@ _HELP = {
 
 
 def metrics_registry(
-    worker_of: Callable[[], Worker | None], assigned_counts: AssignedCounts | None = None
+    worker_of: Callable[[], Worker | None],
+    assigned_counts: AssignedCounts | None = None,
+    auto_restarts: RestartCounts | None = None,
 ) -> CollectorRegistry:
-    """The worker's registry: its metrics, and the process's (CPU, memory, file descriptors, Python's
-    version and garbage collections) from prometheus-client's own collectors."""
+    """The worker's registry: its metrics, self-healing's restarts (`auto_restarts`: this worker's counts),
+    and the process's (CPU, memory, file descriptors, Python's version and garbage collections) from
+    prometheus-client's own collectors."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(ConnectCollector(worker_of, assigned_counts))
+    if auto_restarts is not None:
+        registry.register(AutoRestartCollector(auto_restarts))
     ProcessCollector(registry=registry)
     PlatformCollector(registry=registry)
     GCCollector(registry=registry)

@@ -12,8 +12,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..control.errors import HerderError
+from ..herder.auto_restart import AutoRestarter
 from ..herder.interface import Herder
 from ..version import KAFKA_COMPAT_VERSION, __version__
+from .auto_restart_view import StatusAnnotator
 from .forwarding import Forwarded, Forwarder, LeaderCalls
 from .loggers import LoggerAdmin
 from .request_bodies import COMPONENT_SCHEMAS
@@ -56,7 +58,9 @@ def create_app(
     admin_enabled: bool = True,
     credentials: Credentials | None = None,
     forward_client_kwargs: dict[str, Any] | None = None,
+    auto_restarts: AutoRestarter | None = None,
 ) -> FastAPI:
+    """`auto_restarts`: the worker's self-healing, shown in status bodies and /metrics."""
     loggers = loggers or LoggerAdmin()
     app = _ConnectApi(
         title="Kafka Connect REST API",
@@ -100,9 +104,10 @@ def create_app(
         log.exception("Unexpected error answering a request")
         return error(500, str(exc) or type(exc).__name__)
 
-    app.include_router(root.router(herder))
-    app.include_router(connectors.router(herder, leader_call))
-    app.include_router(tasks.router(herder, leader_call))
+    annotate = StatusAnnotator(herder, auto_restarts)
+    app.include_router(root.router(herder, auto_restarts))
+    app.include_router(connectors.router(herder, leader_call, annotate))
+    app.include_router(tasks.router(herder, leader_call, annotate))
     app.include_router(offsets.router(herder, leader_call))
     app.include_router(internal.router(herder, leader_call))
     app.include_router(plugins.router(herder))

@@ -13,15 +13,17 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class ConnectorOffset(_Strict):
+    partition: dict[str, Any] | None = None
+    offset: dict[str, Any] | None = None
+
+
 class CreateConnectorRequest(_Strict):
     name: StrictStr | None = None
     config: dict[str, ConfigScalar] | None = None
     initial_state: StrictStr | None = None
-
-
-class ConnectorOffset(_Strict):
-    partition: dict[str, Any] | None = None
-    offset: dict[str, Any] | None = None
+    # KIP-995: the entries of PATCH /connectors/{c}/offsets' `offsets`, written before any task starts
+    initial_offsets: list[ConnectorOffset] | None = None
 
 
 class ConnectorOffsets(_Strict):

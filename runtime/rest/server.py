@@ -8,6 +8,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..herder.auto_restart import AutoRestarter
 from ..herder.interface import Herder
 from ..worker_config import WorkerConfig
 
@@ -80,6 +81,7 @@ def start_rest_server(
     credentials: Any = None,
     forward_client_kwargs: dict[str, Any] | None = None,
     ssl_context: ssl.SSLContext | None = None,
+    auto_restarts: AutoRestarter | None = None,
 ) -> tuple[RestServers, RestServers]:
     """Serve the REST API on every REST listener and /admin/* on the admin listeners; the returned object
     stops (`should_exit = True`) and joins them all (returned twice: the runtimes keep a server and a thread)."""
@@ -110,6 +112,7 @@ def start_rest_server(
         admin_enabled=sockets.admin is None,
         credentials=credentials,
         forward_client_kwargs=forward_client_kwargs,
+        auto_restarts=auto_restarts,
     )
     serve(app, sockets.main, ssl_context, "rest-server")
     if sockets.admin:
@@ -120,6 +123,6 @@ def start_rest_server(
             _OnlyPaths(admin_app, "/admin"), sockets.admin, ssl_context if sockets.admin_https else None, "admin-server"
         )
     if sockets.metrics:
-        metrics_app = create_app(herder, loggers, admin_enabled=False)  # no credentials: a scrape port
+        metrics_app = create_app(herder, loggers, admin_enabled=False, auto_restarts=auto_restarts)  # a scrape port
         serve(_OnlyPaths(metrics_app, "/metrics"), sockets.metrics, None, "metrics-server")
     return servers, servers

@@ -79,6 +79,11 @@ class KafkaStatusStore(StatusStore):
         skips such keys, which KIP-915 allows."""
         self._extra[prefix] = handler
 
+    def put_own_record(self, key: str, value: bytes | None) -> None:
+        """Write a record of a family registered with `register_prefix`; returns once it is acknowledged and
+        read back (its handler has seen it, after every record before it)."""
+        self.log.wait_until_consumed(self.log.send([(key.encode("utf-8"), value)]), self._read_timeout_s)
+
     def start(self) -> None:
         self.log.start(self._read_timeout_s)
 

@@ -13,12 +13,14 @@ from fastapi.responses import JSONResponse, Response
 from ...control.errors import BadRequest
 from ...control.restart import RestartRequest
 from ...herder.interface import Herder
+from ..auto_restart_view import StatusAnnotator
 from ..forwarding import LeaderCalls
 from ..models import CONFIG_MAP_SCHEMA, CreateConnectorRequest, config_map
 from ..request_bodies import body_schema, flag, model_schema, read_config, read_model
 
 
-def router(herder: Herder, leader_call: LeaderCalls) -> APIRouter:
+def router(herder: Herder, leader_call: LeaderCalls, annotate: StatusAnnotator) -> APIRouter:
+    """`annotate` adds self-healing's view to the status bodies of connectors that ask for it."""
     routes = APIRouter()
 
     @routes.get("/connectors", summary="List all active connectors")
@@ -26,7 +28,8 @@ def router(herder: Herder, leader_call: LeaderCalls) -> APIRouter:
         expand = request.query_params.getlist("expand")
         if not expand:
             return await run_in_threadpool(herder.connector_names)
-        return await run_in_threadpool(herder.connector_listing, "status" in expand, "info" in expand)
+        listing = await run_in_threadpool(herder.connector_listing, "status" in expand, "info" in expand)
+        return await run_in_threadpool(annotate.listing, listing) if "status" in expand else listing
 
     @routes.post(
         "/connectors",
@@ -45,8 +48,10 @@ def router(herder: Herder, leader_call: LeaderCalls) -> APIRouter:
                 f"Connector name configuration ({config['name']}) doesn't match connector name in the URL ({name})"
             )
         config["name"] = name
+        # KIP-995: offsets written before any task starts; the answer then carries `offsets_status`
+        offsets = None if body.initial_offsets is None else [entry.model_dump() for entry in body.initial_offsets]
         _, info = await leader_call(
-            request, herder.put_connector_config, name, config, False, body.initial_state, settle=name
+            request, herder.put_connector_config, name, config, False, body.initial_state, offsets, settle=name
         )
         return JSONResponse(info, status_code=201, headers={"Location": _location(request, name)})
 
@@ -89,7 +94,8 @@ def router(herder: Herder, leader_call: LeaderCalls) -> APIRouter:
 
     @routes.get("/connectors/{connector}/status", summary="Get the status for the specified connector")
     async def connector_status(connector: str) -> Any:
-        return await run_in_threadpool(herder.connector_status, connector)
+        body = await run_in_threadpool(herder.connector_status, connector)
+        return await run_in_threadpool(annotate.connector_status, body)
 
     @routes.post("/connectors/{connector}/restart", summary="Restart the specified connector")
     async def restart_connector(connector: str, request: Request) -> Response:

@@ -9,12 +9,13 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from ...herder.auto_restart import AutoRestarter
 from ...herder.interface import Herder
 from ...metrics import metrics_registry
 from ...version import KAFKA_COMPAT_VERSION, __version__
 
 
-def router(herder: Herder) -> APIRouter:
+def router(herder: Herder, auto_restarts: AutoRestarter | None = None) -> APIRouter:
     routes = APIRouter()
 
     @routes.get("/", summary="Get details about this Connect worker and the ID of the Kafka cluster it is connected to")
@@ -30,7 +31,11 @@ def router(herder: Herder) -> APIRouter:
         status, body = await run_in_threadpool(herder.health)
         return JSONResponse(body, status_code=status)
 
-    registry = metrics_registry(lambda: herder.worker, herder.assigned_counts)
+    registry = metrics_registry(
+        lambda: herder.worker,
+        herder.assigned_counts,
+        None if auto_restarts is None else lambda: dict(auto_restarts.restarted),
+    )
 
     @routes.get("/metrics", summary="The worker's metrics in Prometheus' text format (Strimzi's names)")
     def metrics() -> Response:

@@ -9,10 +9,12 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
 from ...herder.interface import Herder
+from ..auto_restart_view import StatusAnnotator
 from ..forwarding import LeaderCalls
 
 
-def router(herder: Herder, leader_call: LeaderCalls) -> APIRouter:
+def router(herder: Herder, leader_call: LeaderCalls, annotate: StatusAnnotator) -> APIRouter:
+    """`annotate` adds self-healing's view to the status bodies of connectors that ask for it."""
     routes = APIRouter()
 
     @routes.get(
@@ -34,7 +36,8 @@ def router(herder: Herder, leader_call: LeaderCalls) -> APIRouter:
         summary="Get the state of the specified task for the specified connector",
     )
     async def task_status(connector: str, task: int) -> Any:
-        return await run_in_threadpool(herder.task_status, connector, task)
+        body = await run_in_threadpool(herder.task_status, connector, task)
+        return await run_in_threadpool(annotate.task_status, connector, body)
 
     @routes.post(
         "/connectors/{connector}/tasks/{task}/restart",

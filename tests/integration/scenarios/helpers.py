@@ -92,10 +92,18 @@ class Api:
         return self.request("DELETE", path, **kwargs)
 
     # --- conveniences ------------------------------------------------------------------------------
-    def create(self, name: str, config: dict[str, str], initial_state: str | None = None) -> dict[str, Any]:
+    def create(
+        self,
+        name: str,
+        config: dict[str, str],
+        initial_state: str | None = None,
+        initial_offsets: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"name": name, "config": config}
         if initial_state is not None:
             body["initial_state"] = initial_state
+        if initial_offsets is not None:
+            body["initial_offsets"] = initial_offsets
         response = self.post("/connectors", body)
         assert response.status_code == 201, f"create {name}: {response.status_code} {response.text}"
         return response.json()

@@ -21,6 +21,10 @@ class FakeConnect:
         self.calls: list[tuple[str, str]] = []
         self.fail_next: list[httpx.Response | Exception] = []  # injected answers, consumed first
         self.failing: dict[tuple[str, str], list[httpx.Response]] = {}  # per request, see fail()
+        # KIP-995's `initial_offsets` on a create: "refuse" as Apache Kafka Connect 3.9 does (500, nothing
+        # created), "support" as this runtime does (written, `offsets_status` answered), "ignore" as a server
+        # that drops unknown fields would
+        self.initial_offsets = "refuse"
 
     # -- state helpers for tests --
     def add(
@@ -95,9 +99,16 @@ class FakeConnect:
             name = body["name"]
             if name in self.connectors:
                 return _err(409, f"Connector {name} already exists")
+            offsets = body.get("initial_offsets")
+            if offsets is not None and self.initial_offsets == "refuse":
+                return _err(500, UNRECOGNIZED_INITIAL_OFFSETS)
             state = (body.get("initial_state") or "RUNNING").upper()
             self.add(name, {k: str(v) for k, v in body["config"].items()}, state=state)
-            return httpx.Response(201, json=self._info(name))
+            info = self._info(name)
+            if offsets is not None and self.initial_offsets == "support":
+                self.connectors[name]["offsets"] = offsets
+                info["offsets_status"] = "The offsets for this connector have been altered successfully"
+            return httpx.Response(201, json=info)
         if path == "/connectors" and method == "GET":
             expand = params.get("expand")
             if not expand:
@@ -162,6 +173,12 @@ class FakeConnect:
                 200, json={"message": "The offsets for this connector have been altered successfully"}
             )
         return _err(404, "HTTP 404 Not Found")
+
+
+UNRECOGNIZED_INITIAL_OFFSETS = (
+    'Unrecognized field "initial_offsets" (class org.apache.kafka.connect.runtime.rest.entities.'
+    'CreateConnectorRequest), not marked as ignorable (3 known properties: "config", "name", "initial_state"])'
+)
 
 
 def _err(status: int, message: str) -> httpx.Response:

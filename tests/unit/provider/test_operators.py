@@ -73,6 +73,41 @@ def test_create_after_lost_answer_counts_as_success(fake):
     assert fake.calls.count(("POST", "/connectors")) == 1
 
 
+@pytest.mark.parametrize("kip995, in_create", [("support", True), ("refuse", False), ("ignore", False)])
+def test_create_with_offsets_writes_them_before_the_connector_leaves_stopped(fake, kip995, in_create):
+    fake.initial_offsets = kip995
+    seen = []
+    plain = fake.route
+
+    def watch(method, path, params, body):  # the state the connector is in whenever its offsets change
+        if (path.endswith("/offsets") and method == "PATCH") or (method == "POST" and body.get("initial_offsets")):
+            seen.append(body.get("initial_state") or fake.connectors["c"]["state"])
+        return plain(method, path, params, body)
+
+    fake.route = watch
+    result = create(offsets=json.dumps(OFFSETS), initial_state="PAUSED").execute({})
+    assert result["created"] and result["offsets"]["written"] == ("create" if in_create else "patch")
+    assert result["offsets"]["message"] == "The offsets for this connector have been altered successfully"
+    assert fake.connectors["c"]["offsets"] == OFFSETS and fake.connectors["c"]["state"] == "PAUSED"
+    assert seen and set(seen) == {"STOPPED"}
+
+
+def test_create_with_offsets_never_rewinds_a_connector_that_already_moved_on(fake):
+    fake.initial_offsets = "support"
+    moved_on = [{"partition": {"task.id": "c-0"}, "offset": {"saved": 99}}]
+    fake.add("c", {k: str(v) for k, v in CONFIG.items()}, state="RUNNING", offsets=moved_on)
+    result = create(offsets={"offsets": OFFSETS}).execute({})  # GET offsets' body is taken too
+    assert result["created"] is False and result["offsets"]["written"] is None
+    assert fake.connectors["c"]["offsets"] == moved_on
+    fake.connectors["c"]["state"] = "STOPPED"  # an earlier try's copy, never started: it gets them
+    assert create(offsets=OFFSETS).execute({})["offsets"]["written"] == "patch"
+    assert fake.connectors["c"]["offsets"] == OFFSETS and fake.connectors["c"]["state"] == "RUNNING"
+    with pytest.raises(ConnectorConflictError, match="differing keys: tasks.max"):
+        create(config={**CONFIG, "tasks.max": 3}, offsets=OFFSETS).execute({})
+    with pytest.raises(ValueError, match="offsets must be a list"):
+        create(offsets='{"partition": {}}').execute({})
+
+
 def test_config_from_json_string_and_file(tmp_path, fake):
     assert load_config(json.dumps(CONFIG)) == CONFIG
     path = tmp_path / "c.json"
