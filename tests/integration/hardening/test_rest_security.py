@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from tests.support.broker import unique
+from tests.support.pki import Pki
 from tests.support.worker import REPO_ROOT, WorkerProcess, wait_for, write_properties
-from tests.unit.test_security import Pki
 
 from .conftest import SOURCE
 

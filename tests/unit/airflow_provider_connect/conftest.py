@@ -5,7 +5,7 @@ import respx
 from tenacity import wait_none
 
 from airflow_provider_connect.hooks.retries import RetryPolicy
-from tests.unit.provider.fake_connect import FakeConnect
+from tests.unit.airflow_provider_connect.fake_connect import FakeConnect
 
 BASE = "http://connect.test:8083"
 TARGET = "http://target.test:8083"

@@ -3,7 +3,7 @@ acknowledgement may be older or newer than the write, and the acknowledged offse
 
 The write path is replaced by one that holds the delivery callback, so the order of "record read" and
 "write acknowledged" is chosen by the test (with a broker it is a race; the broker-backed store tests are
-in tests/unit/storage_kafka)."""
+in tests/integration/storage)."""
 
 from __future__ import annotations
 

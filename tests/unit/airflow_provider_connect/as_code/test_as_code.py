@@ -291,7 +291,7 @@ def test_the_dag_applies_the_folder_hourly_and_when_the_watcher_fires(monkeypatc
 
     monkeypatch.setenv("KAFKA_CONNECT_DESIRED_STATE", str(tmp_path))
     monkeypatch.setenv("KAFKA_CONNECT_AS_CODE_PRUNE", "true")
-    dag = runpy.run_path(str(Path(__file__).resolve().parents[3] / "dags" / "connectors_as_code.py"))["dag"]
+    dag = runpy.run_path(str(Path(__file__).resolve().parents[4] / "dags" / "connectors_as_code.py"))["dag"]
     (task,) = dag.tasks
     assert isinstance(task, ConnectorsApplyOperator) and task.desired_state == str(tmp_path) and task.prune
     assert isinstance(dag.timetable.timetable, CronTriggerTimetable)

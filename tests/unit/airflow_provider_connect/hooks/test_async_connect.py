@@ -6,7 +6,7 @@ import pytest
 from airflow_provider_connect.errors import ConnectApiError, ConnectNotFoundError
 from airflow_provider_connect.hooks.async_connect import AsyncConnectHook
 from airflow_provider_connect.hooks.retries import RetryPolicy
-from tests.unit.provider.conftest import BASE, HEADER_TOKEN
+from tests.unit.airflow_provider_connect.conftest import BASE, HEADER_TOKEN
 
 
 def run(coro):

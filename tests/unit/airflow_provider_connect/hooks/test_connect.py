@@ -8,7 +8,7 @@ from airflow_provider_connect.errors import ConnectApiError, ConnectNotFoundErro
 from airflow_provider_connect.hooks.base import ConnectSettings
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.hooks.retries import RetryPolicy
-from tests.unit.provider.conftest import BASE, CONN_PASSWORD, HEADER_TOKEN
+from tests.unit.airflow_provider_connect.conftest import BASE, CONN_PASSWORD, HEADER_TOKEN
 
 
 def hook(**kw) -> ConnectHook:
@@ -261,7 +261,7 @@ def test_gives_up_after_connection_errors(router):
 def test_backoff_grows_with_jitter_and_is_capped():
     from tenacity import RetryCallState
 
-    from tests.unit.provider.conftest import REAL_WAIT
+    from tests.unit.airflow_provider_connect.conftest import REAL_WAIT
 
     wait = REAL_WAIT(RetryPolicy(initial_backoff=1, max_backoff=4))
 

@@ -25,7 +25,7 @@ from airflow_provider_connect.operators.offsets import (
     ConnectorResetOffsetsOperator,
 )
 from airflow_provider_connect.triggers.connector import ConnectorStateTrigger
-from tests.unit.provider.conftest import BASE
+from tests.unit.airflow_provider_connect.conftest import BASE
 
 CONFIG = {
     "connector.class": "SequenceSourceConnector",

@@ -10,7 +10,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout, TaskD
 from airflow_provider_connect.errors import ConnectorStateError
 from airflow_provider_connect.sensors.connector import ConnectorStateSensor, SinkOffsetsSensor
 from airflow_provider_connect.triggers.connector import ConnectorStateTrigger, SinkOffsetsTrigger
-from tests.unit.provider.conftest import BASE
+from tests.unit.airflow_provider_connect.conftest import BASE
 
 STATUS_URL = f"{BASE}/connectors/c/status"
 OFFSETS_URL = f"{BASE}/connectors/c/offsets"

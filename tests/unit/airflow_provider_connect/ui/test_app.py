@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from airflow_provider_connect.hooks.base import ConnectSettings
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.ui.app import ACTION_HEADER, create_app
-from tests.unit.provider.conftest import BASE
+from tests.unit.airflow_provider_connect.conftest import BASE
 
 SECRET = "view-secret-8080"
 
