@@ -1,7 +1,7 @@
+"""The connector states, and how a status body is judged against a wanted state (sensors, triggers, operators)."""
+
 import pytest
 
-from airflow_provider_connect.offsets import committed_sink_offsets, evaluate_offsets, parse_targets, to_wire
-from airflow_provider_connect.redaction import redact_config, scrub, secret_values
 from airflow_provider_connect.status import (
     FAILED_STATES,
     NON_TERMINAL_STATES,
@@ -61,60 +61,3 @@ def test_evaluate_status_min_tasks_and_transitional():
     assert evaluate_status(status("STOPPED"), "RUNNING", transitional=["STOPPED"]).verdict is Verdict.WAITING
     with pytest.raises(ValueError, match="Cannot wait for FAILED"):
         evaluate_status(status("FAILED"), "FAILED")
-
-
-def test_redact_config_hides_secret_looking_values_only():
-    config = {
-        "connection.password": "pw-1",
-        "database.user": "bob",
-        "key.converter": "JsonConverter",
-        "sasl.jaas.config": "x required password=y;",
-        "aws.secret.access.key": "AKIA...",
-        "api.key": "k-1",
-        "ssl.key.password": "kp",
-        "token": "t",
-        "vault.password": "${vault:secret/db:pw}",
-        "topics": "t1",
-        "basic.auth.user.info": "u:p",
-    }
-    red = redact_config(config)
-    hidden = {k for k, v in red.items() if v == "***"}
-    assert hidden == {
-        "connection.password",
-        "sasl.jaas.config",
-        "aws.secret.access.key",
-        "api.key",
-        "ssl.key.password",
-        "token",
-        "basic.auth.user.info",
-    }
-    assert red["vault.password"] == "${vault:secret/db:pw}"  # a reference, not a secret
-    assert config["connection.password"] == "pw-1"  # input untouched
-
-
-def test_scrub_removes_secret_values_from_text():
-    secrets = secret_values({"db.password": "hunter2-long", "db.host": "h"})
-    assert scrub("failed: password hunter2-long rejected", secrets) == "failed: password *** rejected"
-    assert scrub(None, secrets) is None
-
-
-def test_offset_targets_and_evaluation():
-    targets = parse_targets({"t:0": 10, "my:topic:1": 5})
-    assert targets == {("t", 0): 10, ("my:topic", 1): 5}
-    assert parse_targets([{"topic": "t", "partition": 0, "offset": 3}]) == {("t", 0): 3}
-    assert parse_targets(to_wire(targets)) == targets
-    assert parse_targets(
-        [{"partition": {"kafka_topic": "t", "kafka_partition": 2}, "offset": {"kafka_offset": 7}}]
-    ) == {("t", 2): 7}
-    with pytest.raises(ValueError):
-        parse_targets({"no-partition": 1})
-    offsets = [
-        {"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": 10}},
-        {"partition": {"kafka_topic": "my:topic", "kafka_partition": 1}, "offset": {"kafka_offset": 4}},
-    ]
-    assert committed_sink_offsets(offsets) == {("t", 0): 10, ("my:topic", 1): 4}
-    waiting = evaluate_offsets(offsets, targets)
-    assert waiting.verdict is Verdict.WAITING and "my:topic:1 at 4 < 5" in waiting.message
-    offsets[1]["offset"]["kafka_offset"] = 5
-    assert evaluate_offsets(offsets, targets).verdict is Verdict.SUCCESS
-    assert evaluate_offsets([], {("t", 0): 1}).verdict is Verdict.WAITING

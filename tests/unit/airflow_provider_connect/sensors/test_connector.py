@@ -1,5 +1,5 @@
-import asyncio
-import importlib
+"""ConnectorStateSensor and SinkOffsetsSensor: poke, reschedule and deferrable modes, and their completions."""
+
 import time
 from datetime import timedelta
 
@@ -10,31 +10,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout, TaskD
 from airflow_provider_connect.errors import ConnectorStateError
 from airflow_provider_connect.sensors.connector import ConnectorStateSensor, SinkOffsetsSensor
 from airflow_provider_connect.triggers.connector import ConnectorStateTrigger, SinkOffsetsTrigger
-from tests.unit.airflow_provider_connect.conftest import BASE
-
-STATUS_URL = f"{BASE}/connectors/c/status"
-OFFSETS_URL = f"{BASE}/connectors/c/offsets"
-
-
-def status(state, tasks=(), trace="java.lang.IllegalStateException: broken sink"):
-    return {
-        "name": "c",
-        "connector": {"state": state, "worker_id": "w:1"},
-        "tasks": [
-            {"id": i, "state": s, "worker_id": "w:1", **({"trace": trace} if s == "FAILED" else {})}
-            for i, s in enumerate(tasks)
-        ],
-        "type": "sink",
-    }
-
-
-def offsets(*values):
-    return {
-        "offsets": [
-            {"partition": {"kafka_topic": "t", "kafka_partition": p}, "offset": {"kafka_offset": o}}
-            for p, o in enumerate(values)
-        ]
-    }
+from tests.unit.airflow_provider_connect.bodies import OFFSETS_URL, STATUS_URL, offsets, status
 
 
 def state_sensor(**kw):
@@ -47,15 +23,7 @@ def offsets_sensor(**kw):
     )
 
 
-def run_trigger(trigger):
-    async def first_event():
-        async for event in trigger.run():
-            return event.payload
-
-    return asyncio.run(first_event())
-
-
-# ---- ConnectorStateSensor: poke / reschedule ----------------------------------------------------
+# ---- ConnectorStateSensor: poke / reschedule -----------------------------------------------------
 
 
 def test_state_sensor_poke(router):
@@ -108,7 +76,7 @@ def test_state_sensor_reschedule_mode(router):
         sensor.execute({"ti": ti})
 
 
-# ---- deferrable ---------------------------------------------------------------------------------
+# ---- deferrable ----------------------------------------------------------------------------------
 
 
 def test_state_sensor_defers_with_wall_clock_deadline(router):
@@ -149,62 +117,7 @@ def test_execute_complete_for_every_event(event, outcome, make):
         assert sensor.execute_complete({}, event) == outcome
 
 
-# ---- ConnectorStateTrigger ----------------------------------------------------------------------
-
-
-def state_trigger(deadline_in=30.0, **kw):
-    return ConnectorStateTrigger(
-        connector_name="c", target_state="RUNNING", deadline=time.time() + deadline_in, poll_interval=0.01, **kw
-    )
-
-
-def test_state_trigger_serializes_round_trip():
-    trigger = state_trigger(include_tasks=False, min_tasks=2)
-    path, kwargs = trigger.serialize()
-    module, _, name = path.rpartition(".")
-    clone = getattr(importlib.import_module(module), name)(**kwargs)
-    assert clone.serialize() == (path, kwargs)
-
-
-def test_state_trigger_success_after_polling(router):
-    route = router.get(STATUS_URL).mock(
-        side_effect=[
-            httpx.Response(200, json=status("RESTARTING", ["RESTARTING"])),
-            httpx.Response(200, json=status("RUNNING", ["RUNNING"])),
-        ]
-    )
-    event = run_trigger(state_trigger())
-    assert event["status"] == "success" and event["state"] == "RUNNING" and route.call_count == 2
-    assert all(call.request.method == "GET" for call in route.calls)
-
-
-def test_state_trigger_failed_and_unexpected_states(router):
-    router.get(STATUS_URL).mock(
-        side_effect=[
-            httpx.Response(200, json=status("RUNNING", ["FAILED"])),
-            httpx.Response(200, json=status("STOPPED")),
-        ]
-    )
-    failed = run_trigger(state_trigger())
-    assert failed["status"] == "failed" and "broken sink" in failed["message"]
-    assert run_trigger(state_trigger())["status"] == "failed"
-
-
-def test_state_trigger_honours_deadline(router):
-    router.get(STATUS_URL).respond(200, json=status("UNASSIGNED"))
-    started = time.monotonic()
-    event = run_trigger(state_trigger(deadline_in=0.2))
-    assert event["status"] == "timeout" and "deadline passed" in event["message"]
-    assert time.monotonic() - started < 5
-
-
-def test_state_trigger_reports_http_errors(router):
-    router.get(STATUS_URL).respond(401, json={"error_code": 401, "message": "Unauthorized"})
-    event = run_trigger(state_trigger())
-    assert event["status"] == "error" and "401" in event["message"]
-
-
-# ---- SinkOffsetsSensor and trigger -------------------------------------------------------------
+# ---- SinkOffsetsSensor ---------------------------------------------------------------------------
 
 
 def test_offsets_sensor_poke(router):
@@ -260,67 +173,3 @@ def test_offsets_sensor_argument_checks():
         SinkOffsetsSensor(task_id="s", connector_name="c")
     with pytest.raises(ValueError, match="kafka_config"):
         SinkOffsetsSensor(task_id="s", connector_name="c", topics=["t"])
-
-
-def test_offsets_trigger_events(router):
-    router.get(OFFSETS_URL).mock(
-        side_effect=[
-            httpx.Response(200, json=offsets(5, 5)),
-            httpx.Response(200, json=offsets(10, 12)),
-            httpx.Response(200, json=offsets(5, 5)),
-            httpx.Response(200, json=offsets(5, 5)),
-        ]
-    )
-    router.get(STATUS_URL).mock(
-        side_effect=[
-            httpx.Response(200, json=status("RUNNING", ["RUNNING"])),
-            httpx.Response(200, json=status("FAILED")),
-            httpx.Response(200, json=status("RUNNING", ["RUNNING"])),
-        ]
-    )
-
-    def trigger(deadline_in=30.0):
-        return SinkOffsetsTrigger(
-            connector_name="c",
-            target_offsets=[["t", 0, 10], ["t", 1, 10]],
-            deadline=time.time() + deadline_in,
-            poll_interval=0.01,
-        )
-
-    assert run_trigger(trigger())["status"] == "success"
-    assert run_trigger(trigger())["status"] == "failed"
-    assert run_trigger(trigger(deadline_in=-1))["status"] == "timeout"
-    path, kwargs = trigger().serialize()
-    assert path.endswith("SinkOffsetsTrigger") and kwargs["target_offsets"] == [["t", 0, 10], ["t", 1, 10]]
-
-
-# ---- the failure watcher (AssetWatcher) -----------------------------------------------------------
-
-
-def test_failure_trigger_fires_with_the_failed_connectors(router):
-    from airflow.triggers.base import BaseEventTrigger
-
-    from airflow_provider_connect.triggers.failures import ConnectorFailedTrigger
-
-    healthy = {"status": {"name": "ok", "connector": {"state": "RUNNING"}, "tasks": [{"id": 0, "state": "RUNNING"}]}}
-    broken = {
-        "status": {
-            "name": "bad",
-            "connector": {"state": "RUNNING"},
-            "tasks": [{"id": 0, "state": "RUNNING"}, {"id": 1, "state": "FAILED", "trace": "Boom"}],
-        }
-    }
-    listing = router.get(f"{BASE}/connectors", params={"expand": "status"})
-    listing.side_effect = [
-        httpx.Response(200, json={"ok": healthy}),
-        httpx.Response(200, json={"ok": healthy, "bad": broken}),
-    ]
-    trigger = ConnectorFailedTrigger(poll_interval=0)
-    assert isinstance(trigger, BaseEventTrigger)  # usable with AssetWatcher
-    event = run_trigger(trigger)  # the event's payload
-    assert event["status"] == "failed"
-    assert event["connectors"] == [{"name": "bad", "connector_failed": False, "failed_tasks": [1]}]
-    assert listing.call_count == 2  # it kept watching while everything was healthy
-    path, kwargs = trigger.serialize()
-    assert path == "airflow_provider_connect.triggers.failures.ConnectorFailedTrigger"
-    assert type(trigger)(**kwargs).serialize() == (path, kwargs)
