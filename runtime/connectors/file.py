@@ -43,6 +43,7 @@ from ..api import (
 )
 from ..api.data import STRING_SCHEMA
 from ..api.records import SinkRecordBatch, TopicPartition
+from ..clock import SYSTEM_CLOCK, Clock
 from ..version import KAFKA_COMPAT_VERSION
 from .file_growth import GrowthWatcher
 
@@ -307,7 +308,8 @@ class FileStreamSourceTask(SourceTask):
     def version(self) -> str:
         return KAFKA_COMPAT_VERSION  # a port of Apache Kafka 3.9's connect-file, shown as that version
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._clock = clock  # the waits for data (a test's clock asserts them)
         self._stopping = threading.Event()
         self._wake = threading.Event()  # ends a wait for data (the runtime's wake-up, or stop())
         self._uncommitted = False  # lines were polled since the runtime's last offset commit
@@ -437,7 +439,7 @@ class FileStreamSourceTask(SourceTask):
 
     def _idle(self, seconds: float) -> None:
         """Wait for new data; a wake-up that came since the last wait ends this one at once."""
-        self._wake.wait(seconds)
+        self._clock.wait(self._wake, seconds)
         self._wake.clear()
 
     def commit(self) -> None:

@@ -7,7 +7,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from runtime.connectors.file import (
     LineSplitter,
     make_record,
 )
+from tests.support.clock import FakeClock
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -147,12 +147,12 @@ def test_committed_offset_of_wrong_type_fails_the_task(tmp_path, start_source, o
 
 def test_waits_for_a_missing_file_to_appear(tmp_path, start_source, drain, monkeypatch):
     path = tmp_path / "later.txt"
-    task = source(start_source, path)
-    started = time.monotonic()
-    stopper = threading.Timer(0.2, task.stop)
-    stopper.start()
-    assert task.poll() is None  # waits (up to 1 s) for the file, cut short by stop()
-    assert time.monotonic() - started < 0.9
+    clock = FakeClock()
+    task = start_source(lambda: FileStreamSourceTask(clock), {"name": "fs", "file": str(path), "topic": "lines"})
+    assert task.poll() is None
+    clock.on_wait = task.stop  # the worker stops the task while it waits for the file
+    assert task.poll() is None
+    assert clock.waits == [1.0, 1.0] and clock.woken == [False, True]  # a second between tries, cut short by stop()
     task2 = source(start_source, path)
     path.write_bytes(b"now\n")
     assert [r.value for r in drain(task2)] == ["now"]
@@ -202,18 +202,24 @@ def test_splitter_gives_the_same_lines_for_any_chunking(seed, terminators):
 def test_reads_stdin_without_tracking_positions():
     # A real child process whose stdin is a pipe: the task reads fd 0 when `file` is unset.
     script = (
-        "from runtime.connectors.file import FileStreamSourceTask\n"
+        "import runtime.connectors.file as fm\n"
         "from runtime.api import SourceTaskContext\n"
-        "t = FileStreamSourceTask(); t.initialize(SourceTaskContext()); t.start({'topic': 't'})\n"
+        "from runtime.clock import SystemClock\n"
+        "class Recording(SystemClock):\n"  # waits as the system clock does, and remembers each wait
+        "    waits = []\n"
+        "    def wait(self, event, timeout):\n"
+        "        self.waits.append(timeout)\n"
+        "        return super().wait(event, timeout)\n"
+        "fm.IDLE_WAIT_S = 0.05\n"
+        "clock = Recording()\n"
+        "t = fm.FileStreamSourceTask(clock); t.initialize(SourceTaskContext()); t.start({'topic': 't'})\n"
         "out = []\n"
         "for _ in range(50):\n"
         "    out += t.poll() or []\n"
         "    if len(out) == 2: break\n"
         "print([(r.value, r.source_partition, r.source_offset) for r in out])\n"
-        "import time, runtime.connectors.file as fm\n"
-        "fm.IDLE_WAIT_S = 0.05\n"
-        "started = time.monotonic(); after_eof = t.poll()\n"
-        "print(after_eof, time.monotonic() - started >= 0.04)\n"  # at EOF poll waits instead of spinning
+        "before = len(clock.waits); after_eof = t.poll()\n"
+        "print(after_eof, clock.waits[before:] == [fm.IDLE_WAIT_S])\n"  # at EOF poll waits instead of spinning
     )
     result = subprocess.run(
         [sys.executable, "-c", script], input=b"one\ntwo\n", capture_output=True, cwd=REPO_ROOT, timeout=60

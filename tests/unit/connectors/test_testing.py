@@ -6,7 +6,6 @@ import base64
 import json
 import logging
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from runtime.connectors.testing import (
     SequenceSourceConnector,
     SequenceSourceTask,
 )
+from tests.support.clock import FakeClock
 
 
 @pytest.fixture(autouse=True)
@@ -61,29 +61,13 @@ def test_sequence_records_carry_key_struct_value_partition_and_offset(start_sour
 
 
 def test_sequence_stops_at_messages_per_task(start_source, drain):
-    task = start_source(SequenceSourceTask, seq_props(**{"messages.per.task": "25", "batch.size": "10"}))
+    clock = FakeClock()
+    task = start_source(lambda: SequenceSourceTask(clock), seq_props(**{"messages.per.task": "25", "batch.size": "10"}))
     records = drain(task)
     assert [r.value["seqno"] for r in records] == list(range(25))
-    started = time.monotonic()
     assert task.poll() is None
-    assert time.monotonic() - started >= 0.005  # a short sleep, not a busy loop
-
-
-class RecordingWait:
-    """Stands in for a task's wake event: remembers how long each idle wait asked for and returns at once."""
-
-    def __init__(self) -> None:
-        self.timeouts: list[float | None] = []
-
-    def wait(self, timeout: float | None = None) -> bool:
-        self.timeouts.append(timeout)
-        return False
-
-    def clear(self) -> None:
-        pass
-
-    def set(self) -> None:
-        pass
+    # each empty poll (drain's last one, and this one) waited for the runtime's wake-up: not a busy loop
+    assert clock.waits == [testingmod.IDLE_WAIT_S] * 2
 
 
 def test_a_finished_sequence_polls_for_the_commit_then_waits_until_woken(start_source, drain, monkeypatch):
@@ -91,16 +75,15 @@ def test_a_finished_sequence_polls_for_the_commit_then_waits_until_woken(start_s
     # runtime has committed what the task produced (SourceTask.commit()), only the runtime's wake-up ends
     # its wait; before that it returns once a second so the runtime's loop can commit.
     monkeypatch.setattr(testingmod, "FINISHED_WAIT_S", 3600.0)
-    task = start_source(SequenceSourceTask, seq_props(**{"messages.per.task": "3"}))
+    clock = FakeClock()
+    task = start_source(lambda: SequenceSourceTask(clock), seq_props(**{"messages.per.task": "3"}))
     assert [r.value["seqno"] for r in drain(task)] == [0, 1, 2]
-    waits = RecordingWait()
-    real_wake, task._wake = task._wake, waits
-    assert task.poll() is None
+    assert clock.waits == [testingmod.IDLE_WAIT_S]  # drain's last poll: nothing committed yet
     task.commit()
     assert task.poll() is None
-    assert waits.timeouts == [testingmod.IDLE_WAIT_S, 3600.0]
+    assert clock.waits == [testingmod.IDLE_WAIT_S, 3600.0]
 
-    task._wake = real_wake
+    task = start_source(SequenceSourceTask, seq_props(**{"messages.per.task": "0"}))  # the system clock
     polled: list = []
     poller = threading.Thread(target=lambda: polled.append(task.poll()))
     poller.start()
@@ -111,11 +94,10 @@ def test_a_finished_sequence_polls_for_the_commit_then_waits_until_woken(start_s
 
 def test_a_sequence_that_never_produced_waits_until_woken(start_source, monkeypatch):
     monkeypatch.setattr(testingmod, "FINISHED_WAIT_S", 3600.0)
-    task = start_source(SequenceSourceTask, seq_props(**{"messages.per.task": "0"}))
-    waits = RecordingWait()
-    task._wake = waits
+    clock = FakeClock()
+    task = start_source(lambda: SequenceSourceTask(clock), seq_props(**{"messages.per.task": "0"}))
     assert task.poll() is None
-    assert waits.timeouts == [3600.0]
+    assert clock.waits == [3600.0]
 
 
 def test_sequence_resumes_from_the_committed_offset(start_source, offsets, drain):
@@ -153,27 +135,31 @@ def test_sequence_rejects_a_corrupt_committed_offset(start_source, offsets):
         start_source(SequenceSourceTask, seq_props())
 
 
-def test_sequence_throughput_is_roughly_respected(start_source):
-    task = start_source(SequenceSourceTask, seq_props(**{"throughput": "200"}))
-    produced, started = 0, time.monotonic()
-    while time.monotonic() - started < 0.5:
+def test_sequence_throughput_is_respected(start_source):
+    clock = FakeClock()
+    task = start_source(lambda: SequenceSourceTask(clock), seq_props(**{"throughput": "200"}))
+    produced, started = 0, clock.monotonic()
+    while clock.monotonic() - started < 0.5:
         produced += len(task.poll() or [])
-    # 200/s for 0.5 s is about 100 records (plus the first one at once).
-    assert 70 <= produced <= 130, produced
+    # 200/s for 0.5 s is 100 records, plus the first one at once (float rounding may move the last one)
+    assert 100 <= produced <= 102, produced
+    # it waited for each next record in short slices (a stop is seen at once), never a busy loop
+    assert all(0 < wait <= testingmod.SLEEP_SLICE_S for wait in clock.waits) and len(clock.waits) >= 100
 
 
 def test_throttled_poll_returns_promptly_on_stop(start_source):
-    task = start_source(SequenceSourceTask, seq_props(**{"throughput": "1"}))
+    clock = FakeClock()
+    task = start_source(lambda: SequenceSourceTask(clock), seq_props(**{"throughput": "1"}))
     assert len(task.poll()) == 1  # the first record goes out at once
-    threading.Timer(0.2, task.stop).start()
-    started = time.monotonic()
+    clock.on_wait = task.stop  # the worker stops the task while the poll waits for its next record
     assert task.poll() is None  # would wait up to THROTTLE_MAX_WAIT_S (1 s) for the next record
-    assert 0.15 <= time.monotonic() - started < 0.6
+    assert clock.woken == [True]  # the stop ended the first wait
 
 
 def test_throttle_counts_from_the_first_poll(start_source):
-    task = start_source(SequenceSourceTask, seq_props(**{"throughput": "100"}))
-    time.sleep(0.3)  # a slow worker between start() and the first poll must not cause a burst
+    clock = FakeClock()
+    task = start_source(lambda: SequenceSourceTask(clock), seq_props(**{"throughput": "100"}))
+    clock.advance(0.3)  # a slow worker between start() and the first poll must not cause a burst
     assert len(task.poll()) == 1
 
 
@@ -296,9 +282,9 @@ def test_connector_knobs(connector_class, props):
     failing_stop.start({**props, "connector.stop.fail": "true"})
     with pytest.raises(ConnectError, match="connector.stop.fail=true"):
         failing_stop.stop()
-    started = time.monotonic()
-    connector_class().start({**props, "connector.start.block.ms": "200"})
-    assert time.monotonic() - started >= 0.2
+    clock = FakeClock()
+    connector_class(clock).start({**props, "connector.start.block.ms": "200"})
+    assert clock.sleeps == [0.2]
 
 
 @pytest.mark.parametrize("method", ["start", "stop"])
@@ -397,10 +383,11 @@ def test_fail_times_lets_a_restarted_instance_run_on(start_source, offsets):
 @pytest.mark.parametrize("task_class", [SequenceSourceTask, RecordingSinkTask])
 def test_task_stop_blocks(task_class, start_source, start_sink, tmp_path):
     props = {**seq_props(), "topics": "t", "output.file": str(tmp_path / "o"), "task.stop.block.ms": "300"}
-    task = (start_source if task_class is SequenceSourceTask else start_sink)(task_class, props)
-    started = time.monotonic()
+    clock = FakeClock()
+    task = (start_source if task_class is SequenceSourceTask else start_sink)(lambda: task_class(clock), props)
+    assert clock.sleeps == []
     task.stop()
-    assert time.monotonic() - started >= 0.3
+    assert clock.sleeps == [0.3]
 
 
 @pytest.mark.parametrize(
