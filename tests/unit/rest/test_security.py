@@ -6,7 +6,6 @@ import logging
 import socket
 import ssl
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from runtime.rest.security import (
 )
 from runtime.worker_config import WorkerConfig
 from tests.support.pki import Pki, certificate
+from tests.support.worker import wait_for
 
 
 # the security functions read the typed worker config: these build one from plain properties
@@ -87,10 +87,7 @@ class Server:
 
     def __enter__(self) -> Server:
         self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.02)
+        wait_for(lambda: self.server.started, timeout_s=10, interval_s=0.02, what="the server to start")
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -50,11 +50,10 @@ def test_state_trigger_failed_and_unexpected_states(router):
 
 
 def test_state_trigger_honours_deadline(router):
-    router.get(STATUS_URL).respond(200, json=status("UNASSIGNED"))
-    started = time.monotonic()
+    route = router.get(STATUS_URL).respond(200, json=status("UNASSIGNED"))
     event = run_trigger(state_trigger(deadline_in=0.2))
     assert event["status"] == "timeout" and "deadline passed" in event["message"]
-    assert time.monotonic() - started < 5
+    assert route.call_count > 1  # it polled until the deadline, then gave up
 
 
 def test_state_trigger_reports_http_errors(router):

@@ -85,7 +85,7 @@ if {hang!r}:  # a hung tap that ignores SIGTERM as well
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sys.stderr.write("hanging\\n")
     sys.stderr.flush()
-    time.sleep(3600)
+    time.sleep(3600)  # the hang itself, in the tap's own process: the test waits on the task, not on time
 sys.exit({exit_code})
 """
     )
