@@ -32,7 +32,11 @@ Fault knobs (both connectors; all errors are ConnectErrors naming the knob):
                                   let the start go on); it logs that it waits before it does.
     connector.stop.block.until.file=PATH
                                   Connector.stop() likewise.
+    connector.starts.file=PATH    Connector.start() appends a line to PATH first: a test counts the
+                                  connector's starts (restarts) from outside the worker.
     connector.validate.block.ms=N Connector.validate() sleeps N ms first (request-timeout tests).
+    connector.validate.block.until.file=PATH
+                                  Connector.validate() first waits until PATH exists, as start() above.
     task.start.fail=IDS           Task.start() raises for the listed tasks: ids are indexes ("0,2") or
                                   full task ids ("C-0"), or `all`.
     task.fail.after.records=N     A task instance handles exactly N records (source: produces; sink:
@@ -93,6 +97,8 @@ CONNECTOR_STOP_BLOCK_MS = "connector.stop.block.ms"
 CONNECTOR_VALIDATE_BLOCK_MS = "connector.validate.block.ms"
 CONNECTOR_START_BLOCK_FILE = "connector.start.block.until.file"
 CONNECTOR_STOP_BLOCK_FILE = "connector.stop.block.until.file"
+CONNECTOR_VALIDATE_BLOCK_FILE = "connector.validate.block.until.file"
+CONNECTOR_STARTS_FILE = "connector.starts.file"
 TASK_START_FAIL = "task.start.fail"
 TASK_FAIL_AFTER_RECORDS = "task.fail.after.records"
 TASK_FAIL_TIMES = "task.fail.times"
@@ -206,6 +212,26 @@ def _define_faults(definition: ConfigDef) -> ConfigDef:
             None,
             Importance.LOW,
             "A file the connector's stop() waits for before it goes on (empty: no wait).",
+            g,
+            3,
+        )
+        .define(
+            CONNECTOR_VALIDATE_BLOCK_FILE,
+            Type.STRING,
+            "",
+            None,
+            Importance.LOW,
+            "A file the connector's validate() waits for before it validates (empty: no wait).",
+            g,
+            3,
+        )
+        .define(
+            CONNECTOR_STARTS_FILE,
+            Type.STRING,
+            "",
+            None,
+            Importance.LOW,
+            "A file the connector's start() appends a line to each time it is called (empty: none).",
             g,
             3,
         )
@@ -389,6 +415,7 @@ class Faults:
         self.connector_stop_block_ms: int = config.get_int(CONNECTOR_STOP_BLOCK_MS)
         self.connector_start_block_file: str = config.get_str(CONNECTOR_START_BLOCK_FILE) or ""
         self.connector_stop_block_file: str = config.get_str(CONNECTOR_STOP_BLOCK_FILE) or ""
+        self.connector_starts_file: str = config.get_str(CONNECTOR_STARTS_FILE) or ""
         self.task_start_fail: list[str] = config.get_list(TASK_START_FAIL)
         self.task_fail_after_records: int = config.get_int(TASK_FAIL_AFTER_RECORDS)
         self.task_fail_times: int = config.get_int(TASK_FAIL_TIMES)
@@ -396,6 +423,9 @@ class Faults:
         self.task_start_block_ms: int = config.get_int(TASK_START_BLOCK_MS)
 
     def on_connector_start(self) -> None:
+        if self.connector_starts_file:
+            with open(self.connector_starts_file, "a") as starts:
+                starts.write(f"{self.owner}.start()\n")
         if self.connector_start_block_ms > 0:
             self._clock.sleep(self.connector_start_block_ms / 1000)
         _wait_for_file(self.connector_start_block_file, f"{self.owner}.start()", self._clock)
@@ -457,13 +487,15 @@ def _injected_failures(task_id: str, add: int = 0) -> int:
 
 
 def _block_in_validate(connector_configs: dict[str, str], clock: Clock) -> None:
-    """connector.validate.block.ms: validate() sleeps first (an unparsable value is left to validation)."""
+    """connector.validate.block.ms and .block.until.file: validate() waits first (an unparsable value is
+    left to validation)."""
     try:
         delay_ms = int(connector_configs.get(CONNECTOR_VALIDATE_BLOCK_MS, "0"))
     except ValueError:
-        return
+        delay_ms = 0
     if delay_ms > 0:
         clock.sleep(delay_ms / 1000)
+    _wait_for_file(connector_configs.get(CONNECTOR_VALIDATE_BLOCK_FILE, ""), "validate()", clock)
 
 
 def _alter_offsets_answer(connector_config: dict[str, str], definition: ConfigDef, owner: str) -> bool:

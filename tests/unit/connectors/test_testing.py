@@ -219,6 +219,8 @@ def test_sequence_config_definition():
         "task.own.partition",
         "connector.start.block.until.file",
         "connector.stop.block.until.file",
+        "connector.starts.file",
+        "connector.validate.block.until.file",
         "transaction.every.records",
         "transaction.abort.every",
     } == set(keys)
@@ -274,7 +276,7 @@ def test_recording_sink_requires_output_file():
         (RecordingSinkConnector, {"name": "c", "topics": "t", "output.file": "/tmp/unused"}),
     ],
 )
-def test_connector_knobs(connector_class, props):
+def test_connector_knobs(connector_class, props, tmp_path):
     connector_class().start(props)  # defaults: no faults
     with pytest.raises(ConnectError, match="connector.start.fail=true"):
         connector_class().start({**props, "connector.start.fail": "true"})
@@ -285,9 +287,13 @@ def test_connector_knobs(connector_class, props):
     clock = FakeClock()
     connector_class(clock).start({**props, "connector.start.block.ms": "200"})
     assert clock.sleeps == [0.2]
+    starts = tmp_path / "starts"
+    for _ in range(2):
+        connector_class().start({**props, "connector.starts.file": str(starts)})
+    assert len(starts.read_text().splitlines()) == 2
 
 
-@pytest.mark.parametrize("method", ["start", "stop"])
+@pytest.mark.parametrize("method", ["start", "stop", "validate"])
 def test_connector_waits_for_its_gate_file(method, tmp_path, caplog):
     gate = tmp_path / "gate"
     connector = SequenceSourceConnector()
@@ -303,7 +309,12 @@ def test_connector_waits_for_its_gate_file(method, tmp_path, caplog):
 
     handler = Waiting()
     testingmod.log.addHandler(handler)
-    caller = threading.Thread(target=(lambda: connector.start(props)) if method == "start" else connector.stop)
+    call = {
+        "start": lambda: connector.start(props),
+        "stop": connector.stop,
+        "validate": lambda: connector.validate(props),
+    }
+    caller = threading.Thread(target=call[method])
     try:
         caplog.set_level(logging.INFO, logger=testingmod.log.name)
         caller.start()
