@@ -57,7 +57,7 @@ class SecureWorker(WorkerProcess):
                         return self
                 except httpx.HTTPError:
                     pass
-                time.sleep(0.2)
+                time.sleep(0.2)  # the poll interval of a wait for readiness (the worker also may exit)
         raise RuntimeError(f"worker did not become ready:\n{self.log_tail()}")
 
 
