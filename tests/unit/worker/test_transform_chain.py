@@ -10,8 +10,7 @@ from runtime.api.records import Header
 from runtime.api.transforms import Transformation
 from runtime.transforms import BUILTIN_PREDICATES, BUILTIN_TRANSFORMS, REFERENCE_ALIASES, load, resolve_builtin
 from runtime.worker.transform_chain import TransformationChain, validate_transform_configs, validate_transforms
-
-from .conftest import sink
+from tests.unit.transforms.conftest import sink
 
 K = "org.apache.kafka.connect.transforms."
 
