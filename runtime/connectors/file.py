@@ -22,7 +22,7 @@ import re
 import select
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from ..api import (
@@ -143,7 +143,22 @@ def _slots(cls: type) -> set[str]:
     return {slot for klass in cls.__mro__ for slot in getattr(klass, "__slots__", ())}
 
 
+def _plain_record(
+    source_partition: dict[str, Any] | None,
+    source_offset: dict[str, Any] | None,
+    topic: str,
+    key: Any,
+    value: Any,
+    key_schema: Any,
+    value_schema: Any,
+) -> SourceRecord:
+    return SourceRecord(source_partition, source_offset, topic, None, key, value, key_schema, value_schema)
+
+
 # Should the API's record grow a field, fall back to its own constructor rather than leave it unset.
+make_record: Callable[[dict[str, Any] | None, dict[str, Any] | None, str, Any, Any, Any, Any], SourceRecord] = (
+    _plain_record
+)
 if _slots(SourceRecord) == {
     "topic",
     "kafka_partition",
@@ -157,18 +172,6 @@ if _slots(SourceRecord) == {
     "source_offset",
 }:
     make_record = FastSourceRecord
-else:  # pragma: no cover - only after an API change
-
-    def make_record(
-        source_partition: dict[str, Any] | None,
-        source_offset: dict[str, Any] | None,
-        topic: str,
-        key: Any,
-        value: Any,
-        key_schema: Any,
-        value_schema: Any,
-    ) -> SourceRecord:
-        return SourceRecord(source_partition, source_offset, topic, None, key, value, key_schema, value_schema)
 
 
 def _is_long(value: Any) -> bool:
@@ -291,7 +294,7 @@ class LineSplitter:
         return lines, self._advance(sizes)
 
     def _advance(self, sizes: list[int]) -> list[int]:
-        ends = []
+        ends: list[int] = []
         position = self.position
         assert position is not None
         append = ends.append
@@ -428,7 +431,7 @@ class FileStreamSourceTask(SourceTask):
             position = os.lseek(fd, 0, os.SEEK_CUR) if fd is not None and self.filename else None
         except OSError:
             position = None
-        if position is None:
+        if fd is None or position is None:
             self._idle(IDLE_WAIT_S)
             return
         token = _GROWTH.watch(fd, position, self._wake)

@@ -582,20 +582,20 @@ class SequenceSourceConnector(_FaultyConnector, SourceConnector):
 class _SequenceOffsets(Sequence[dict[str, int]]):
     """The source offsets of `count` records from seqno `first` ({"saved": seqno + 1}), built when read."""
 
-    __slots__ = ("count", "first")
+    __slots__ = ("first", "length")  # not `count`: Sequence.count() is a method
 
-    def __init__(self, first: int, count: int) -> None:
-        self.first, self.count = first, count
+    def __init__(self, first: int, length: int) -> None:
+        self.first, self.length = first, length
 
     def __len__(self) -> int:
-        return self.count
+        return self.length
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self.count))]
+            return [self[i] for i in range(*index.indices(self.length))]
         if index < 0:
-            index += self.count
-        if not 0 <= index < self.count:
+            index += self.length
+        if not 0 <= index < self.length:
             raise IndexError("offset index out of range")
         return {SAVED_FIELD: self.first + index + 1}
 
