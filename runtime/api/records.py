@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple, Protocol, overload
+from typing import Any, NamedTuple, Protocol, TypeVar, overload
 
 from .data import Schema
 
@@ -183,6 +183,7 @@ class SinkRecord(ConnectRecord):
     """A record consumed from Kafka and handed to a sink task's `put`."""
 
     __slots__ = ("kafka_offset", "timestamp_type")
+    kafka_partition: int  # a consumed record always has its partition
 
     def __init__(
         self,
@@ -222,6 +223,17 @@ class ConsumedMessage(Protocol):
     def timestamp(self) -> tuple[int, int]: ...
 
 
+_T = TypeVar("_T")
+
+
+def _consumed(value: _T | None) -> _T:
+    """A consumed message's topic, partition or offset: confluent-kafka's Message leaves them None only on
+    error events, which the consumer loop handles and never puts in a batch."""
+    if value is None:
+        raise ValueError("a sink record batch holds consumed messages only, not error events")
+    return value
+
+
 class SinkRecordBatch(Sequence[SinkRecord]):
     """What a sink task's `put()` gets when the worker has no transforms to apply: the consumed records as
     columns (converted keys and values with their schemas; topics, partitions, offsets and timestamps read
@@ -254,13 +266,13 @@ class SinkRecordBatch(Sequence[SinkRecord]):
         self._records: list[SinkRecord] | None = None
 
     def topics(self) -> list[str]:
-        return [m.topic() for m in self._messages]  # type: ignore[misc]
+        return [_consumed(m.topic()) for m in self._messages]
 
     def partitions(self) -> list[int]:
-        return [m.partition() for m in self._messages]  # type: ignore[misc]
+        return [_consumed(m.partition()) for m in self._messages]
 
     def offsets(self) -> list[int]:
-        return [m.offset() for m in self._messages]  # type: ignore[misc]
+        return [_consumed(m.offset()) for m in self._messages]
 
     def records(self) -> list[SinkRecord]:
         """The batch as SinkRecords (the same objects on every call: a task may keep or report them)."""
@@ -271,13 +283,13 @@ class SinkRecordBatch(Sequence[SinkRecord]):
                 ts_type, ts = m.timestamp()
                 records.append(
                     SinkRecord(
-                        m.topic(),
-                        m.partition(),
+                        _consumed(m.topic()),
+                        _consumed(m.partition()),
                         self.keys[i],
-                        self.values[i],  # type: ignore[arg-type]
-                        m.offset(),
+                        self.values[i],
+                        _consumed(m.offset()),
                         self.key_schemas[i],
-                        self.value_schemas[i],  # type: ignore[arg-type]
+                        self.value_schemas[i],
                         ts if ts_type else None,
                         TIMESTAMP_TYPES.get(ts_type, "CreateTime"),
                         headers.get(i),

@@ -22,7 +22,7 @@ import re
 import select
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from ..api import (
@@ -43,6 +43,7 @@ from ..api import (
 )
 from ..api.data import STRING_SCHEMA
 from ..api.records import SinkRecordBatch, TopicPartition
+from ..clock import SYSTEM_CLOCK, Clock
 from ..version import KAFKA_COMPAT_VERSION
 from .file_growth import GrowthWatcher
 
@@ -142,7 +143,22 @@ def _slots(cls: type) -> set[str]:
     return {slot for klass in cls.__mro__ for slot in getattr(klass, "__slots__", ())}
 
 
+def _plain_record(
+    source_partition: dict[str, Any] | None,
+    source_offset: dict[str, Any] | None,
+    topic: str,
+    key: Any,
+    value: Any,
+    key_schema: Any,
+    value_schema: Any,
+) -> SourceRecord:
+    return SourceRecord(source_partition, source_offset, topic, None, key, value, key_schema, value_schema)
+
+
 # Should the API's record grow a field, fall back to its own constructor rather than leave it unset.
+make_record: Callable[[dict[str, Any] | None, dict[str, Any] | None, str, Any, Any, Any, Any], SourceRecord] = (
+    _plain_record
+)
 if _slots(SourceRecord) == {
     "topic",
     "kafka_partition",
@@ -156,18 +172,6 @@ if _slots(SourceRecord) == {
     "source_offset",
 }:
     make_record = FastSourceRecord
-else:  # pragma: no cover - only after an API change
-
-    def make_record(
-        source_partition: dict[str, Any] | None,
-        source_offset: dict[str, Any] | None,
-        topic: str,
-        key: Any,
-        value: Any,
-        key_schema: Any,
-        value_schema: Any,
-    ) -> SourceRecord:
-        return SourceRecord(source_partition, source_offset, topic, None, key, value, key_schema, value_schema)
 
 
 def _is_long(value: Any) -> bool:
@@ -290,7 +294,7 @@ class LineSplitter:
         return lines, self._advance(sizes)
 
     def _advance(self, sizes: list[int]) -> list[int]:
-        ends = []
+        ends: list[int] = []
         position = self.position
         assert position is not None
         append = ends.append
@@ -307,7 +311,8 @@ class FileStreamSourceTask(SourceTask):
     def version(self) -> str:
         return KAFKA_COMPAT_VERSION  # a port of Apache Kafka 3.9's connect-file, shown as that version
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._clock = clock  # the waits for data (a test's clock asserts them)
         self._stopping = threading.Event()
         self._wake = threading.Event()  # ends a wait for data (the runtime's wake-up, or stop())
         self._uncommitted = False  # lines were polled since the runtime's last offset commit
@@ -426,7 +431,7 @@ class FileStreamSourceTask(SourceTask):
             position = os.lseek(fd, 0, os.SEEK_CUR) if fd is not None and self.filename else None
         except OSError:
             position = None
-        if position is None:
+        if fd is None or position is None:
             self._idle(IDLE_WAIT_S)
             return
         token = _GROWTH.watch(fd, position, self._wake)
@@ -437,7 +442,7 @@ class FileStreamSourceTask(SourceTask):
 
     def _idle(self, seconds: float) -> None:
         """Wait for new data; a wake-up that came since the last wait ends this one at once."""
-        self._wake.wait(seconds)
+        self._clock.wait(self._wake, seconds)
         self._wake.clear()
 
     def commit(self) -> None:

@@ -32,7 +32,11 @@ Fault knobs (both connectors; all errors are ConnectErrors naming the knob):
                                   let the start go on); it logs that it waits before it does.
     connector.stop.block.until.file=PATH
                                   Connector.stop() likewise.
+    connector.starts.file=PATH    Connector.start() appends a line to PATH first: a test counts the
+                                  connector's starts (restarts) from outside the worker.
     connector.validate.block.ms=N Connector.validate() sleeps N ms first (request-timeout tests).
+    connector.validate.block.until.file=PATH
+                                  Connector.validate() first waits until PATH exists, as start() above.
     task.start.fail=IDS           Task.start() raises for the listed tasks: ids are indexes ("0,2") or
                                   full task ids ("C-0"), or `all`.
     task.fail.after.records=N     A task instance handles exactly N records (source: produces; sink:
@@ -51,7 +55,6 @@ import base64
 import logging
 import os
 import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -80,6 +83,7 @@ from ..api import (
 )
 from ..api.data import INT32_SCHEMA, INT64_SCHEMA, STRING_SCHEMA, SchemaBuilder
 from ..api.records import SinkRecordBatch, TopicPartition
+from ..clock import SYSTEM_CLOCK, Clock
 from ..converters.json import JsonConverter
 
 log = logging.getLogger(__name__)
@@ -93,6 +97,8 @@ CONNECTOR_STOP_BLOCK_MS = "connector.stop.block.ms"
 CONNECTOR_VALIDATE_BLOCK_MS = "connector.validate.block.ms"
 CONNECTOR_START_BLOCK_FILE = "connector.start.block.until.file"
 CONNECTOR_STOP_BLOCK_FILE = "connector.stop.block.until.file"
+CONNECTOR_VALIDATE_BLOCK_FILE = "connector.validate.block.until.file"
+CONNECTOR_STARTS_FILE = "connector.starts.file"
 TASK_START_FAIL = "task.start.fail"
 TASK_FAIL_AFTER_RECORDS = "task.fail.after.records"
 TASK_FAIL_TIMES = "task.fail.times"
@@ -206,6 +212,26 @@ def _define_faults(definition: ConfigDef) -> ConfigDef:
             None,
             Importance.LOW,
             "A file the connector's stop() waits for before it goes on (empty: no wait).",
+            g,
+            3,
+        )
+        .define(
+            CONNECTOR_VALIDATE_BLOCK_FILE,
+            Type.STRING,
+            "",
+            None,
+            Importance.LOW,
+            "A file the connector's validate() waits for before it validates (empty: no wait).",
+            g,
+            3,
+        )
+        .define(
+            CONNECTOR_STARTS_FILE,
+            Type.STRING,
+            "",
+            None,
+            Importance.LOW,
+            "A file the connector's start() appends a line to each time it is called (empty: none).",
             g,
             3,
         )
@@ -380,14 +406,16 @@ RECORDING_CONFIG_DEF = _define_faults(
 class Faults:
     """The parsed fault knobs, with the actions they trigger."""
 
-    def __init__(self, config: AbstractConfig, owner: str) -> None:
+    def __init__(self, config: AbstractConfig, owner: str, clock: Clock) -> None:
         self.owner = owner
+        self._clock = clock
         self.connector_start_fail: bool = config.get_bool(CONNECTOR_START_FAIL)
         self.connector_stop_fail: bool = config.get_bool(CONNECTOR_STOP_FAIL)
         self.connector_start_block_ms: int = config.get_int(CONNECTOR_START_BLOCK_MS)
         self.connector_stop_block_ms: int = config.get_int(CONNECTOR_STOP_BLOCK_MS)
         self.connector_start_block_file: str = config.get_str(CONNECTOR_START_BLOCK_FILE) or ""
         self.connector_stop_block_file: str = config.get_str(CONNECTOR_STOP_BLOCK_FILE) or ""
+        self.connector_starts_file: str = config.get_str(CONNECTOR_STARTS_FILE) or ""
         self.task_start_fail: list[str] = config.get_list(TASK_START_FAIL)
         self.task_fail_after_records: int = config.get_int(TASK_FAIL_AFTER_RECORDS)
         self.task_fail_times: int = config.get_int(TASK_FAIL_TIMES)
@@ -395,22 +423,25 @@ class Faults:
         self.task_start_block_ms: int = config.get_int(TASK_START_BLOCK_MS)
 
     def on_connector_start(self) -> None:
+        if self.connector_starts_file:
+            with open(self.connector_starts_file, "a") as starts:
+                starts.write(f"{self.owner}.start()\n")
         if self.connector_start_block_ms > 0:
-            time.sleep(self.connector_start_block_ms / 1000)
-        _wait_for_file(self.connector_start_block_file, f"{self.owner}.start()")
+            self._clock.sleep(self.connector_start_block_ms / 1000)
+        _wait_for_file(self.connector_start_block_file, f"{self.owner}.start()", self._clock)
         if self.connector_start_fail:
             raise ConnectError(f"Injected failure: {CONNECTOR_START_FAIL}=true made {self.owner}.start() fail")
 
     def on_connector_stop(self) -> None:
         if self.connector_stop_block_ms > 0:
-            time.sleep(self.connector_stop_block_ms / 1000)
-        _wait_for_file(self.connector_stop_block_file, f"{self.owner}.stop()")
+            self._clock.sleep(self.connector_stop_block_ms / 1000)
+        _wait_for_file(self.connector_stop_block_file, f"{self.owner}.stop()", self._clock)
         if self.connector_stop_fail:
             raise ConnectError(f"Injected failure: {CONNECTOR_STOP_FAIL}=true made {self.owner}.stop() fail")
 
     def on_task_start(self, connector: str, index: int) -> None:
         if self.task_start_block_ms > 0:
-            time.sleep(self.task_start_block_ms / 1000)
+            self._clock.sleep(self.task_start_block_ms / 1000)
         task_id = f"{connector}-{index}"
         chosen = {entry.strip() for entry in self.task_start_fail}
         if "all" in chosen or str(index) in chosen or task_id in chosen:
@@ -433,16 +464,16 @@ class Faults:
 
     def on_task_stop(self) -> None:
         if self.task_stop_block_ms > 0:
-            time.sleep(self.task_stop_block_ms / 1000)
+            self._clock.sleep(self.task_stop_block_ms / 1000)
 
 
-def _wait_for_file(path: str, what: str) -> None:
+def _wait_for_file(path: str, what: str, clock: Clock) -> None:
     """Block until `path` exists, a gate the test opens by creating it (nothing to wait for when empty)."""
     if not path:
         return
     log.info("%s waits until %s exists", what, path)
     while not os.path.exists(path):
-        time.sleep(SLEEP_SLICE_S)
+        clock.sleep(SLEEP_SLICE_S)
 
 
 _FAILURES_LOCK = threading.Lock()
@@ -455,14 +486,16 @@ def _injected_failures(task_id: str, add: int = 0) -> int:
         return _FAILURES[task_id]
 
 
-def _block_in_validate(connector_configs: dict[str, str]) -> None:
-    """connector.validate.block.ms: validate() sleeps first (an unparsable value is left to validation)."""
+def _block_in_validate(connector_configs: dict[str, str], clock: Clock) -> None:
+    """connector.validate.block.ms and .block.until.file: validate() waits first (an unparsable value is
+    left to validation)."""
     try:
         delay_ms = int(connector_configs.get(CONNECTOR_VALIDATE_BLOCK_MS, "0"))
     except ValueError:
-        return
+        delay_ms = 0
     if delay_ms > 0:
-        time.sleep(delay_ms / 1000)
+        clock.sleep(delay_ms / 1000)
+    _wait_for_file(connector_configs.get(CONNECTOR_VALIDATE_BLOCK_FILE, ""), "validate()", clock)
 
 
 def _alter_offsets_answer(connector_config: dict[str, str], definition: ConfigDef, owner: str) -> bool:
@@ -496,9 +529,12 @@ class _FaultyConnector:
 
     definition: ConfigDef
 
+    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._clock = clock  # what the delay knobs sleep on (a test's clock measures them)
+
     def start(self, props: dict[str, str]) -> None:
         config = AbstractConfig(self.definition, props)
-        self._faults = Faults(config, type(self).__name__)
+        self._faults = Faults(config, type(self).__name__, self._clock)
         self._props = dict(props)
         self._faults.on_connector_start()
 
@@ -511,7 +547,7 @@ class _FaultyConnector:
             faults.on_connector_stop()
 
     def validate(self, connector_configs: dict[str, str]) -> list[ConfigValue]:
-        _block_in_validate(connector_configs)
+        _block_in_validate(connector_configs, self._clock)
         return self.config().validate(connector_configs)
 
     def config(self) -> ConfigDef:
@@ -546,33 +582,34 @@ class SequenceSourceConnector(_FaultyConnector, SourceConnector):
 class _SequenceOffsets(Sequence[dict[str, int]]):
     """The source offsets of `count` records from seqno `first` ({"saved": seqno + 1}), built when read."""
 
-    __slots__ = ("count", "first")
+    __slots__ = ("first", "length")  # not `count`: Sequence.count() is a method
 
-    def __init__(self, first: int, count: int) -> None:
-        self.first, self.count = first, count
+    def __init__(self, first: int, length: int) -> None:
+        self.first, self.length = first, length
 
     def __len__(self) -> int:
-        return self.count
+        return self.length
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self.count))]
+            return [self[i] for i in range(*index.indices(self.length))]
         if index < 0:
-            index += self.count
-        if not 0 <= index < self.count:
+            index += self.length
+        if not 0 <= index < self.length:
             raise IndexError("offset index out of range")
         return {SAVED_FIELD: self.first + index + 1}
 
 
 class SequenceSourceTask(SourceTask):
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._clock = clock  # the throughput cap's and the idle waits' (a test's clock asserts the pacing)
         self._stopping = threading.Event()
         self._wake = threading.Event()  # ends an idle wait (the runtime's wake-up, or stop())
         self._uncommitted = False  # records were polled since the runtime's last offset commit
 
     def start(self, props: dict[str, str]) -> None:
         config = AbstractConfig(SEQUENCE_CONFIG_DEF, props)
-        self._faults = Faults(config, type(self).__name__)
+        self._faults = Faults(config, type(self).__name__, self._clock)
         connector, self.index = _task_identity(props, "sequence")
         self.task_id = f"{connector}-{self.index}"
         self._faults.on_task_start(connector, self.index)
@@ -602,11 +639,11 @@ class SequenceSourceTask(SourceTask):
         """How many records the throughput cap allows now, waiting (in slices) for at least one."""
         if self.throughput <= 0:
             return wanted
-        deadline = time.monotonic() + THROTTLE_MAX_WAIT_S
+        deadline = self._clock.monotonic() + THROTTLE_MAX_WAIT_S
         if self._started_at is None:
-            self._started_at = time.monotonic()
+            self._started_at = self._clock.monotonic()
         while not self._stopping.is_set():
-            now = time.monotonic()
+            now = self._clock.monotonic()
             # +1: the first record of an instance goes out at once.
             allowed = int((now - self._started_at) * self.throughput) + 1 - self.produced
             if allowed > 0:
@@ -614,7 +651,7 @@ class SequenceSourceTask(SourceTask):
             if now >= deadline:
                 return 0
             wait = self.produced / self.throughput - (now - self._started_at)
-            self._stopping.wait(min(max(wait, 0.001), SLEEP_SLICE_S))
+            self._clock.wait(self._stopping, min(max(wait, 0.001), SLEEP_SLICE_S))
         return 0
 
     def poll(self) -> SourceRecordBatch | None:
@@ -626,7 +663,7 @@ class SequenceSourceTask(SourceTask):
             if wanted <= 0:
                 # finished: wake once a second (for the runtime's offset commit) until it has committed
                 # everything this instance produced, then until woken
-                self._wake.wait(IDLE_WAIT_S if self._uncommitted else FINISHED_WAIT_S)
+                self._clock.wait(self._wake, IDLE_WAIT_S if self._uncommitted else FINISHED_WAIT_S)
                 self._wake.clear()
                 return None
         if self.transaction_records:  # a batch ends where a transaction does
@@ -729,13 +766,14 @@ class RecordingSinkConnector(_FaultyConnector, SinkConnector):
 
 
 class RecordingSinkTask(SinkTask):
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._clock = clock  # what the delay knobs sleep on
         self._fd: int | None = None
         self._lock = threading.Lock()
 
     def start(self, props: dict[str, str]) -> None:
         config = AbstractConfig(RECORDING_CONFIG_DEF, props)
-        self._faults = Faults(config, type(self).__name__)
+        self._faults = Faults(config, type(self).__name__, self._clock)
         connector, index = _task_identity(props, "recording")
         self.task_id = f"{connector}-{index}"
         self._faults.on_task_start(connector, index)

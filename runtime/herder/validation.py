@@ -21,6 +21,7 @@ from ..api.config import (
     NonEmptyString,
     Range,
     Type,
+    Validator,
     ValidString,
     Width,
     format_value,
@@ -60,7 +61,7 @@ def _connector_name(name: str, value: Any) -> None:
         raise ConfigError(f"Invalid value {value} for configuration {name}: Connector names may not contain '/'")
 
 
-_VALIDATORS = {
+_VALIDATORS: dict[str, Validator] = {
     "topic.creation.groups": _unique_aliases,
     "name": _connector_name,
     "tasks.max": Range.at_least(1),
@@ -220,9 +221,9 @@ def validate_connector_config(plugins: Plugins, config: dict[str, Any]) -> dict[
     if issubclass(desc.cls, SinkConnector):
         _sink_checks(framework_values, present)
     transforms = validate_transforms(present, plugins.resolve)
-    for key, messages in transforms.alias_errors.items():
-        if key in framework_values:
-            framework_values[key].errors.extend(messages)
+    for name, messages in transforms.alias_errors.items():
+        if name in framework_values:
+            framework_values[name].errors.extend(messages)
     try:
         own_def = connector.config()
         if own_def is None:

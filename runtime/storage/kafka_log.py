@@ -34,15 +34,26 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec
 
 from .committed_view import CommittedReader
 
 log = logging.getLogger(__name__)
 
+_Client = TypeVar("_Client", Producer, AdminClient)  # what _require hands back, started
+
 SENTINEL_PREFIX = b"__connect-read-to-end-marker-"
+
+
+def _position(msg: Message) -> tuple[int, int]:
+    """(partition, offset) of a delivery report; -1 where unknown, as Kafka's RecordMetadata (a successful
+    report always has both)."""
+    partition, offset = msg.partition(), msg.offset()
+    return (-1 if partition is None else partition, -1 if offset is None else offset)
+
 
 RecordCallback = Callable[[bytes | None, bytes | None, int, int], None]
 
@@ -194,7 +205,7 @@ class KafkaBasedLog:
             "group.id": base.get("group.id", client_id),
             **(consumer_config or {}),
         }
-        self._admin_conf = {**base, "client.id": client_id, **(admin_config or {})}
+        self._admin_conf: dict[str, str | int | float | bool] = {**base, "client.id": client_id, **(admin_config or {})}
         self._admin_conf.pop("group.id", None)
         self._producer_conf.pop("group.id", None)
         # read_committed: from the record batches and their markers, the same view on every broker
@@ -270,9 +281,9 @@ class KafkaBasedLog:
         producer = self._require(self._producer)
         results: list[tuple[int, int] | KafkaError | None] = [None] * len(records)
 
-        def delivered(index: int) -> Callable[[KafkaError | None, object], None]:
-            def callback(err: KafkaError | None, msg: object) -> None:
-                results[index] = err if err is not None else (msg.partition(), msg.offset())  # type: ignore[attr-defined]
+        def delivered(index: int) -> Callable[[KafkaError | None, Message], None]:
+            def callback(err: KafkaError | None, msg: Message) -> None:
+                results[index] = err if err is not None else _position(msg)
 
             return callback
 
@@ -297,9 +308,9 @@ class KafkaBasedLog:
         """Append one record without waiting; `callback(error, partition, offset)` runs on delivery."""
         producer = self._require(self._producer)
 
-        def on_delivery(err: KafkaError | None, msg: object) -> None:
+        def on_delivery(err: KafkaError | None, msg: Message) -> None:
             if callback is not None:
-                callback(err, msg.partition(), msg.offset())  # type: ignore[attr-defined]
+                callback(err, *_position(msg))
             elif err is not None:
                 log.error("Failed to write to topic %s: %s", self.spec.name, err.str())
 
@@ -311,12 +322,18 @@ class KafkaBasedLog:
             raise KafkaStoreError(f"Timed out after {timeout_s}s flushing writes to topic {self.spec.name}")
 
     def _produce(
-        self, producer: Producer, key: bytes | None, value: bytes | None, on_delivery, partition: int | None = None
+        self,
+        producer: Producer,
+        key: bytes | None,
+        value: bytes | None,
+        on_delivery: Callable[[KafkaError | None, Message], None],
+        partition: int | None = None,
     ) -> None:
-        kwargs = {} if partition is None else {"partition": partition}
+        # -1: librdkafka's unassigned partition, the partitioner chooses (produce()'s default)
+        partition = -1 if partition is None else partition
         while True:
             try:
-                producer.produce(self.spec.name, value=value, key=key, on_delivery=on_delivery, **kwargs)
+                producer.produce(self.spec.name, value=value, key=key, partition=partition, on_delivery=on_delivery)
                 return
             except BufferError:  # local queue full: let deliveries drain, then retry
                 producer.poll(0.1)
@@ -328,21 +345,21 @@ class KafkaBasedLog:
         if self.read_strategy == "sentinel":
             producer = self._require(self._producer)
             key = SENTINEL_PREFIX + uuid.uuid4().hex.encode()
-            results: dict[int, tuple[int, int] | KafkaError] = {}
+            results: dict[int, tuple[int, int] | KafkaError] = {}  # per partition: where its marker went, or why not
+
+            def delivered(partition: int) -> Callable[[KafkaError | None, Message], None]:
+                def callback(err: KafkaError | None, msg: Message) -> None:
+                    results[partition] = err if err is not None else _position(msg)
+
+                return callback
+
             for p in range(self.partitions):
-                self._produce(
-                    producer,
-                    key,
-                    None,
-                    lambda err, msg, p=p: results.__setitem__(
-                        p, err if err is not None else (msg.partition(), msg.offset())
-                    ),
-                    partition=p,
-                )
+                self._produce(producer, key, None, delivered(p), partition=p)
             producer.flush(timeout_s)
-            if len(results) < self.partitions or any(isinstance(r, KafkaError) for r in results.values()):
+            written = [r for r in results.values() if isinstance(r, tuple)]
+            if len(written) < self.partitions:
                 raise KafkaStoreError(f"Could not write read-to-end markers to topic {self.spec.name}: {results}")
-            self.wait_until_consumed(results.values(), timeout_s)  # type: ignore[arg-type]
+            self.wait_until_consumed(written, timeout_s)
             return
         admin = self._require(self._admin)
         request = {TopicPartition(self.spec.name, p): OffsetSpec.latest() for p in range(self.partitions)}
@@ -454,7 +471,7 @@ class KafkaBasedLog:
         except Exception:
             log.exception("Skipping a record of topic %s that could not be applied", self.spec.name)
 
-    def _require(self, client):
+    def _require(self, client: _Client | None) -> _Client:
         if client is None:
             raise KafkaStoreError(f"The log for topic {self.spec.name} is not started")
         return client

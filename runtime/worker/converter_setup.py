@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..converters.base import Converter, HeaderConverter
+from ..converters.headers import ConverterHeaderConverter
 from ..plugins import Plugins
 from ..worker_config import WorkerConfig
 
@@ -30,8 +31,7 @@ def build_converter(plugins: Plugins, prefix: str, worker: WorkerConfig, connect
 def build_header_converter(plugins: Plugins, worker: WorkerConfig, connector_config: dict[str, str]) -> HeaderConverter:
     class_name, settings = _settings("header.converter", worker, connector_config)
     converter = plugins.converter_class(class_name, header=True)()
-    if isinstance(converter, HeaderConverter):
-        converter.configure(settings)
-    else:  # a plain converter used for headers
-        converter.configure(settings, False)
+    if not isinstance(converter, HeaderConverter):  # a plain converter used for headers, as its values
+        converter = ConverterHeaderConverter(converter)
+    converter.configure(settings)
     return converter

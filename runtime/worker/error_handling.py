@@ -30,14 +30,15 @@ from tenacity import (
     RetryCallState,
     Retrying,
     retry_if_exception_type,
-    stop_after_delay,
     stop_any,
     stop_never,
     stop_when_event_set,
     wait_exponential,
 )
+from tenacity.stop import stop_base
 
 from ..api.errors import ConnectError, RetriableError
+from ..clock import SYSTEM_CLOCK, Clock
 from .counters import ErrorCounters
 
 log = logging.getLogger(__name__)
@@ -194,11 +195,13 @@ class RetryWithTolerance:
         counters: ErrorCounters,
         reporters: list[ErrorReporter],
         stop_event: threading.Event,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.settings = settings
         self.counters = counters
         self.reporters = reporters
         self._stop = stop_event
+        self._clock = clock  # the retries' backoff and timeout (a test's clock asserts the timing)
 
     def execute(
         self, stage: Stage, cls: Any, operation: Callable[[], T], record: FailedRecord | None
@@ -259,7 +262,7 @@ class RetryWithTolerance:
 
     def _retrying(self) -> Retrying:
         timeout_ms = self.settings.retry_timeout_ms
-        stop = stop_never if timeout_ms < 0 else stop_after_delay(max(0, timeout_ms) / 1000)
+        stop = stop_never if timeout_ms < 0 else _StopAfterDelay(self._clock, max(0, timeout_ms) / 1000)
         return Retrying(
             retry=retry_if_exception_type(RetriableError),
             stop=stop_any(stop, stop_when_event_set(self._stop)),
@@ -277,7 +280,18 @@ class RetryWithTolerance:
         self.counters.total_retries += 1
 
     def _sleep(self, seconds: float) -> None:
-        self._stop.wait(seconds)  # a stop request ends the backoff at once
+        self._clock.wait(self._stop, seconds)  # a stop request ends the backoff at once
+
+
+class _StopAfterDelay(stop_base):
+    """tenacity's stop_after_delay on an injected clock (tenacity reads time.monotonic itself)."""
+
+    def __init__(self, clock: Clock, delay_s: float) -> None:
+        self._clock = clock
+        self._deadline = clock.monotonic() + delay_s
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        return self._clock.monotonic() >= self._deadline
 
 
 def build_operator(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -86,10 +86,13 @@ class SourceTaskRunner(TaskRunner):
         header_converter: HeaderConverter,
         flush_interval_ms: int,
         flush_timeout_ms: int,
+        create_producer: Callable[[dict[str, Any]], Producer] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.producer_config = producer_config
+        # the task's producer from its settings (a unit test passes a stand-in for confluent-kafka's)
+        self._create_producer = create_producer or self._new_producer
         self.offset_store = offset_store
         self.key_converter = key_converter
         self.value_converter = value_converter
@@ -168,8 +171,11 @@ class SourceTaskRunner(TaskRunner):
         thousands of idle tasks)."""
         if self.producer is None:
             assert self._producer_settings is not None, "send before initialize"
-            self.producer = create_client(Producer, self._producer_settings, f"producer of {self.id}")
+            self.producer = self._create_producer(self._producer_settings)
         return self.producer
+
+    def _new_producer(self, settings: dict[str, Any]) -> Producer:
+        return create_client(Producer, settings, f"producer of {self.id}")
 
     def execute(self) -> None:
         task = self.task

@@ -179,7 +179,7 @@ class Conformance:
         response = target.client.request(method, url_path, **kwargs)
         deadline = time.monotonic() + SETTLE_S
         while self.settle and _transient(response) and time.monotonic() < deadline:
-            time.sleep(0.25)
+            time.sleep(0.25)  # the poll interval of a wait for a transient answer to pass
             response = target.client.request(method, url_path, **kwargs)
         try:
             parsed = response.json() if response.content else None
@@ -226,7 +226,7 @@ class Conformance:
             converging = self.settle and method == "GET" and deliberate is None
             if not converging or _agree(step.answers, status, compare_body) or time.monotonic() > deadline:
                 break
-            time.sleep(0.25)
+            time.sleep(0.25)  # the poll interval of a wait for the targets to agree
         self._check(step, status, deliberate, compare_body)
         return step
 
@@ -259,7 +259,7 @@ class Conformance:
                         f"condition in {timeout_s}s; last: {answer.status} {_dump(answer.body)}"
                     )
                     break
-                time.sleep(0.25)
+                time.sleep(0.25)  # the poll interval of a wait for `until`
             if project is not None and answer.body is not None and answer.status < 400:
                 answer.body = project(answer.body)
             step.answers[target.name] = answer

@@ -5,7 +5,6 @@ what one offset-flush interval can replay (at-least-once, as Kafka Connect promi
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -58,6 +57,18 @@ def seqnos_by_task(records: list[dict[str, Any]]) -> dict[int, list[int]]:
     return by_task
 
 
+def committed(http: httpx.Client, source: str) -> dict[str, int] | None:
+    """The source's committed seqno per task (GET offsets, KIP-875), once every task has one."""
+    offsets = source_offsets(http.get(f"/connectors/{source}/offsets").json()["offsets"])
+    return offsets if len(offsets) == TASKS and all(offsets.values()) else None
+
+
+def committed_past(http: httpx.Client, source: str, earlier: dict[str, int] | None) -> bool:
+    """Whether every task's committed seqno is now beyond `earlier`'s."""
+    now = committed(http, source)
+    return bool(now and earlier and all(now[task] > earlier[task] for task in earlier))
+
+
 def test_kill_minus_nine_loses_nothing(bootstrap_servers: str, tmp_path: Path) -> None:
     kafka = Kafka(bootstrap_servers)
     topic = kafka.create_topic(unique("crash"), partitions=2)
@@ -80,19 +91,22 @@ def test_kill_minus_nine_loses_nothing(bootstrap_servers: str, tmp_path: Path) -
                 ).status_code
                 == 201
             )
-            # stream until the sink has written a good amount and offsets have been flushed a few times
+            # stream until the sink has written a good amount and offsets have been flushed more than once
             wait_for(lambda: out.exists() and len(parse_output(out)) > THROUGHPUT, 45, 0.5, "sink output")
-            time.sleep(2.5)
+            first = wait_for(lambda: committed(http, source), 30, 0.2, "the first offset flush of every task")
+            wait_for(lambda: committed_past(http, source, first), 30, 0.2, "a second offset flush")
         worker.kill()
         written_before_crash = len(parse_output(out))
 
         worker.start()  # same workdir: connectors, target states and source offsets come back from files
         with httpx.Client(base_url=worker.url, timeout=30) as http:
+            before_crash = committed(http, source)  # read back from the offsets file
             assert sorted(http.get("/connectors").json()) == sorted([source, sink])
             wait_for(
                 lambda: len(parse_output(out)) > written_before_crash + THROUGHPUT, 60, 0.5, "output after restart"
             )
-            time.sleep(1)
+            # the restarted worker has flushed offsets of its own: the stop below is not the only flush
+            wait_for(lambda: committed_past(http, source, before_crash), 30, 0.2, "an offset flush after restart")
             assert http.put(f"/connectors/{source}/stop").status_code == 204
             final = source_offsets(http.get(f"/connectors/{source}/offsets").json()["offsets"])
             assert set(final) == {f"{source}-{i}" for i in range(TASKS)}, final

@@ -59,7 +59,7 @@ class ServiceProcess:
                     return
             except httpx.HTTPError:
                 pass
-            time.sleep(poll_s)
+            time.sleep(poll_s)  # the poll interval of the wait for readiness
         tail = self.log_tail()
         self.stop()
         raise RuntimeError(f"{what} did not become ready in {timeout_s}s:\n{tail}")

@@ -89,7 +89,7 @@ def wait_for(predicate, timeout_s: float = 30.0, interval_s: float = 0.1, what: 
             last = exc
         if last and not isinstance(last, Exception):
             return last
-        time.sleep(interval_s)
+        time.sleep(interval_s)  # the poll interval: what the tests wait on is `predicate`, never time
     raise AssertionError(f"timed out after {timeout_s}s waiting for {what}; last: {last!r}")
 
 

@@ -25,7 +25,7 @@ ROOT = Path(runtime.__file__).parent
 # group of its own layer.
 LAYERS: list[list[set[str]]] = [
     # the plugin API, leaf utilities
-    [{"version", "api", "log_context", "log_levels", "daemon_executor", "embedded_broker"}],
+    [{"version", "api", "clock", "log_context", "log_levels", "daemon_executor", "embedded_broker"}],
     [{"data"}],  # Connect data in Java's forms (logical types, number and date text, Values)
     [{"converters"}, {"transforms"}],  # the data plugins, each on `data` alone
     # the plugins, Python and Java (a JVM host process per Python process that needs one)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -82,13 +83,10 @@ def test_broker_unreachable_at_startup_exits_2_with_a_clear_message(tmp_path: Pa
     dead = f"127.0.0.1:{free_port()}"  # nothing listens there
     # the start-up wait for Kafka is admin.default.api.timeout.ms (30 s by default)
     worker = WorkerProcess(tmp_path, dead, props={"admin.default.api.timeout.ms": 4000})
-    started = time.monotonic()
     with pytest.raises(RuntimeError, match="worker exited with 2"):
         worker.start(timeout_s=60)
-    elapsed = time.monotonic() - started
-    assert elapsed < 20, f"took {elapsed:.0f}s to give up (admin.default.api.timeout.ms=4000)"
     log = worker.log_path.read_text(errors="replace")
-    assert f"Could not reach Kafka at {dead}" in log
+    assert f"Could not reach Kafka at {dead} within 4s" in log  # gave up after admin.default.api.timeout.ms
     assert "Traceback" not in log
     worker.stop()
 
@@ -119,29 +117,25 @@ def test_broker_outage_during_operation(fresh_broker: EmbeddedBroker, tmp_path: 
             wait_for(lambda: len(sink_seqnos(out)) > 200, timeout_s=60, what="records to flow before the outage")
 
             fresh_broker.stop()
-            time.sleep(2)
             process = psutil.Process(worker.process.pid)  # type: ignore[union-attr]
             process.cpu_percent(None)
-            slowest = 0.0
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline:
-                began = time.monotonic()
-                assert client.get("/connectors").status_code == 200
-                assert client.get("/connectors/outage-src/status").status_code == 200
-                slowest = max(slowest, time.monotonic() - began)
-                time.sleep(0.5)
-            cpu = process.cpu_percent(None)
-            assert slowest < 2.0, f"REST took {slowest:.1f}s to answer during the outage"
-            assert cpu < 60, f"worker used {cpu:.0f}% CPU with the broker down (busy loop?)"
+            stalled: list[str] = []
 
-            # after ~10 s without answers from Kafka, /health says so, promptly
+            # after ~10 s without answers from Kafka, /health says so; REST answers all the while (a request
+            # that waited on Kafka would outlast the client's 5 s)
             def unhealthy() -> httpx.Response | None:
-                began = time.monotonic()
-                answer = client.get("/health", timeout=15)
-                assert time.monotonic() - began < 12, "the health check blocked"
+                for path in ("/connectors", "/connectors/outage-src/status"):
+                    try:
+                        assert client.get(path, timeout=5).status_code == 200
+                    except httpx.TimeoutException:
+                        stalled.append(path)
+                answer = client.get("/health", timeout=15)  # the health check answers within its 10 s wait
                 return answer if answer.status_code == 500 else None
 
             health = wait_for(unhealthy, timeout_s=30, what="/health to report the unreachable cluster")
+            assert not stalled, f"REST requests stalled during the outage: {stalled}"
+            cpu = process.cpu_percent(None)  # over the ~10 s the worker took to call the cluster unreachable
+            assert cpu < 60, f"worker used {cpu:.0f}% CPU with the broker down (busy loop?)"
             assert health.json()["status"] == "unhealthy"
             assert "unreachable" in health.json()["message"] and bootstrap in health.json()["message"], health.text
             assert worker.process.poll() is None, worker.log_tail()  # type: ignore[union-attr]
@@ -207,7 +201,9 @@ def test_a_crash_at_startup_exits_2_with_one_line_naming_it(
 def test_task_hanging_in_stop_is_bounded_by_the_graceful_timeout(bootstrap_servers: str, tmp_path: Path) -> None:
     worker = WorkerProcess(tmp_path, bootstrap_servers, props={"task.shutdown.graceful.timeout.ms": 2000}).start()
     try:
-        with httpx.Client(base_url=worker.url, timeout=60) as client:
+        # stop() blocks 30 s, the client waits 15 s: a request that waited for stop() fails, one that waited
+        # the graceful timeout (2 s) answers
+        with httpx.Client(base_url=worker.url, timeout=15) as client:
             hang = {
                 "connector.class": SOURCE,
                 "topic": unique("hang"),
@@ -227,13 +223,8 @@ def test_task_hanging_in_stop_is_bounded_by_the_graceful_timeout(bootstrap_serve
                 lambda: client.post("/connectors/hangs/restart", params={"includeTasks": "true"}),
                 lambda: client.delete("/connectors/hangs"),
             ):
-                began = time.monotonic()
                 answer = request()
-                elapsed = time.monotonic() - began
                 assert answer.status_code < 300, answer.text
-                assert elapsed < 8, (
-                    f"{answer.request.method} {answer.request.url.path} took {elapsed:.1f}s (graceful timeout 2s)"
-                )
             assert "hangs" not in client.get("/connectors").json()
             assert client.get("/connectors/hangs/status").status_code == 404
             assert client.get("/health").status_code == 200
@@ -245,10 +236,8 @@ def test_task_hanging_in_stop_is_bounded_by_the_graceful_timeout(bootstrap_serve
                 what="the new connector's tasks to run",
             )
             client.put("/connectors/hangs/config", json={**hang, "task.stop.block.ms": "30000"})
-        # worker shutdown is bounded too
-        began = time.monotonic()
-        code = worker.stop(timeout_s=40)
-        assert time.monotonic() - began < 15, "shutdown waited for the hanging stop()"
+        # worker shutdown is bounded too: a shutdown that waited for the 30 s stop() would be killed after 20 s
+        code = worker.stop(timeout_s=20)
         assert code == 0, worker.log_tail()
     finally:
         worker.stop()
@@ -477,7 +466,11 @@ def test_full_disk_keeps_the_previous_state(bootstrap_servers: str, tmp_path: Pa
                 assert "padding" not in client.get("/connectors/kept/config").json()
                 status = client.get("/connectors/kept/status").json()
                 assert status["connector"]["state"] == "RUNNING", status
-                time.sleep(1.5)  # several failed offset flushes
+                wait_for(
+                    lambda: re.search("No space left on device|Permission denied", worker.log_path.read_text()),
+                    timeout_s=30,
+                    what="an offset flush to fail on the full disk",
+                )
                 assert worker.process.poll() is None, worker.log_tail()  # type: ignore[union-attr]
                 assert client.get("/health").status_code == 200
                 assert json.loads(offsets.read_text())["offsets"], "the offsets file was damaged"

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from tests.support.broker import unique
+from tests.support.pki import Pki
 from tests.support.worker import REPO_ROOT, WorkerProcess, wait_for, write_properties
-from tests.unit.test_security import Pki
 
 from .conftest import SOURCE
 
@@ -57,7 +57,7 @@ class SecureWorker(WorkerProcess):
                         return self
                 except httpx.HTTPError:
                     pass
-                time.sleep(0.2)
+                time.sleep(0.2)  # the poll interval of a wait for readiness (the worker also may exit)
         raise RuntimeError(f"worker did not become ready:\n{self.log_tail()}")
 
 

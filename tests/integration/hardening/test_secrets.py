@@ -30,7 +30,7 @@ PLUGIN = textwrap.dedent("""
         def start(self, props):
             self.props = props
         def poll(self):
-            time.sleep(0.2)
+            time.sleep(0.2)  # the plugin's own pacing: a task with nothing to produce waits a little per poll
             return None
         def stop(self):
             pass

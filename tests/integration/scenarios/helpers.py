@@ -172,18 +172,14 @@ class Api:
         self, name: str, body: Any, method: str = "PATCH", timeout_s: float = 30.0
     ) -> httpx.Response:
         """Sink offset changes may answer a retriable 500 while the group's members leave (scenario 56)."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            response = (
-                self.request(method, f"/connectors/{name}/offsets", json=body)
-                if body is not None
-                else self.request(method, f"/connectors/{name}/offsets")
-            )
-            if response.status_code != 500 or "can be safely retried" not in response.text:
-                return response
-            if time.monotonic() > deadline:
-                return response
-            time.sleep(0.5)
+
+        def answer() -> httpx.Response | None:
+            kwargs = {"json": body} if body is not None else {}
+            response = self.request(method, f"/connectors/{name}/offsets", **kwargs)
+            retriable = response.status_code == 500 and "can be safely retried" in response.text
+            return None if retriable else response
+
+        return wait_for(answer, timeout_s, 0.5, what=f"{method} /connectors/{name}/offsets not to be refused")
 
 
 def assert_error(response: httpx.Response, status: int, contains: str | None = None) -> dict[str, Any]:

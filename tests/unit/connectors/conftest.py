@@ -103,10 +103,11 @@ def offsets() -> MemoryOffsetReader:
 
 @pytest.fixture
 def start_source(offsets: MemoryOffsetReader) -> Callable[..., SourceTask]:
-    """Start a source task class with `props`, reading committed offsets from the `offsets` fixture."""
+    """Start a source task (a class, or anything that makes one: `lambda: Task(clock)`) with `props`, reading
+    committed offsets from the `offsets` fixture."""
     started: list[SourceTask] = []
 
-    def start(task_class: type[SourceTask], props: dict[str, str]) -> SourceTask:
+    def start(task_class: Callable[[], SourceTask], props: dict[str, str]) -> SourceTask:
         task = task_class()
         task.initialize(MemorySourceTaskContext(offsets, props))
         task.start(props)
@@ -125,7 +126,7 @@ def start_source(offsets: MemoryOffsetReader) -> Callable[..., SourceTask]:
 def start_sink() -> Callable[..., SinkTask]:
     started: list[SinkTask] = []
 
-    def start(task_class: type[SinkTask], props: dict[str, str]) -> SinkTask:
+    def start(task_class: Callable[[], SinkTask], props: dict[str, str]) -> SinkTask:
         task = task_class()
         task.initialize(RecordingSinkTaskContext(props))
         task.start(props)

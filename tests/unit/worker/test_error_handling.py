@@ -17,6 +17,7 @@ from runtime.worker.error_handling import (
     ToleranceExceeded,
     build_operator,
 )
+from tests.support.clock import FakeClock
 
 
 class Collecting:
@@ -34,9 +35,13 @@ class Collecting:
         pass
 
 
-def operator(config: dict[str, str], stop: threading.Event | None = None) -> tuple[RetryWithTolerance, Collecting]:
+def operator(
+    config: dict[str, str], stop: threading.Event | None = None, clock: FakeClock | None = None
+) -> tuple[RetryWithTolerance, Collecting]:
     reporter = Collecting()
-    op = RetryWithTolerance(ErrorSettings.of(config), ErrorCounters(), [reporter], stop or threading.Event())
+    op = RetryWithTolerance(
+        ErrorSettings.of(config), ErrorCounters(), [reporter], stop or threading.Event(), clock or FakeClock()
+    )
     return op, reporter
 
 
@@ -62,6 +67,34 @@ def test_a_retriable_error_is_retried_within_the_timeout() -> None:
     assert flaky.calls == 3
     assert (op.counters.total_retries, op.counters.total_record_failures, op.counters.total_record_errors) == (2, 2, 0)
     assert reporter.reports == []
+
+
+def test_retries_back_off_exponentially_from_300_ms_until_the_retry_timeout() -> None:
+    # the reference's RETRIES_DELAY_MIN_MS doubling; a retry is tried while the timeout has not passed
+    clock = FakeClock()
+    op, reporter = operator({"errors.retry.timeout": "10000", "errors.tolerance": "all"}, clock=clock)
+    always = Flaky(1000)
+    assert op.execute(Stage.VALUE_CONVERTER, object, always, FailedRecord("t", 0, 5)) == (False, None)
+    assert clock.waits == pytest.approx([0.3, 0.6, 1.2, 2.4, 4.8, 9.6])  # 9.3 s waited: one more try
+    assert always.calls == 7 and op.counters.total_retries == 6 and op.counters.total_record_failures == 7
+    assert [r.attempts for r in reporter.reports] == [7]
+
+
+def test_the_backoff_is_capped_by_the_retry_delay_max() -> None:
+    clock = FakeClock()
+    config = {"errors.retry.timeout": "5000", "errors.retry.delay.max.ms": "1000", "errors.tolerance": "all"}
+    op, _ = operator(config, clock=clock)
+    assert op.execute(Stage.TASK_PUT, object, Flaky(1000), None) == (False, None)
+    assert clock.waits == pytest.approx([0.3, 0.6, 1.0, 1.0, 1.0, 1.0, 1.0])  # until 5.9 s >= 5 s
+
+
+def test_a_stop_request_ends_the_backoff_at_once() -> None:
+    clock, stop = FakeClock(), threading.Event()
+    op, _ = operator({"errors.retry.timeout": "-1", "errors.tolerance": "all"}, stop, clock)
+    clock.on_wait = stop.set  # the worker stops the task during the first backoff
+    flaky = Flaky(1000)
+    assert op.execute(Stage.VALUE_CONVERTER, object, flaky, None) == (False, None)
+    assert clock.waits == [0.3] and clock.woken == [True]  # no further backoff
 
 
 def test_without_a_retry_timeout_a_retriable_error_fails_at_once() -> None:
