@@ -47,7 +47,20 @@ def test_each_failure_is_restarted_once_while_a_worker_dies(cluster: Cluster, bo
         view = (task or {}).get("auto_restart") or {}
         return task if task and task["state"] == "FAILED" and view.get("count") == 1 and view["next_restart"] else None
 
-    task = wait_for(waiting_for_restart_2, 60, 0.02, "task 0 FAILED again after restart 1")
+    def restarts(index: int) -> list[int]:
+        log = cluster.workers[index].log_path.read_text(errors="replace")
+        return [int(n) for n in re.findall(rf"Auto-restart (\d+) of task {re.escape(name)}-0 ", log)]
+
+    def failures(index: int) -> int:
+        return cluster.workers[index].log_path.read_text(errors="replace").count(f"Task {name}-0 threw an uncaught")
+
+    def failed_after_restart_1() -> dict | None:
+        # the record of restart 1 is written before the restart, so its count shows beside the first failure
+        # for a moment: wait for the second failure in the owner's log too
+        task = waiting_for_restart_2()
+        return task if task and failures(cluster.index_of(task["worker_id"])) == 2 else None
+
+    task = wait_for(failed_after_restart_1, 60, 0.02, "task 0 FAILED again after restart 1")
     first = cluster.index_of(task["worker_id"])
     cluster.workers[first].kill()
     via = next(i for i in range(3) if i != first)
@@ -62,20 +75,18 @@ def test_each_failure_is_restarted_once_while_a_worker_dies(cluster: Cluster, bo
     task = wait_for(recovered, 90, 0.1, "task 0 RUNNING on another worker after restart 3")
     second = cluster.index_of(task["worker_id"])
 
-    def restarts(index: int) -> list[int]:
-        log = cluster.workers[index].log_path.read_text(errors="replace")
-        return [int(n) for n in re.findall(rf"Auto-restart (\d+) of task {re.escape(name)}-0 ", log)]
-
-    def failures(index: int) -> int:
-        return cluster.workers[index].log_path.read_text(errors="replace").count(f"Task {name}-0 threw an uncaught")
-
-    assert restarts(first) == [1] and failures(first) == 2  # the second failure: answered by the move
-    assert restarts(second) == [2, 3] and failures(second) == 2  # its count went on; each failure once
+    # Each restart answers its own failure and the count goes on across workers: restarts 1, 2 and 3 once
+    # each in all the logs (the killed worker's included), fewer restarts than failures (the kill's answer is
+    # the move), and the new owner made the last. Asserted over all three logs: on a loaded machine a
+    # rebalance may also move the task between its failures, which changes who restarts what, not this.
+    made = sorted(n for index in range(3) for n in restarts(index))
+    assert made == [1, 2, 3]
+    assert len(made) < sum(failures(index) for index in range(3))
+    assert 1 not in restarts(second) and restarts(second)[-1:] == [3]
     third = 3 - first - second
-    assert restarts(third) == []
     for index in (second, third):  # the survivors' metrics: the restarts each made
         metrics = cluster.api(index).get("/metrics").text
-        made = re.search(
+        counted = re.search(
             rf'connect_runtime_task_auto_restarts_total{{connector="{re.escape(name)}",task="0"}} (\S+)', metrics
         )
-        assert float(made.group(1) if made else 0) == len(restarts(index))
+        assert float(counted.group(1) if counted else 0) == len(restarts(index))

@@ -50,3 +50,10 @@ def test_a_name_declared_twice_names_both_files(tmp_path):
         load_desired_state(tmp_path)
     with pytest.raises(DesiredStateError, match="neither a folder nor a file"):
         load_desired_state(tmp_path / "missing")
+
+
+def test_a_kip995_create_body_is_a_desired_connector():
+    offsets = [{"partition": {"f": 1}, "offset": {"p": 3}}]
+    body = {"name": "a", "config": source_config(), "initial_state": "PAUSED", "initial_offsets": offsets}
+    desired = load_desired_state([body])["a"]
+    assert desired.state is ConnectState.PAUSED and desired.offsets_payload() == offsets
