@@ -23,4 +23,6 @@ export PATH="$PWD/.venv/bin:$PATH"
 # Static checks first (pyproject.toml configures them): lint and formatting
 .venv/bin/ruff check --quiet .
 .venv/bin/ruff format --check --quiet .
+# and types (mypy; pyproject.toml's [tool.mypy] says what it checks)
+.venv/bin/mypy --no-error-summary
 exec .venv/bin/python -m pytest -p no:cacheprovider -n 2 --dist loadfile "$@"

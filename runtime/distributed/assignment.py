@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 from urllib.parse import urlsplit
 
 ASSIGNMENT_PREFIX = "assignment-"
@@ -105,7 +105,7 @@ def part_key(group_id: str, index: int) -> str:
     return f"{ASSIGNMENT_PREFIX}{group_id}{PART_SEPARATOR}{index}"
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

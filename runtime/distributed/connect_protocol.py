@@ -109,7 +109,9 @@ def decode_assignment(raw: bytes | None) -> ConnectAssignment | None:
             raise ProtocolError(f"Unsupported assignment version {version}")
         error, leader, leader_url, config_offset = _ASSIGNMENT_HEAD.decode(data)
         connectors, tasks = _decode_units(data)
-        revoked_connectors, revoked_tasks, delay = frozenset(), frozenset(), 0
+        revoked_connectors: frozenset[str] = frozenset()
+        revoked_tasks: frozenset[TaskId] = frozenset()
+        delay = 0
         if version >= 1 and data.tell() < len(raw):
             revoked_connectors, revoked_tasks = _decode_units(data)
             if data.tell() < len(raw):

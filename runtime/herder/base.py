@@ -60,7 +60,7 @@ class HerderBase:
 
     config: WorkerConfig
     plugins: Plugins
-    worker: Worker | None
+    worker: Worker  # set at construction by each backend
     offsets: OffsetsManager
     topics: ActiveTopics
     stages: StageTracker
@@ -97,11 +97,6 @@ class HerderBase:
     def _more_validation(self, infos: dict[str, Any], config: dict[str, Any]) -> None:
         """Mode-specific checks added to a validation result."""
 
-    @property
-    def _worker(self) -> Worker:
-        assert self.worker is not None, "the herder has no worker yet"
-        return self.worker
-
     # ---- reads ------------------------------------------------------------------------------------
 
     def connector_info(self, name: str) -> dict[str, Any]:
@@ -124,7 +119,7 @@ class HerderBase:
         return result
 
     def _info(self, name: str, state: ConnectorState) -> dict[str, Any]:
-        return views.connector_info(name, state, self._worker.connector_type(state.config))
+        return views.connector_info(name, state, self.worker.connector_type(state.config))
 
     def connector_config(self, name: str) -> dict[str, str]:
         return dict(self._state(name, f"Connector {name} not found").config)
@@ -147,7 +142,7 @@ class HerderBase:
 
     def _validate(self, config: dict[str, Any]) -> dict[str, Any]:
         """Validate the resolved config, but show references, never the secrets they resolve to."""
-        resolver = self._worker.resolver
+        resolver = self.worker.resolver
         if not resolver.has_references({k: v for k, v in config.items() if isinstance(v, str)}):
             infos = validate_connector_config(self.plugins, config)
         else:
@@ -206,7 +201,7 @@ class HerderBase:
 
     def _is_sink(self, config: dict[str, str]) -> bool:
         try:
-            return self._worker.is_sink(config)
+            return self.worker.is_sink(config)
         except Exception as exc:
             raise ServerError(
                 f"Could not determine the type of connector class {config.get('connector.class')}: {exc}"
@@ -217,7 +212,7 @@ class HerderBase:
     ) -> str:
         """Alter the offsets of a connector already checked STOPPED, through its `alter_offsets` hook; a source
         connector's in one transaction under `transactional_id` when given (exactly-once, KIP-875)."""
-        hook = self._worker.new_connector_for_hook(state.config)
+        hook = self.worker.new_connector_for_hook(state.config)
         if isinstance(hook, SinkConnector):
             parsed = _bad_request(lambda: offset_requests.parse_sink_offsets(entries))
             return self.offsets.alter_sink(name, state.config, hook, parsed)
@@ -226,7 +221,7 @@ class HerderBase:
         return self.offsets.alter_source(name, state.config, hook, parsed_source, transactional_id=transactional_id)
 
     def _reset_stopped(self, name: str, state: ConnectorState, transactional_id: str | None = None) -> str:
-        hook = self._worker.new_connector_for_hook(state.config)
+        hook = self.worker.new_connector_for_hook(state.config)
         if isinstance(hook, SinkConnector):
             return self.offsets.reset_sink(name, state.config, hook)
         assert isinstance(hook, SourceConnector)
@@ -270,7 +265,7 @@ class HerderBase:
     def reset_connector_topics(self, name: str) -> None:
         self._check_topic_tracking(reset=True)
         self.topics.reset(name)
-        self._worker.forget_seen_topics(name)  # its running tasks report each topic again when they next see it
+        self.worker.forget_seen_topics(name)  # its running tasks report each topic again when they next see it
 
     # ---- health ---------------------------------------------------------------------------------------
 

@@ -292,7 +292,7 @@ class DistributedHerder(HerderBase):
             name,
             status,
             self.status_store.tasks(name),
-            self._worker.connector_type(state.config),
+            self.worker.connector_type(state.config),
             overrides,
             task_count=len(state.task_configs),
         )
@@ -315,7 +315,7 @@ class DistributedHerder(HerderBase):
 
     def _more_validation(self, infos: dict[str, Any], config: dict[str, Any]) -> None:
         try:
-            sink = self._worker.is_sink({k: str(v) for k, v in config.items() if v is not None})
+            sink = self.worker.is_sink({k: str(v) for k, v in config.items() if v is not None})
         except Exception:  # noqa: BLE001 - the class problem is already reported
             sink = False
         if sink:
@@ -327,7 +327,7 @@ class DistributedHerder(HerderBase):
 
     def _resolved(self, config: dict[str, Any]) -> dict[str, Any]:
         try:
-            return self._worker.resolver.resolve({k: str(v) for k, v in config.items() if v is not None})
+            return self.worker.resolver.resolve({k: str(v) for k, v in config.items() if v is not None})
         except Exception:  # noqa: BLE001 - an unresolvable reference is already reported by the validation
             return config
 

@@ -20,7 +20,12 @@ if TYPE_CHECKING:
 class Herder(Protocol):
     kafka_cluster_id: str | None
     plugins: Plugins
-    worker: Worker | None  # the metrics collector reads it at scrape time
+
+    @property
+    def worker(self) -> Worker | None:
+        """The worker running this herder's connectors and tasks (the metrics collector reads it at scrape
+        time; None where a herder has none)."""
+        ...
 
     # ---- lifecycle (the bootstrap) ----------------------------------------------------------------
 

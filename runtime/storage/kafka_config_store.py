@@ -450,14 +450,15 @@ class KafkaConfigStore(ConfigStore):
         if key.startswith(COMMIT_PREFIX):
             name = key[len(COMMIT_PREFIX) :]
             apply_record(self._snapshot, key, value)
-            count = value.get("tasks") if isinstance(value, dict) else None
-            valid = isinstance(count, int) and not isinstance(count, bool) and count >= 0
+            tasks = value.get("tasks") if isinstance(value, dict) else None
+            count = tasks if isinstance(tasks, int) and not isinstance(tasks, bool) and tasks >= 0 else None
+            valid = count is not None
             if valid and name in self._snapshot.connectors:
                 # task configs after the latest task count record: a round of zombie fencing is due (KIP-618)
                 self._cluster.pending_fencing.add(name)
             if valid and name in self._snapshot.connectors and name not in self._snapshot.inconsistent:
                 self._cluster.commit_offsets[name] = self._cluster.offset
-                ids = list(range(count))
+                ids = list(range(count or 0))  # count is set: valid
                 return [lambda: listener.on_task_config_update(name, ids)]
             return []
         if key.startswith(RESTART_PREFIX):

@@ -291,11 +291,11 @@ class OffsetsManager:
         current = store.get([k for _, k, _ in entries]) if store is not None else {k: v for _, k, v in entries}
         result: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
         for partition, raw_key, _ in entries:
-            raw_value = current.get(raw_key)
-            if raw_value is None:
+            stored = current.get(raw_key)
+            if stored is None:
                 result.append((partition, None))
                 continue
-            offset = decode_value(raw_value)
+            offset = decode_value(stored)
             if offset is not None:
                 result.append((partition, offset))
         return result

@@ -448,7 +448,7 @@ class SourceTaskRunner(TaskRunner):
             )
         self._abandoned_sends = True
 
-    def _headers(self, topic: str, headers: list[Any]) -> list[tuple[str, bytes | None]]:
+    def _headers(self, topic: str, headers: list[Any]) -> list[tuple[str, str | bytes | None]]:
         convert = self.header_converter.from_connect_header
         return [(h.key, convert(topic, h.key, h.schema, h.value)) for h in headers]
 

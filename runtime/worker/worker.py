@@ -325,7 +325,12 @@ class Worker:
         with self._connectors_lock:
             self._stops[name] = self._stops.get(name, 0) + 1
             instance = self.connectors.pop(name, None)
-        return self._connector_threads.submit(name, lambda: instance is not None and self._stop_instance(instance))
+
+        def stop() -> None:
+            if instance is not None:
+                self._stop_instance(instance)
+
+        return self._connector_threads.submit(name, stop)
 
     def restart_connector(
         self, name: str, config: dict[str, str], target: TargetState, on_reconfigure: ReconfigurationListener

@@ -28,7 +28,7 @@ _TOPIC_UNSAFE = re.compile(r"[^a-zA-Z0-9._-]")
 @functools.cache
 def models() -> Any:
     try:
-        from airbyte_protocol import models as airbyte_models
+        import airbyte_protocol.models as airbyte_models  # a namespace package: import the module itself
     except ImportError as exc:  # pragma: no cover - the extra is missing
         raise ConnectError(
             "The Airbyte connector needs the Airbyte protocol models: pip install 'airflow-provider-connect[airbyte]'"

@@ -49,7 +49,8 @@ class _Stream:
             keyed = key_converter(schema, fields) if fields and len(fields) == len(paths) else None
         except DataError as exc:
             raise DataError(f"The JSON schema of stream {self.key!r} cannot be mapped: {exc}") from None
-        self.key_schema, self.convert_key = keyed if keyed else (None, None)
+        self.key_schema: Schema | None = keyed[0] if keyed else None
+        self.convert_key: ValueConverter | None = keyed[1] if keyed else None
 
 
 class AirbyteSourceTask(ProgramSourceTask):
@@ -169,7 +170,9 @@ class AirbyteSourceTask(ProgramSourceTask):
                 self._error = error.message + (f" ({error.internal_message})" if error.internal_message else "")
         elif kind == "LOG":
             entry = message.get("log") or {}
-            log.log(_LOG_LEVELS.get(entry.get("level"), logging.DEBUG), "%s: %s", self.program, entry.get("message"))
+            log.log(
+                _LOG_LEVELS.get(str(entry.get("level")), logging.DEBUG), "%s: %s", self.program, entry.get("message")
+            )
         elif kind == "CONTROL":
             log.warning(
                 "%s sent a CONTROL message (a config update, e.g. a refreshed token): not kept; update %s yourself",

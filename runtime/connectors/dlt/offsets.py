@@ -27,10 +27,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...api.records import TopicPartition
 from .rows import ROW_ID
+
+if TYPE_CHECKING:  # dlt itself is imported when a load runs (its import takes seconds)
+    from dlt.common.schema.typing import TColumnSchema
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +47,13 @@ OFFSET_COLUMNS: dict[str, dict[str, Any]] = {
     "epoch": {"data_type": "bigint", "nullable": False},
     "kafka_offset": {"data_type": "bigint", "nullable": True},  # null: no offset (reset)
 }
+
+
+def column_schemas(hints: Mapping[str, Mapping[str, Any]]) -> dict[str, TColumnSchema]:
+    """Column hints, built here as plain dicts of dlt's column schema keys, as dlt's `columns` argument."""
+    return cast("dict[str, TColumnSchema]", {name: dict(hint) for name, hint in hints.items()})
+
+
 _FILE_LOAD_ID = re.compile(r"^(\d+(?:\.\d+)?)\.")
 
 

@@ -39,6 +39,7 @@ from .offsets import (
     OFFSETS_TABLE,
     Committed,
     Key,
+    column_schemas,
     is_committed,
     offset_rows,
     read_committed,
@@ -133,7 +134,9 @@ class DltSinkConnector(SinkConnector):
 def _offsets_resource(states: dict[Key, Committed]) -> Any:
     import dlt
 
-    return dlt.resource(offset_rows(states), name=OFFSETS_TABLE, write_disposition="append", columns=OFFSET_COLUMNS)
+    return dlt.resource(
+        offset_rows(states), name=OFFSETS_TABLE, write_disposition="append", columns=column_schemas(OFFSET_COLUMNS)
+    )
 
 
 @dataclass(frozen=True)
@@ -431,16 +434,17 @@ class DltSinkTask(SinkTask):
                 pk = set(self._pk_columns.get(table) or ())
                 hints = {c: h if c in pk else {**h, "nullable": True} for c, h in hints.items()}
                 hints[DELETED] = {"data_type": "bool", "nullable": True, "hard_delete": True}
-            resources.append(
-                dlt.resource(
-                    table_rows,
-                    name=table,
-                    write_disposition="merge" if settings.merge else "append",
-                    primary_key=self._pk_columns.get(table) if settings.merge else None,
-                    columns=hints,
-                    max_table_nesting=0,
-                )
+            resource = dlt.resource(
+                table_rows,
+                name=table,
+                write_disposition="merge" if settings.merge else "append",
+                columns=column_schemas(hints),
+                max_table_nesting=0,
             )
+            keys = self._pk_columns.get(table) if settings.merge else None
+            if keys is not None:
+                resource.apply_hints(primary_key=keys)
+            resources.append(resource)
         resources.append(_offsets_resource(ends))
         expected = {key: self._state[key[1]] for key in ends}
         try:
