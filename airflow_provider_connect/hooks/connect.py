@@ -358,7 +358,8 @@ class ConnectHook(BaseHook):
             status = self.get_connector_status_or_none(name)
             evaluation = evaluate_status(status, target, include_tasks=include_tasks, min_tasks=min_tasks)
             if evaluation.verdict is Verdict.SUCCESS:
-                return status  # type: ignore[return-value]
+                assert status is not None  # a missing status (404) is never SUCCESS
+                return status
             if evaluation.verdict is Verdict.FAILED:
                 raise ConnectorStateError(evaluation.message)
             if time.monotonic() >= deadline:

@@ -69,7 +69,7 @@ class WorkerSourceTaskContext(SourceTaskContext):
         return self._transactions
 
 
-class SourceTaskRunner(TaskRunner):
+class SourceTaskRunner(TaskRunner[SourceTask]):
     """At least once: offsets are committed every `offset.flush.interval.ms` for the records the broker has
     acknowledged by then (the reference's WorkerSourceTask). `transactional_source.ExactlyOnceSourceTaskRunner`
     changes the hooks below to write records and offsets in transactions."""

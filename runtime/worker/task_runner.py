@@ -9,7 +9,7 @@ import time
 import traceback
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import orjson
 from confluent_kafka import KafkaException
@@ -22,6 +22,8 @@ from .counters import ErrorCounters, TaskCounters
 from .transform_chain import TransformationChain
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=Task)  # the kind of task a runner runs: SourceTask or SinkTask
 
 
 # Optional, private to this runtime: a task class may define this method to cut a waiting poll() short
@@ -39,7 +41,7 @@ def format_trace(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
 
 
-class TaskRunner(ABC):
+class TaskRunner(ABC, Generic[T]):
     """Runs a task in its own thread: start, loop until stopped, close. Reports its own status."""
 
     is_source = False
@@ -48,7 +50,7 @@ class TaskRunner(ABC):
         self,
         connector: str,
         index: int,
-        task_class: type[Task],
+        task_class: type[T],
         config: dict[str, str],
         connector_config: dict[str, str],
         target_state: TargetState,
@@ -73,7 +75,7 @@ class TaskRunner(ABC):
         self._started = threading.Event()
         self._state_changed = threading.Event()
         self.failed = False
-        self.task: Task | None = None
+        self.task: T | None = None
         self.counters = TaskCounters()
         self.created_at = time.monotonic()  # where rates of the first metrics scrape start
         self.client_stats: dict[str, Any] | None = None  # librdkafka's latest statistics of the task's client
