@@ -145,7 +145,7 @@ class ConnectHook(BaseHook):
             health = self.get_health()
         except ConnectNotFoundError:
             return True, f"Connected to Kafka Connect {version} (it has no /health endpoint)"
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - reported to the UI, not raised
             return False, f"Kafka Connect {version} answers, but its health could not be read: {exc}"
         if health.get("status") != "healthy":
             return (

@@ -56,7 +56,7 @@ class ConnectorOffsetStore(OffsetStore):
     def _stop_quietly(self) -> None:
         try:
             self.stop()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - closing after a failed start must not hide its error
             log.warning("Could not close the offset store of topic %s: %s", self.connector_topic, exc)
 
     def stop(self) -> None:

@@ -220,12 +220,12 @@ class SinkTaskRunner(TaskRunner[SinkTask]):
         revoked = [TopicPartition(p.topic, p.partition) for p in partitions]
         try:
             self.commit(revoked_only=set(revoked))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - the commit runs the task's flush/pre_commit: revocation goes on
             log.warning("Task %s: commit on revocation failed: %s", self.id, exc)
         if self.task is not None:
             try:
                 self.task.close(revoked)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - a task's own close() may raise anything: revocation goes on
                 log.warning("Task %s: close() threw: %s", self.id, exc)
         for tp in revoked:
             self.assignment.discard(tp)
@@ -505,18 +505,18 @@ class SinkTaskRunner(TaskRunner[SinkTask]):
         if not self._cancelled and not self.failed:
             try:
                 self.commit()
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - the commit runs the task's flush/pre_commit: closing goes on
                 log.error("Task %s: final offset commit failed: %s", self.id, exc)
         try:
             if self.task is not None and self.assignment and not self._cancelled:
                 self.task.close(sorted(self.assignment))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - a task's own close() may raise anything: closing goes on
             log.warning("Task %s: close() threw: %s", self.id, exc)
         self.stop_task()
         if self.errors is not None:
             self.errors.close()
         try:
             consumer.close()
-        except Exception as exc:  # noqa: BLE001
+        except KafkaException as exc:
             log.warning("Task %s: closing the consumer failed: %s", self.id, exc)
         self.consumer = None

@@ -167,7 +167,7 @@ class TaskRunner(ABC, Generic[T]):
                 self.task = self.task_class()
                 self.initialize(self.task)
                 self.task.start(dict(self.config))
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:  # noqa: BLE001 - a task's own code may raise anything: the task fails with it
                 self._fail(exc)
                 return
             finally:
@@ -184,18 +184,18 @@ class TaskRunner(ABC, Generic[T]):
         finally:
             try:
                 self.finish()
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - the task thread ends cleanly whatever closing raised
                 log.warning("Task %s: error while closing: %s", self.id, exc)
 
     def stop_task(self) -> None:
         try:
             if self.task is not None:
                 self.task.stop()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - a task's own stop() may raise anything: closing goes on
             log.warning("Task %s threw while stopping: %s", self.id, exc)
         try:
             self.transforms.close()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - a transformation's own close() may raise anything
             log.warning("Task %s: closing its transformations threw: %s", self.id, exc)
 
     def finish(self) -> None:
