@@ -187,7 +187,7 @@ class Plugins:
             for ep in entry_points(group=group):
                 try:
                     self._add(ep.load(), f"{group}:{ep.name}")
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:  # noqa: BLE001 - a third-party plugin's import may raise anything: it is skipped
                     log.warning("Could not load plugin %s from entry point group %s: %s", ep.value, group, exc)
 
     def _find_java_plugins(self) -> None:

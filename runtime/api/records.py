@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple, Protocol, TypeVar, overload
 
 from .data import Schema
@@ -172,7 +172,7 @@ class SourceRecordBatch(Sequence[SourceRecord]):
             raise IndexError("source record batch index out of range")
         return self._record(index)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[SourceRecord]:
         return (self._record(i) for i in range(len(self)))
 
     def __repr__(self) -> str:
@@ -310,7 +310,7 @@ class SinkRecordBatch(Sequence[SinkRecord]):
     def __getitem__(self, index: int | slice) -> SinkRecord | list[SinkRecord]:
         return self.records()[index]
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[SinkRecord]:
         return iter(self.records())
 
     def __repr__(self) -> str:

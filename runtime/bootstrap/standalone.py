@@ -100,7 +100,7 @@ class StandaloneRuntime(WorkerRuntime):
                     request.initial_state,
                     request.initial_offsets,
                 )
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - validation runs the connector's own code: any error stops startup
                 message = getattr(exc, "message", None) or str(exc)
                 raise StartupError(
                     f"Stopping after connector error: failed to apply '{request.path}': {message}", 3

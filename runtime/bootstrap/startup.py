@@ -59,11 +59,13 @@ def worker_admin_client(config: WorkerConfig) -> Any:
 
 def kafka_cluster_id(config: WorkerConfig, admin: Any = None) -> str | None:
     """The cluster id, waiting at most `admin.default.api.timeout.ms` (default 30 s) for Kafka to answer."""
+    from confluent_kafka import KafkaException
+
     admin = admin if admin is not None else worker_admin_client(config)
     timeout_s = config.get_int("admin.default.api.timeout.ms") / 1000
     try:
         return admin.list_topics(timeout=timeout_s).cluster_id
-    except Exception as exc:  # noqa: BLE001
+    except KafkaException as exc:
         raise StartupError(
             f"Could not reach Kafka at {config.bootstrap_servers} within {timeout_s:g}s: {exc}", 2
         ) from None

@@ -83,7 +83,7 @@ class WorkerRuntime:
             raise StartupError(f"Invalid REST security settings: {exc}", 2) from None
         try:
             resolver = ConfigResolver.from_worker_config(config)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - a config provider's own configure may raise anything
             raise StartupError(f"Invalid config.providers settings: {exc}", 2) from None
         admin = worker_admin_client(config)
         cluster_id = kafka_cluster_id(config, admin)

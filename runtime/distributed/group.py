@@ -332,7 +332,7 @@ class WorkerGroup:
         if net is not None:
             try:
                 net.stop(int(timeout_s * 1000))
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - stopping is best effort: the session timeout removes us
                 log.warning("Could not stop the group client: %s", exc)
         if self._join_thread is not None:
             self._join_thread.join(timeout_s)

@@ -292,7 +292,7 @@ class GroupMember:
         if self._was_fenced and not fenced:
             try:
                 self.config_store.refresh()
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - the tick thread must not die: it stays fenced this tick
                 log.warning("Could not read the config topic to its end after being fenced: %s", exc)
                 fenced = True
         self._was_fenced = fenced

@@ -175,13 +175,13 @@ class DistributedHerder(HerderBase):
             self.rounds.close()
         try:
             self.worker.stop_all()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - shutdown goes on whatever a connector's stop raised
             log.error("Error while stopping connectors: %s", exc)
         self.member.stop()  # leaves the group once everything is stopped
         for store in (self.config_store, self.offsets.offset_store, self.status_store):
             try:
                 store.stop()
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - shutdown goes on: each store is stopped
                 log.error("Error while stopping a store: %s", exc)
 
     # ---- routing helpers ------------------------------------------------------------------------

@@ -118,7 +118,7 @@ class StandaloneHerder(HerderBase):
         try:
             future = self._executor.submit(self.worker.stop_all)
             future.result(timeout=self.worker.graceful_timeout_s * 2 + 5)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - shutdown goes on whatever a connector's stop raised
             log.error("Error while stopping connectors: %s", exc)
         self._executor.shutdown()
         self.offsets.offset_store.stop()
@@ -158,7 +158,7 @@ class StandaloneHerder(HerderBase):
     def _guarded_reconfigure(self, name: str) -> None:
         try:
             self._reconfigure_tasks(name)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - the herder thread must not die over a connector's taskConfigs
             log.error("Task reconfiguration of %s failed: %s", name, exc)
 
     # ---- helpers (herder thread) ----------------------------------------------------------------

@@ -56,25 +56,31 @@ class ConnectorOffsetStore(OffsetStore):
     def _stop_quietly(self) -> None:
         try:
             self.stop()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - closing after a failed start must not hide its error
             log.warning("Could not close the offset store of topic %s: %s", self.connector_topic, exc)
 
     def stop(self) -> None:
         if self.connector_store is not None:
             self.connector_store.stop()
 
+    @property
+    def _primary(self) -> OffsetStore:
+        """The connector store when there is one, else the worker store (the constructor requires one)."""
+        primary = self.connector_store if self.connector_store is not None else self.worker_store
+        assert primary is not None
+        return primary
+
     def get(self, keys: list[bytes]) -> dict[bytes, bytes | None]:
         """The connector store's value of each key when there is a connector store, else the worker store's."""
         result: dict[bytes, bytes | None] = {k: None for k in keys}
-        result.update((self.connector_store or self.worker_store).get(keys))  # type: ignore[union-attr]
+        result.update(self._primary.get(keys))
         return result
 
     def set(self, entries: Mapping[bytes, bytes | None]) -> None:
         if not entries:
             return
-        primary = self.connector_store if self.connector_store is not None else self.worker_store
+        primary = self._primary
         secondary = self.worker_store if self.connector_store is not None else None
-        assert primary is not None
         regular = {k: v for k, v in entries.items() if v is not None}
         tombstones = {k: v for k, v in entries.items() if v is None}
         if secondary is not None and tombstones:

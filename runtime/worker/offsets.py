@@ -23,7 +23,7 @@ from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, 
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 
-from ..api.connector import Connector, SinkConnector, SourceConnector
+from ..api.connector import SinkConnector, SourceConnector
 from ..api.errors import ConnectError, UnsupportedOperationError
 from ..api.records import TopicPartition
 from ..control.errors import ServerError
@@ -51,9 +51,11 @@ TRANSIENT_CODES = (
 T = TypeVar("T")
 
 
-def _call_hook(connector: Connector, name: str, kind: str, config: dict[str, str], offsets: Any) -> bool:
+def _call_hook(
+    connector: SourceConnector | SinkConnector, name: str, kind: str, config: dict[str, str], offsets: Any
+) -> bool:
     try:
-        result = connector.alter_offsets(dict(config), offsets)  # type: ignore[attr-defined]
+        result = connector.alter_offsets(dict(config), offsets)
     except UnsupportedOperationError:
         raise ServerError(
             f"Failed to modify offsets for connector {name} because it doesn't support external modification of offsets"
@@ -413,17 +415,18 @@ class OffsetsManager:
     ) -> str:
         definite = _call_hook(connector, name, "sink", config, dict(offsets))
         group = clients.group_id(name, config)
+        altered = {tp: o for tp, o in offsets.items() if o is not None}
         try:
-            if any(o is None for o in offsets.values()):
+            if len(altered) < len(offsets):
                 # The admin API here has no per-partition offset delete: rebuild the group without the
                 # deleted partitions. Safe because offsets only change while the connector is STOPPED.
                 current = self._retrying(config, lambda admin: self._group_offsets_or_empty(admin, group))
                 remaining = {tp: o for tp, o in current.items() if tp not in offsets}
-                remaining.update({tp: o for tp, o in offsets.items() if o is not None})
+                remaining.update(altered)
                 self._retrying(config, lambda admin: self._delete_group(admin, group))
                 self._retrying(config, lambda admin: self._commit(admin, group, remaining))
             else:
-                self._retrying(config, lambda admin: self._commit(admin, group, offsets))  # type: ignore[arg-type]
+                self._retrying(config, lambda admin: self._commit(admin, group, altered))
         except ServerError:
             raise
         except Exception as exc:

@@ -69,7 +69,7 @@ class WorkerSourceTaskContext(SourceTaskContext):
         return self._transactions
 
 
-class SourceTaskRunner(TaskRunner):
+class SourceTaskRunner(TaskRunner[SourceTask]):
     """At least once: offsets are committed every `offset.flush.interval.ms` for the records the broker has
     acknowledged by then (the reference's WorkerSourceTask). `transactional_source.ExactlyOnceSourceTaskRunner`
     changes the hooks below to write records and offsets in transactions."""
@@ -345,7 +345,7 @@ class SourceTaskRunner(TaskRunner):
             key_bytes = self.key_converter.from_connect_data(topic, batch.key_schema, batch.key)
             value_conv, value_schema = self.value_converter.from_connect_data, batch.value_schema
             messages = [{"value": value_conv(topic, value_schema, v), "key": key_bytes} for v in batch.values]
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a converter may raise anything: the slow path applies errors.* to it
             return False
         if topic not in self._topics_seen:
             self._topic_seen(topic)
@@ -502,7 +502,7 @@ class SourceTaskRunner(TaskRunner):
                 self._store_started = False
                 try:
                     self.offset_store.stop()
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:  # noqa: BLE001 - closing goes on whatever the store's clients raise
                     log.warning("Task %s: closing its offset store threw: %s", self.id, exc)
 
     def _close_producer(self) -> None:
@@ -511,7 +511,7 @@ class SourceTaskRunner(TaskRunner):
         if not self._cancelled and not self.failed:
             try:
                 self.commit_offsets()
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - closing goes on whatever the producer or store raise
                 log.error("Task %s: final offset commit failed: %s", self.id, exc)
         elif not self._cancelled and self.failed:
             # records acknowledged before the failure are safe to commit; others are retried on restart
@@ -520,7 +520,7 @@ class SourceTaskRunner(TaskRunner):
                     self.producer.flush(self.flush_timeout_s)
                 if self._send_error is None and self._pending and not self._abandoned_sends:
                     self.offset_store.set({k: encode_value(v) for k, v in self._pending.items()})
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - closing goes on whatever the producer or store raise
                 log.error("Task %s: offset commit after failure failed: %s", self.id, exc)
         self.producer = None
         self._producer_settings = None  # closed: no further commits

@@ -319,7 +319,7 @@ class TaskProcess:
                 if runner.offset_store is not None:  # the task cannot close it any more
                     try:
                         runner.offset_store.stop()
-                    except Exception as exc:  # noqa: BLE001
+                    except Exception as exc:  # noqa: BLE001 - the monitor thread must not die over a store's close
                         log.warning("Could not close the offset store of task %s: %s", runner.id, exc)
             runner.finish(self.closing)
 

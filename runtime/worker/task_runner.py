@@ -9,7 +9,7 @@ import time
 import traceback
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import orjson
 from confluent_kafka import KafkaException
@@ -22,6 +22,8 @@ from .counters import ErrorCounters, TaskCounters
 from .transform_chain import TransformationChain
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=Task)  # the kind of task a runner runs: SourceTask or SinkTask
 
 
 # Optional, private to this runtime: a task class may define this method to cut a waiting poll() short
@@ -39,7 +41,7 @@ def format_trace(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
 
 
-class TaskRunner(ABC):
+class TaskRunner(ABC, Generic[T]):
     """Runs a task in its own thread: start, loop until stopped, close. Reports its own status."""
 
     is_source = False
@@ -48,7 +50,7 @@ class TaskRunner(ABC):
         self,
         connector: str,
         index: int,
-        task_class: type[Task],
+        task_class: type[T],
         config: dict[str, str],
         connector_config: dict[str, str],
         target_state: TargetState,
@@ -73,7 +75,7 @@ class TaskRunner(ABC):
         self._started = threading.Event()
         self._state_changed = threading.Event()
         self.failed = False
-        self.task: Task | None = None
+        self.task: T | None = None
         self.counters = TaskCounters()
         self.created_at = time.monotonic()  # where rates of the first metrics scrape start
         self.client_stats: dict[str, Any] | None = None  # librdkafka's latest statistics of the task's client
@@ -165,7 +167,7 @@ class TaskRunner(ABC):
                 self.task = self.task_class()
                 self.initialize(self.task)
                 self.task.start(dict(self.config))
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:  # noqa: BLE001 - a task's own code may raise anything: the task fails with it
                 self._fail(exc)
                 return
             finally:
@@ -182,18 +184,18 @@ class TaskRunner(ABC):
         finally:
             try:
                 self.finish()
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - the task thread ends cleanly whatever closing raised
                 log.warning("Task %s: error while closing: %s", self.id, exc)
 
     def stop_task(self) -> None:
         try:
             if self.task is not None:
                 self.task.stop()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - a task's own stop() may raise anything: closing goes on
             log.warning("Task %s threw while stopping: %s", self.id, exc)
         try:
             self.transforms.close()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - a transformation's own close() may raise anything
             log.warning("Task %s: closing its transformations threw: %s", self.id, exc)
 
     def finish(self) -> None:

@@ -21,7 +21,7 @@ import inspect
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..api.config import NO_DEFAULT, ConfigDef, ConfigKey, ConfigValue, Importance, Type, Width, parse_type
 from ..api.errors import ConfigError, ConnectError
@@ -30,6 +30,8 @@ from ..api.transforms import Predicate, Transformation
 
 # What a plugin name names (None: nothing); _check_class rejects anything but a class of the right kind.
 Resolve = Callable[[str, str], object]
+# A transformation returns the kind of record it was given (Kafka's Transformation<R extends ConnectRecord<R>>)
+R = TypeVar("R", bound=ConnectRecord)
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +72,7 @@ class TransformationStage:
     predicate: Predicate | None = None
     negate: bool = False
 
-    def apply(self, record: ConnectRecord) -> ConnectRecord | None:
+    def apply(self, record: R) -> R | None:
         if self.predicate is not None and self.negate == bool(self.predicate.test(record)):
             return record
         return self.transformation.apply(record)
@@ -114,7 +116,7 @@ class TransformationChain:
         _configure(predicate, _with_prefix(config, predicate_prefix), predicate_prefix)
         return TransformationStage(alias, transformation, predicate, str(negate).strip().lower() == "true")
 
-    def apply(self, record: ConnectRecord) -> ConnectRecord | None:
+    def apply(self, record: R) -> R | None:
         for stage in self.stages:
             transformed = stage.apply(record)
             if transformed is None:

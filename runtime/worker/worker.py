@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..api.connector import Connector, ConnectorContext, SinkConnector, SourceConnectorContext
+from ..api.errors import ConnectError
 from ..api.task import OffsetStorageReader
 from ..config_providers import ConfigResolver
 from ..daemon_executor import KeyedDaemonExecutor
@@ -47,7 +48,7 @@ def run_bounded(fn: Callable[[], Any], timeout_s: float, what: str) -> bool:
         try:
             fn()
             outcome["error"] = None
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, whatever it is
             outcome["error"] = exc
 
     thread = threading.Thread(target=target, name=what, daemon=True)
@@ -265,7 +266,7 @@ class Worker:
             self.connectors[name] = instance
         try:
             connector.initialize(_ConnectorContext(self, name, epoch, on_reconfigure))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - a connector's own code may raise anything: it fails with it
             self.fail_connector(name, exc, epoch)
             return False
         return self._transition_instance(instance, target)
@@ -300,7 +301,7 @@ class Worker:
                 try:
                     instance.connector.start(dict(instance.resolved))
                     instance.started = True
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:  # noqa: BLE001 - a connector's own code may raise anything: it fails with it
                     self.fail_connector(name, exc, instance.epoch)
                     return False
             return self._report_connector(name, instance.epoch, State.RUNNING)
@@ -370,7 +371,7 @@ class Worker:
     def connector_type(self, config: dict[str, str]) -> str:
         try:
             return self.plugins.connector_desc(config.get("connector.class", "")).type
-        except Exception:  # noqa: BLE001
+        except ConnectError:  # no such connector class
             return "unknown"
 
     # ---- tasks ----------------------------------------------------------------------------------

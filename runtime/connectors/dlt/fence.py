@@ -30,7 +30,7 @@ import enum
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...api.errors import ConnectError
 from ...api.records import TopicPartition
@@ -46,6 +46,12 @@ from .offsets import (
     literal,
     read_file_rows,
 )
+
+if TYPE_CHECKING:  # the job clients the mixins below extend (dlt is imported only when a sink starts)
+    from dlt.destinations.impl.filesystem.filesystem import FilesystemClient as _FilesystemClient
+    from dlt.destinations.job_client_impl import SqlJobClientBase as _SqlClient
+else:
+    _FilesystemClient = _SqlClient = object
 
 
 class Guarantee(enum.Enum):
@@ -94,7 +100,7 @@ def _moved(commit: Commit, state: Mapping[Key, Committed]) -> dict[Key, Committe
     return {key: state.get(key) for key, expected in commit.expected.items() if state.get(key) != expected}
 
 
-class _SqlCommit:
+class _SqlCommit(_SqlClient):
     """complete_load of SQL job clients: check, compaction and the `_dlt_loads` row in one transaction."""
 
     fence: Fence
@@ -103,9 +109,9 @@ class _SqlCommit:
     def complete_load(self, load_id: str) -> None:
         commit = self.fence.pending
         if commit is None:
-            super().complete_load(load_id)  # type: ignore[misc]
+            super().complete_load(load_id)
             return
-        sql = self.sql_client  # type: ignore[attr-defined]
+        sql = self.sql_client
         offsets, loads = sql.make_qualified_table_name(OFFSETS_TABLE), sql.make_qualified_table_name(LOADS_TABLE)
         with sql.begin_transaction():
             if self.lock_offsets:
@@ -123,10 +129,10 @@ class _SqlCommit:
             sql.execute_sql(
                 f"DELETE FROM {offsets} WHERE {LOAD_ID} <> {literal(load_id)} AND {keys_condition(commit.expected)}"
             )
-            super().complete_load(load_id)  # type: ignore[misc]
+            super().complete_load(load_id)
 
 
-class _FilesystemCommit:
+class _FilesystemCommit(_FilesystemClient):
     """complete_load of the filesystem client: check from the offsets files, write the entry, then delete
     the offsets files this load supersedes."""
 
@@ -135,20 +141,20 @@ class _FilesystemCommit:
     def complete_load(self, load_id: str) -> None:
         commit = self.fence.pending
         if commit is None:
-            super().complete_load(load_id)  # type: ignore[misc]
+            super().complete_load(load_id)
             return
-        fs = self.fs_client  # type: ignore[attr-defined]
-        committed = {_loads_entry_id(path) for path in self.list_table_files(LOADS_TABLE)}  # type: ignore[attr-defined]
+        fs = self.fs_client
+        committed = {_loads_entry_id(path) for path in self.list_table_files(LOADS_TABLE)}
         columns = ["table_name", "kafka_topic", "kafka_partition", "epoch", "kafka_offset"]
         files: dict[str, list[tuple[Any, ...]]] = {}
-        for path in self.list_table_files(OFFSETS_TABLE):  # type: ignore[attr-defined]
+        for path in self.list_table_files(OFFSETS_TABLE):
             if file_load_id(path) != load_id:
                 files[path] = [tuple(row[c] for c in columns) for row in read_file_rows(fs, path, columns)]
         state = fold(row for path, rows in files.items() if file_load_id(path) in committed for row in rows)
         moved = _moved(commit, state)
         if moved:
             raise LoadFenced(moved)
-        super().complete_load(load_id)  # type: ignore[misc]
+        super().complete_load(load_id)
 
         def superseded(row: tuple[Any, ...]) -> bool:
             key = _key(row)

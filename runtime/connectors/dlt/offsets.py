@@ -24,7 +24,7 @@ import gzip
 import json
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, cast
@@ -79,7 +79,7 @@ def offset_rows(states: Mapping[Key, Committed]) -> list[dict[str, Any]]:
     ]
 
 
-def fold(rows: Iterable[tuple[Any, Any, Any, Any, Any]]) -> dict[Key, Committed]:
+def fold(rows: Iterable[Sequence[Any]]) -> dict[Key, Committed]:
     """Committed state from (table, topic, partition, epoch, offset) rows: per key, the highest offset of
     the highest epoch (null offsets, a reset, count only where no other row of that epoch has one)."""
     result: dict[Key, Committed] = {}

@@ -47,7 +47,7 @@ from .offsets import (
     remove_uncommitted,
 )
 from .pipeline import LoadFailed, Workspace, destination, normalize_table
-from .rows import DELETED, ROW_ID, VALUE_COLUMN, RowPlans, row_id, row_id_prefix, row_position
+from .rows import DELETED, ROW_ID, VALUE_COLUMN, RowPlan, RowPlans, row_id, row_id_prefix, row_position
 
 log = logging.getLogger(__name__)
 
@@ -300,8 +300,8 @@ class DltSinkTask(SinkTask):
         merge = self._settings.merge
         owned = self._state
         plans = self._plans
-        last_schema: Any = object()
-        plan = None
+        last_schema: Any = object()  # no schema is this: the first value sets `plan`
+        plan: RowPlan
         for i, offset in enumerate(offsets):
             topic, partition = topics[i], partitions[i]
             tp = TopicPartition(topic, partition)
@@ -325,7 +325,7 @@ class DltSinkTask(SinkTask):
                         plan, last_schema = plans.get(schema), schema
                         if plan.columns:
                             chunk.columns.setdefault(table, {}).update(plan.columns)
-                    row = plan.to_row(value)  # type: ignore[union-attr]
+                    row = plan.to_row(value)
                     if merge:
                         row.update(self._key_row(keys[i], key_schemas[i], schema, row, chunk, table))
             except (DataError, TypeError, ValueError, AttributeError) as exc:

@@ -113,7 +113,8 @@ class SingerSourceTask(ProgramSourceTask):
         if kind == "RECORD":
             # RECORDs are read straight from the parsed line: a message object per record (and parsing its
             # time_extracted) would be most of the per-record cost, and nothing here needs them
-            stream = self._streams.get(message.get("stream"))  # type: ignore[arg-type]
+            name = message.get("stream")
+            stream = self._streams.get(name) if isinstance(name, str) else None
             if stream is None or stream.convert is None:
                 raise DataError(
                     f"{self.program} sent a RECORD of stream {message.get('stream')!r} "

@@ -14,6 +14,8 @@ from runtime.control.errors import ServerError
 from .conftest import new_name, source_config
 from .test_cli_files import apply
 
+pytestmark = pytest.mark.integration
+
 
 def saved(name: str, value: int) -> dict:
     return {"partition": {"task.id": f"{name}-0"}, "offset": {"saved": value}}

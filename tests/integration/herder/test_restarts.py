@@ -9,6 +9,8 @@ from runtime.control.restart import RestartRequest
 
 from .conftest import new_name, settle, source_config, states
 
+pytestmark = pytest.mark.integration
+
 COMBINATIONS = [(False, False), (False, True), (True, False), (True, True)]  # (only_failed, include_tasks)
 
 

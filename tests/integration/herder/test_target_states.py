@@ -8,6 +8,8 @@ from runtime.control.errors import BadRequest, NotFound
 
 from .conftest import new_name, source_config, states
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.mark.parametrize(
     "initial, expected",

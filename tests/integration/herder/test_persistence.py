@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from .conftest import new_name, source_config, states, wait_for
+
+pytestmark = pytest.mark.integration
 
 
 def saved_offsets(h, name) -> dict[str, int]:

@@ -12,6 +12,8 @@ from runtime.control.errors import NotFound
 
 from .conftest import new_name, settle, source_config, states
 
+pytestmark = pytest.mark.integration
+
 
 def test_delete_and_stop_with_a_task_stuck_in_stop(make_herder):
     harness = make_herder(**{"task.shutdown.graceful.timeout.ms": "300"})
@@ -37,7 +39,7 @@ def test_delete_and_stop_with_a_task_stuck_in_stop(make_herder):
     assert states(h, other) == ("RUNNING", ["RUNNING"])
 
 
-GATED = "tests.unit.herder.gated_connectors.StopBlockingConnector"
+GATED = "tests.integration.herder.gated_connectors.StopBlockingConnector"
 
 
 def stop_blocking_setup(make_herder):

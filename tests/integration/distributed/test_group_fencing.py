@@ -23,6 +23,8 @@ from runtime.distributed.group import WorkerGroup
 from tests.support.broker import unique
 from tests.support.worker import wait_for
 
+pytestmark = pytest.mark.integration
+
 SESSION_TIMEOUT_MS = 4000  # as tests/support/cluster.py
 HEARTBEAT_MS = 500
 REBALANCE_TIMEOUT_MS = 20000

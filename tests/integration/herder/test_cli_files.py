@@ -12,6 +12,8 @@ from runtime.connector_files import parse_connector_file
 
 from .conftest import new_name, states
 
+pytestmark = pytest.mark.integration
+
 
 def apply(harness, *paths) -> None:
     runtime = StandaloneRuntime(harness.herder.config)

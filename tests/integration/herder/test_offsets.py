@@ -16,6 +16,8 @@ from runtime.control.offset_requests import (
 
 from .conftest import new_name, sink_config, source_config, states, wait_for
 
+pytestmark = pytest.mark.integration
+
 
 def source_entry(name: str, task: int, saved: int | None) -> dict:
     return {"partition": {"task.id": f"{name}-{task}"}, "offset": None if saved is None else {"saved": saved}}

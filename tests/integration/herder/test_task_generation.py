@@ -11,6 +11,8 @@ from runtime.control.errors import BadRequest
 
 from .conftest import CUSTOM, new_name, states, wait_for
 
+pytestmark = pytest.mark.integration
+
 
 def custom(name: str, cls: str, tasks: int = 2, **extra: str) -> dict[str, str]:
     return {"name": name, "connector.class": f"{CUSTOM}.{cls}", "tasks.max": str(tasks), **extra}
