@@ -57,10 +57,11 @@ def debezium_config(pg: PostgresServer, table: str, prefix: str) -> dict[str, st
     }
 
 
-def events(kafka: Kafka, topic: str, count: int) -> list[tuple[Any, Any]]:
+def events(kafka: Kafka, topic: str, count: int, idle_s: float = 10) -> list[tuple[Any, Any]]:
     """The first `count` change events of `topic` ((key, value) as JsonConverter wrote them, less their
-    volatile fields), or fewer if no more come within 10 s. Read without Kafka.read_all()'s markers: Tansu
-    can hide records from a reader of a partition that several producers write."""
+    volatile fields), or fewer if no more come within `idle_s` (short where a wait_for asks again). Read
+    without Kafka.read_all()'s markers: Tansu can hide records from a reader of a partition that several
+    producers write."""
     consumer = Consumer(
         {"bootstrap.servers": kafka.bootstrap_servers, "group.id": unique("dbz-reader"), "enable.auto.commit": False}
     )
@@ -68,7 +69,7 @@ def events(kafka: Kafka, topic: str, count: int) -> list[tuple[Any, Any]]:
         partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
         out: list[tuple[Any, Any]] = []
-        idle_deadline = time.monotonic() + 10
+        idle_deadline = time.monotonic() + idle_s
         while len(out) < count and time.monotonic() < idle_deadline:
             for message in consumer.consume(100, 0.5):
                 if message.error() is None:
@@ -76,7 +77,7 @@ def events(kafka: Kafka, topic: str, count: int) -> list[tuple[Any, Any]]:
                     out.append(
                         (_unprefixed(json.loads(key)) if key else None, _stable(json.loads(value)) if value else None)
                     )
-                    idle_deadline = time.monotonic() + 10
+                    idle_deadline = time.monotonic() + idle_s
         return out[:count]
     finally:
         consumer.close()
@@ -134,7 +135,9 @@ def test_debezium_snapshot_then_streaming_equals_the_oracles(
         assert response.status_code == 201, response.text
     topics = {side: f"{prefix}.public.{table}" for side, prefix in prefixes.items()}
     for side in topics:
-        wait_for(lambda side=side: ops(events(kafka, topics[side], 3)) == ["r"] * 3, 120, what=f"{side}: the snapshot")
+        wait_for(
+            lambda side=side: ops(events(kafka, topics[side], 3, 1)) == ["r"] * 3, 120, what=f"{side}: the snapshot"
+        )
 
     postgres.psql(
         "inventory",
@@ -144,7 +147,7 @@ def test_debezium_snapshot_then_streaming_equals_the_oracles(
     )
     streamed = sorted([*ops_of("rrrcud"), None], key=str)  # a delete is followed by its tombstone
     for side in topics:
-        seen = lambda side=side: ops(events(kafka, topics[side], len(streamed)))
+        seen = lambda side=side: ops(events(kafka, topics[side], len(streamed), 1))
         wait_for(lambda seen=seen: seen() == streamed, 120, what=f"{side}: the changes {streamed}, not {seen()}")
     ours, theirs = events(kafka, topics["ours"], len(streamed)), events(kafka, topics["oracle"], len(streamed))
     assert by_key(ours) == by_key(theirs)
@@ -175,9 +178,9 @@ def test_a_killed_worker_resumes_debezium_from_its_stored_lsn_without_a_new_snap
             180,
             what="the connector created (once the Java plugins are found)",
         )
-        wait_for(lambda: ops(events(kafka, topic, 2)) == ["r", "r"], 120, what="the snapshot")
+        wait_for(lambda: ops(events(kafka, topic, 2, 1)) == ["r", "r"], 120, what="the snapshot")
         postgres.psql("inventory", f"INSERT INTO {table} (item) VALUES ('c');")
-        wait_for(lambda: ops(events(kafka, topic, 3)) == ops_of("rrc"), 120, what="the insert streamed")
+        wait_for(lambda: ops(events(kafka, topic, 3, 1)) == ops_of("rrc"), 120, what="the insert streamed")
         # the streaming offset of the insert (its LSN, lsn_proc) committed, then the worker dies without a goodbye
         wait_for(
             lambda: any("lsn_proc" in o["offset"] for o in api.get(f"/connectors/{prefix}/offsets").json()["offsets"]),
@@ -192,7 +195,7 @@ def test_a_killed_worker_resumes_debezium_from_its_stored_lsn_without_a_new_snap
         worker = WorkerProcess(tmp_path / "w", bootstrap_servers, props=props, port=worker.port).start()
         api = Api(worker.url)
         wait_for(
-            lambda: ops(events(kafka, topic, 5)) == ops_of("rrccu"),
+            lambda: ops(events(kafka, topic, 5, 1)) == ops_of("rrccu"),
             180,
             what="the changes made while it was down",
         )
@@ -206,3 +209,53 @@ def test_a_killed_worker_resumes_debezium_from_its_stored_lsn_without_a_new_snap
         api.close()
     finally:
         worker.stop()
+
+
+def rows(changes: list[tuple[Any, Any]]) -> list[list[tuple[str, str]]]:
+    """Each row's (op, item) events in order, rows sorted: what a table's change events say happened."""
+    return sorted(
+        [(v["payload"]["op"], v["payload"]["after"]["item"]) for v in row] for row in by_key(changes).values()
+    )
+
+
+def test_patching_a_stopped_debeziums_offsets_to_an_earlier_lsn_streams_again_from_there(
+    worker: Api, postgres: PostgresServer, bootstrap_servers: str
+) -> None:
+    """KIP-875 on a hosted Java connector: stopped, its offsets PATCHed back to an earlier change's LSN,
+    resumed: the changes after that LSN come again (no new snapshot, nothing before it). PostgreSQL never
+    sends again what a replication slot has confirmed, so the slot is left to the user (flush.lsn.source
+    false), as anyone who moves a Debezium connector's offsets back does."""
+    table = unique("items").replace("-", "_")
+    postgres.psql(
+        "inventory",
+        f"CREATE TABLE {table} (id serial PRIMARY KEY, item text); INSERT INTO {table} (item) VALUES ('a');",
+    )
+    kafka = Kafka(bootstrap_servers)
+    name = unique("dbz-patch")
+    topic = f"{name}.public.{table}"
+    offsets = lambda: worker.get(f"/connectors/{name}/offsets").json()["offsets"]
+    config = {**debezium_config(postgres, table, name), "flush.lsn.source": "false"}
+    assert worker.put(f"/connectors/{name}/config", config).status_code == 201
+    wait_for(lambda: ops(events(kafka, topic, 1, 1)) == ["r"], 120, what="the snapshot")
+    postgres.psql("inventory", f"INSERT INTO {table} (item) VALUES ('b');")
+    wait_for(lambda: ops(events(kafka, topic, 2, 1)) == ops_of("rc"), 60, what="b streamed")
+    (after_b,) = wait_for(
+        lambda: [o for o in offsets() if "lsn_proc" in o["offset"]], 60, what="the offset of b committed"
+    )
+    postgres.psql("inventory", f"INSERT INTO {table} (item) VALUES ('c'); INSERT INTO {table} (item) VALUES ('d');")
+    wait_for(lambda: ops(events(kafka, topic, 4, 1)) == ops_of("rccc"), 60, what="c and d streamed")
+    wait_for(lambda: offsets() not in ([], [after_b]), 60, what="the offset of d committed")
+
+    assert worker.put(f"/connectors/{name}/stop").status_code == 204
+    wait_for(lambda: worker.get(f"/connectors/{name}/status").json()["connector"]["state"] == "STOPPED", 60)
+    response = worker.patch(f"/connectors/{name}/offsets", {"offsets": [after_b]})
+    assert response.status_code == 200, response.text
+    assert offsets() == [after_b]
+    assert worker.put(f"/connectors/{name}/resume").status_code == 202
+    expected = [[("c", "b")], [("c", "c"), ("c", "c")], [("c", "d"), ("c", "d")], [("r", "a")]]
+    wait_for(lambda: rows(events(kafka, topic, 6, 1)) == expected, 120, what=f"c and d again: {expected}")
+    # a change made now comes once, after them: nothing else came again
+    postgres.psql("inventory", f"INSERT INTO {table} (item) VALUES ('e');")
+    expected = sorted([*expected, [("c", "e")]])
+    wait_for(lambda: rows(events(kafka, topic, 7, 1)) == expected, 60, what=f"e after them: {expected}")
+    assert worker.delete(f"/connectors/{name}").status_code == 204
