@@ -11,11 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
 from tests.integration.scenarios.helpers import Api, Kafka
 from tests.support.broker import unique
+from tests.support.cluster import running_cluster
 from tests.support.postgres import LOGICAL_DECODING, PostgresServer, postgres_bin
 from tests.support.worker import WorkerProcess, wait_for
 
@@ -118,6 +120,13 @@ def by_key(changes: list[tuple[Any, Any]]) -> dict[str, list[Any]]:
     return rows
 
 
+def rows(changes: list[tuple[Any, Any]]) -> list[list[tuple[str, str]]]:
+    """Each row's (op, item) events in order, rows sorted: what a table's change events say happened."""
+    return sorted(
+        [(v["payload"]["op"], v["payload"]["after"]["item"]) for v in row] for row in by_key(changes).values()
+    )
+
+
 def test_debezium_snapshot_then_streaming_equals_the_oracles(
     worker: Api, oracle: Api, postgres: PostgresServer, bootstrap_servers: str
 ) -> None:
@@ -202,20 +211,11 @@ def test_a_killed_worker_resumes_debezium_from_its_stored_lsn_without_a_new_snap
         # a new snapshot would have read both rows again: no read after the first two
         changes = events(kafka, topic, 6)
         assert ops(changes) == ops_of("rrccu"), ops(changes)
-        rows = by_key(changes).values()
-        items = sorted([(v["payload"]["op"], v["payload"]["after"]["item"]) for v in row] for row in rows)
-        assert items == [[("c", "c")], [("c", "d")], [("r", "a")], [("r", "b"), ("u", "bb")]]
+        assert rows(changes) == [[("c", "c")], [("c", "d")], [("r", "a")], [("r", "b"), ("u", "bb")]]
         assert api.delete(f"/connectors/{prefix}").status_code == 204
         api.close()
     finally:
         worker.stop()
-
-
-def rows(changes: list[tuple[Any, Any]]) -> list[list[tuple[str, str]]]:
-    """Each row's (op, item) events in order, rows sorted: what a table's change events say happened."""
-    return sorted(
-        [(v["payload"]["op"], v["payload"]["after"]["item"]) for v in row] for row in by_key(changes).values()
-    )
 
 
 def test_patching_a_stopped_debeziums_offsets_to_an_earlier_lsn_streams_again_from_there(
@@ -259,3 +259,62 @@ def test_patching_a_stopped_debeziums_offsets_to_an_earlier_lsn_streams_again_fr
     expected = sorted([*expected, [("c", "e")]])
     wait_for(lambda: rows(events(kafka, topic, 7, 1)) == expected, 60, what=f"e after them: {expected}")
     assert worker.delete(f"/connectors/{name}").status_code == 204
+
+
+@pytest.mark.timeout(420)
+def test_a_killed_workers_debezium_task_resumes_on_another_worker_from_its_stored_lsn(
+    java_plugin_path: Path, postgres: PostgresServer, bootstrap_servers: str, tmp_path: Path
+) -> None:
+    """Three workers (distributed mode); the one running the Debezium task is killed with kill -9, its JVM
+    host goes with it (leaving the replication slot free), and the task resumes on another worker from the
+    LSN in the offsets topic: the changes made meanwhile come once, with no new snapshot."""
+    table = unique("orders").replace("-", "_")
+    postgres.psql(
+        "inventory",
+        f"CREATE TABLE {table} (id serial PRIMARY KEY, item text); INSERT INTO {table} (item) VALUES ('a'), ('b');",
+    )
+    kafka = Kafka(bootstrap_servers)
+    name = unique("dbz-moved")
+    topic = f"{name}.public.{table}"
+    with running_cluster(tmp_path, bootstrap_servers, 3, **{"plugin.path": str(java_plugin_path)}) as cluster:
+        api = cluster.api(0)
+        wait_for(
+            lambda: (
+                api.put(f"/connectors/{name}/config", json=debezium_config(postgres, table, name)).status_code == 201
+            ),
+            180,
+            what="the connector created (once the Java plugins are found)",
+        )
+        status = cluster.wait_state(name, "RUNNING", 1, timeout_s=120)
+        wait_for(lambda: ops(events(kafka, topic, 2, 1)) == ["r", "r"], 120, what="the snapshot")
+        postgres.psql("inventory", f"INSERT INTO {table} (item) VALUES ('c');")
+        wait_for(lambda: ops(events(kafka, topic, 3, 1)) == ops_of("rrc"), 120, what="the insert streamed")
+        wait_for(
+            lambda: any("lsn_proc" in o["offset"] for o in api.get(f"/connectors/{name}/offsets").json()["offsets"]),
+            60,
+            what="a streaming offset committed",
+        )
+
+        owner = status["tasks"][0]["worker_id"]
+        killed = cluster.workers[cluster.index_of(owner)]
+        assert killed.process is not None
+        hosts = [
+            p for p in psutil.Process(killed.process.pid).children() if "runtime.java.host" in " ".join(p.cmdline())
+        ]
+        assert hosts, "the worker running the task has a JVM host"
+        killed.kill()
+        wait_for(lambda: not any(p.is_running() for p in hosts), 30, what="the killed worker's JVM host gone")
+        postgres.psql(
+            "inventory", f"INSERT INTO {table} (item) VALUES ('d'); UPDATE {table} SET item = 'bb' WHERE item = 'b';"
+        )
+        survivor = next(i for i, w in enumerate(cluster.workers) if w is not killed)
+        cluster.wait_state(name, "RUNNING", 1, via=survivor, timeout_s=120, exclude_worker=owner)
+        expected = [[("c", "c")], [("c", "d")], [("r", "a")], [("r", "b"), ("u", "bb")]]
+        wait_for(
+            lambda: rows(events(kafka, topic, 5, 1)) == expected, 120, what=f"the changes made meanwhile: {expected}"
+        )
+        # a change made now comes once, right after them: nothing came twice, no second snapshot
+        postgres.psql("inventory", f"INSERT INTO {table} (item) VALUES ('e');")
+        expected = sorted([*expected, [("c", "e")]])
+        wait_for(lambda: rows(events(kafka, topic, 6, 1)) == expected, 60, what=f"e after them: {expected}")
+        assert cluster.api(survivor).delete(f"/connectors/{name}").status_code == 204
