@@ -200,17 +200,21 @@ def assert_resumed_without_a_snapshot(kafka: Kafka, topic: str, postgres: Postgr
     wait_for(lambda: rows(events(kafka, topic, 6, 1)) == expected, 60, what=f"e after them: {expected}")
 
 
-def test_a_killed_worker_resumes_debezium_from_its_stored_lsn_without_a_new_snapshot(
+def test_debezium_in_a_task_process_resumes_from_its_stored_lsn_after_kill_9_of_the_process_then_the_worker(
     java_plugin_path: Path, postgres: PostgresServer, bootstrap_servers: str, tmp_path: Path
 ) -> None:
+    """Standalone, the task in a task process (`task.processes=1`) with a JVM host of its own. kill -9 of the
+    task process: the task FAILED with the exit, its JVM host gone with it, the connector (in the worker)
+    RUNNING; a restart resumes from the stored LSN. Then kill -9 of the worker: started again, it resumes
+    likewise. Each change made while something was down comes once; nothing is snapshotted again."""
     table = orders(postgres)
     kafka = Kafka(bootstrap_servers)
     prefix = unique("dbz-kill")
     topic = f"{prefix}.public.{table}"
-    props = {"plugin.path": str(java_plugin_path), "offset.flush.interval.ms": 500}
+    props = {"plugin.path": str(java_plugin_path), "offset.flush.interval.ms": 500, "task.processes": 1}
     worker = WorkerProcess(tmp_path / "w", bootstrap_servers, props=props).start()
     try:
-        api = Api(worker.url)
+        api = Api(worker.url, timeout_s=120)  # a restart answers once a new task process runs the task
         wait_for(
             lambda: (
                 api.put(f"/connectors/{prefix}/config", debezium_config(postgres, table, prefix)).status_code
@@ -219,13 +223,32 @@ def test_a_killed_worker_resumes_debezium_from_its_stored_lsn_without_a_new_snap
             180,
             what="the connector created (once the Java plugins are found)",
         )
+        status = lambda: api.get(f"/connectors/{prefix}/status").json()
         offsets = lambda: api.get(f"/connectors/{prefix}/offsets").json()["offsets"]
         snapshot_then_one_change_committed(kafka, topic, postgres, table, offsets)
+        after_c = offsets()
+
+        assert worker.process is not None
+        children = psutil.Process(worker.process.pid).children()
+        (task_process,) = [p for p in children if "spawn_main" in " ".join(p.cmdline())]
+        hosts = [p for p in task_process.children() if is_jvm_host(p)]
+        assert hosts, "the task process has a JVM host of its own"
+        task_process.kill()
+        wait_for(lambda: status()["tasks"][0]["state"] == "FAILED", 60, what="the task FAILED")
+        assert "exited (exit code -9)" in status()["tasks"][0]["trace"]
+        assert status()["connector"]["state"] == "RUNNING"
+        wait_for(lambda: all(map(exited, hosts)), 30, what="the task process's JVM host gone")
+        postgres.psql("inventory", f"INSERT INTO {table} (item) VALUES ('d');")
+        assert api.post(f"/connectors/{prefix}/restart?includeTasks=true").status_code == 202
+        wait_for(lambda: ops(events(kafka, topic, 4, 1)) == ops_of("rrcc"), 120, what="d, after the restart")
+        wait_for(lambda: offsets() not in ([], after_c), 60, what="d's offset committed")
+
         # the worker dies without a goodbye
         api.close()
         worker.kill()
-        change_while_down(postgres, table)
-        worker = WorkerProcess(tmp_path / "w", bootstrap_servers, props=props, port=worker.port).start()
+        postgres.psql("inventory", f"UPDATE {table} SET item = 'bb' WHERE item = 'b';")
+        worker = WorkerProcess(tmp_path / "w", bootstrap_servers, props=props, port=worker.port)
+        worker.start(timeout_s=180)  # with a task process and its JVM host beside it: slower on a loaded machine
         api = Api(worker.url)
         assert_resumed_without_a_snapshot(kafka, topic, postgres, table)
         assert api.delete(f"/connectors/{prefix}").status_code == 204
@@ -277,6 +300,10 @@ def test_patching_a_stopped_debeziums_offsets_to_an_earlier_lsn_streams_again_fr
     assert worker.delete(f"/connectors/{name}").status_code == 204
 
 
+def is_jvm_host(process: psutil.Process) -> bool:
+    return "runtime.java.host" in " ".join(process.cmdline())
+
+
 def exited(process: psutil.Process) -> bool:
     try:
         return process.status() == psutil.STATUS_ZOMBIE  # gone, but for its parent's wait
@@ -311,9 +338,7 @@ def test_a_killed_workers_debezium_task_resumes_on_another_worker_from_its_store
         owner = status["tasks"][0]["worker_id"]
         killed = cluster.workers[cluster.index_of(owner)]
         assert killed.process is not None
-        hosts = [
-            p for p in psutil.Process(killed.process.pid).children() if "runtime.java.host" in " ".join(p.cmdline())
-        ]
+        hosts = [p for p in psutil.Process(killed.process.pid).children() if is_jvm_host(p)]
         assert hosts, "the worker running the task has a JVM host"
         killed.kill()
         wait_for(lambda: all(map(exited, hosts)), 30, what="the killed worker's JVM host gone")
