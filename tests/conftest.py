@@ -1,1 +1,83 @@
+"""The whole suite's hooks: the order files run in under `pytest -n 2 --dist loadfile` (scripts/test.sh), and
+the tool virtualenvs made in the background while the first tests run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
 from tests.support.broker import bootstrap_servers, fresh_broker  # noqa: F401  (fixtures)
+from tests.support.tool_venvs import TOOLS, build_in_background, venvs_root
+
+# The files that take longest on 2 cores, longest first (a CI run's `--durations`, per file). xdist hands
+# files to its workers in collection order, so these start first and the short files fill in at the end
+# (longest-processing-time-first): a long file collected last would leave one worker alone for minutes.
+# Keep it short and roughly right; a file that is not here runs after these, in collection order.
+SLOW_FILES = (
+    "tests/integration/airflow/test_deployment.py",
+    "tests/integration/taps/test_airbyte_faker.py",
+    "tests/integration/hardening/test_faults.py",
+    "tests/integration/airflow/test_dags.py",
+    "tests/integration/dlt_sink/test_dlt_task.py",
+    "tests/integration/spark/test_spark_connectors.py",
+    "tests/integration/airflow/test_provider_install.py",
+    "tests/integration/distributed/scenarios/test_d_offsets.py",
+    "tests/integration/test_kafka_stores_compat.py",
+    "tests/integration/spark/test_spark_pipeline_dag.py",
+    "tests/integration/distributed/test_oracle_cluster_compat.py",
+    "tests/integration/java/test_java_connectors.py",
+    "tests/integration/scenarios/test_d_offsets.py",
+    "tests/integration/distributed/scenarios/test_c_restart.py",
+    "tests/integration/distributed/faults/test_rolling_restart.py",
+    "tests/integration/distributed/test_exactly_once_failover.py",
+    "tests/integration/taps/test_singer_postgres.py",
+    "tests/integration/scenarios/test_g_health_blocking.py",
+    "tests/integration/test_task_processes.py",
+    "tests/integration/hardening/test_schemathesis.py",
+    "tests/conformance/test_b_connectors.py",
+    "tests/integration/hardening/test_hostile_input.py",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "tool_venvs(*names): the tests run tools from these virtualenvs (tests/support/tool_venvs.py)"
+    )
+    # xdist's loadfile otherwise queues files by their number of tests, most first: the long one-test files
+    # (a cluster killed cycle after cycle, a fresh Airflow install) would start last
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: index for index, path in enumerate(SLOW_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep order
+
+
+_BUILDER = pytest.StashKey[subprocess.Popen[bytes]]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start making the tool virtualenvs the collected tests use (one process does, xdist's first worker)."""
+    if session.config.option.collectonly or os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+        return
+    names = sorted({name for item in session.items for mark in item.iter_markers("tool_venvs") for name in mark.args})
+    unknown = set(names) - set(TOOLS)
+    if unknown:
+        raise pytest.UsageError(
+            f"pytest.mark.tool_venvs: no such environment {sorted(unknown)} (known: {sorted(TOOLS)})"
+        )
+    if names:
+        venvs_root().mkdir(parents=True, exist_ok=True)
+        session.config.stash[_BUILDER] = build_in_background(names, venvs_root() / "background-build.log")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    builder = session.config.stash.get(_BUILDER, None)
+    if builder is None:
+        return
+    if session.shouldstop or session.shouldfail:
+        builder.terminate()  # an interrupted or failed-fast run: a half-made environment is made again next time
+    builder.wait()  # done long before in a whole run; another worker may still need what it makes
