@@ -63,7 +63,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Start making the tool virtualenvs the collected tests use (one process does, xdist's first worker)."""
     if session.config.option.collectonly or os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
         return
-    names = sorted({name for item in session.items for mark in item.iter_markers("tool_venvs") for name in mark.args})
+    # in the order the tests will want them
+    names = list(
+        dict.fromkeys(name for item in session.items for m in item.iter_markers("tool_venvs") for name in m.args)
+    )
     unknown = set(names) - set(TOOLS)
     if unknown:
         raise pytest.UsageError(

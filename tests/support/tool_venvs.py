@@ -20,12 +20,19 @@ import os
 import shutil
 import subprocess
 import sys
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 TAP_POSTGRES = ["meltanolabs-tap-postgres==0.10.0"]
 SOURCE_FAKER = ["airbyte-source-faker==7.2.1"]
+# Apache Airflow alone, the test environment's version: the provider's install test copies it and adds the
+# provider to the copy (tests/integration/airflow/test_provider_install.py), never to this one
+try:
+    AIRFLOW_ALONE = [f"apache-airflow=={version('apache-airflow')}"]
+except PackageNotFoundError:
+    AIRFLOW_ALONE = []
 # every environment by name, for `pytest.mark.tool_venvs` and the background build
-TOOLS = {"tap-postgres": TAP_POSTGRES, "source-faker": SOURCE_FAKER}
+TOOLS = {"tap-postgres": TAP_POSTGRES, "source-faker": SOURCE_FAKER, "airflow-alone": AIRFLOW_ALONE}
 
 
 def venvs_root() -> Path:
@@ -73,4 +80,5 @@ def build_in_background(names: list[str], log: Path) -> subprocess.Popen[bytes]:
 
 if __name__ == "__main__":
     for tool in sys.argv[1:]:
-        print(tool_venv(tool, TOOLS[tool]), flush=True)
+        if TOOLS[tool]:  # none: what it would hold is missing here, and its test says so
+            print(tool_venv(tool, TOOLS[tool]), flush=True)
