@@ -11,33 +11,42 @@ import pytest
 from tests.support.broker import bootstrap_servers, fresh_broker  # noqa: F401  (fixtures)
 from tests.support.tool_venvs import TOOLS, build_in_background, venvs_root
 
-# The files that take longest on 2 cores, longest first (a CI run's `--durations`, per file). xdist hands
-# files to its workers in collection order, so these start first and the short files fill in at the end
-# (longest-processing-time-first): a long file collected last would leave one worker alone for minutes.
-# Keep it short and roughly right; a file that is not here runs after these, in collection order.
+# The files that take longest on 2 cores, longest first (per file, from `--durations` of whole runs). xdist
+# hands files to its workers in collection order, so these start first and the short ones fill in at the end
+# (longest-processing-time-first): a long file collected last would leave one worker alone for minutes. The
+# ones that run tools from their own virtualenvs come a little later, so that the background build (below)
+# has a head start. Keep it short and roughly right; files not listed run after these, in collection order.
 SLOW_FILES = (
     "tests/integration/airflow/test_deployment.py",
-    "tests/integration/taps/test_airbyte_faker.py",
-    "tests/integration/hardening/test_faults.py",
     "tests/integration/airflow/test_dags.py",
+    "tests/integration/distributed/test_worker_group.py",
+    "tests/integration/dlt_sink/test_dlt_worker.py",
+    "tests/integration/taps/test_airbyte_faker.py",
+    "tests/integration/taps/test_singer_postgres.py",
+    "tests/integration/hardening/test_faults.py",
     "tests/integration/dlt_sink/test_dlt_task.py",
     "tests/integration/spark/test_spark_connectors.py",
-    "tests/integration/airflow/test_provider_install.py",
-    "tests/integration/distributed/scenarios/test_d_offsets.py",
     "tests/integration/test_kafka_stores_compat.py",
     "tests/integration/spark/test_spark_pipeline_dag.py",
+    "tests/integration/airflow/test_as_code.py",
     "tests/integration/distributed/test_oracle_cluster_compat.py",
-    "tests/integration/java/test_java_connectors.py",
-    "tests/integration/scenarios/test_d_offsets.py",
-    "tests/integration/distributed/scenarios/test_c_restart.py",
-    "tests/integration/distributed/faults/test_rolling_restart.py",
-    "tests/integration/distributed/test_exactly_once_failover.py",
-    "tests/integration/taps/test_singer_postgres.py",
-    "tests/integration/scenarios/test_g_health_blocking.py",
+    "tests/integration/distributed/scenarios/test_cluster.py",
     "tests/integration/test_task_processes.py",
+    "tests/integration/airflow/test_provider_install.py",
+    "tests/integration/distributed/test_exactly_once_failover.py",
+    "tests/conformance/distributed/test_d_offsets.py",
+    "tests/integration/distributed/faults/test_rolling_restart.py",
+    "tests/integration/ops/test_strimzi_dashboard.py",
+    "tests/integration/distributed/scenarios/test_d_offsets.py",
+    "tests/integration/distributed/test_connector_offsets_topic.py",
+    "tests/conformance/distributed/test_g_exactly_once.py",
+    "tests/integration/java/test_java_connectors.py",
+    "tests/conformance/distributed/test_c_states.py",
+    "tests/integration/scenarios/test_d_offsets.py",
     "tests/integration/hardening/test_schemathesis.py",
-    "tests/conformance/test_b_connectors.py",
-    "tests/integration/hardening/test_hostile_input.py",
+    "tests/integration/scenarios/test_g_health_blocking.py",
+    "tests/integration/distributed/scenarios/test_c_restart.py",
+    "tests/integration/airflow/test_postgres_to_duckdb_dag.py",
 )
 
 
