@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from typing import Any
 
 import pytest
 
@@ -15,12 +16,14 @@ from tests.support.tool_venvs import TOOLS, build_in_background, venvs_root
 # hands files to its workers in collection order, so these start first and the short ones fill in at the end
 # (longest-processing-time-first): a long file collected last would leave one worker alone for minutes. The
 # ones that run tools from their own virtualenvs come a little later, so that the background build (below)
-# has a head start. Keep it short and roughly right; files not listed run after these, in collection order.
+# has a head start. Keep it short and roughly right (a SHARED_SESSION group is one entry); files not listed
+# run after these, in collection order.
 SLOW_FILES = (
     "tests/integration/airflow/test_deployment.py",
     "tests/integration/airflow/test_dags.py",
     "tests/integration/distributed/test_worker_group.py",
     "tests/integration/dlt_sink/test_dlt_worker.py",
+    "tests/conformance/distributed/",
     "tests/integration/taps/test_airbyte_faker.py",
     "tests/integration/taps/test_singer_postgres.py",
     "tests/integration/hardening/test_faults.py",
@@ -32,22 +35,43 @@ SLOW_FILES = (
     "tests/integration/distributed/test_oracle_cluster_compat.py",
     "tests/integration/distributed/scenarios/test_cluster.py",
     "tests/integration/test_task_processes.py",
+    "tests/conformance/test_",
     "tests/integration/airflow/test_provider_install.py",
     "tests/integration/distributed/test_exactly_once_failover.py",
-    "tests/conformance/distributed/test_d_offsets.py",
     "tests/integration/distributed/faults/test_rolling_restart.py",
     "tests/integration/ops/test_strimzi_dashboard.py",
     "tests/integration/distributed/scenarios/test_d_offsets.py",
     "tests/integration/distributed/test_connector_offsets_topic.py",
-    "tests/conformance/distributed/test_g_exactly_once.py",
     "tests/integration/java/test_java_connectors.py",
-    "tests/conformance/distributed/test_c_states.py",
     "tests/integration/scenarios/test_d_offsets.py",
     "tests/integration/hardening/test_schemathesis.py",
     "tests/integration/scenarios/test_g_health_blocking.py",
     "tests/integration/distributed/scenarios/test_c_restart.py",
     "tests/integration/airflow/test_postgres_to_duckdb_dag.py",
 )
+
+
+# Files that share a costly session fixture run in one xdist worker, as one unit of work: the conformance
+# files' reference worker (a JVM) and the distributed ones' two clusters (two JVMs, two workers), the Spark
+# connectors' unit tests' SparkSession. Split over both workers, each would start its own.
+SHARED_SESSION = ("tests/conformance/distributed/", "tests/conformance/test_", "tests/unit/connectors/spark/")
+
+
+def _unit(path: str) -> str:
+    return next((group for group in SHARED_SESSION if path.startswith(group)), path)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """--dist loadfile, with SHARED_SESSION's groups of files as units of their own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedSessionScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(super()._split_scope(nodeid))
+
+    return SharedSessionScheduling(config, log)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -62,7 +86,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {path: index for index, path in enumerate(SLOW_FILES)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep order
+    items.sort(key=lambda item: rank.get(_unit(item.nodeid.split("::", 1)[0]), len(rank)))  # stable
 
 
 _BUILDER = pytest.StashKey[subprocess.Popen[bytes]]()
