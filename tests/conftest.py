@@ -20,9 +20,9 @@ from tests.support.tool_venvs import TOOLS, build_in_background, venvs_root
 # run after these, in collection order.
 SLOW_FILES = (
     "tests/integration/airflow/test_deployment.py",
-    "tests/integration/airflow/test_dags.py",
     "tests/integration/distributed/test_worker_group.py",
     "tests/integration/dlt_sink/test_dlt_worker.py",
+    "tests/integration/airflow/test_dags.py",  # not beside the deployment: both run Airflow's heavy processes
     "tests/conformance/distributed/",
     "tests/integration/taps/test_airbyte_faker.py",
     "tests/integration/taps/test_singer_postgres.py",

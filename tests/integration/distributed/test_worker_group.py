@@ -123,7 +123,10 @@ def test_create_via_idle_worker_spreads_work_and_every_worker_agrees(group: Clus
     assert infos["error_count"] == 1, infos
     rejected = group.api(1).post("/connectors", json={"name": clash_name, "config": clash})
     assert rejected.status_code == 400, rejected.text
-    assert f"Consumer group {worker_group} conflicts with Connect worker group {worker_group}" in rejected.json()["message"]
+    assert (
+        f"Consumer group {worker_group} conflicts with Connect worker group {worker_group}"
+        in rejected.json()["message"]
+    )
 
 
 def test_pause_resume_stop_offsets_and_restart_through_any_worker(group: Cluster, bootstrap_servers: str) -> None:
