@@ -23,7 +23,12 @@ from tests.support.postgres import PostgresServer, postgres_server
 from tests.support.tool_venvs import TAP_POSTGRES, tool_venv
 from tests.support.worker import WorkerProcess, wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.airflow, pytest.mark.timeout(600)]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.airflow,
+    pytest.mark.timeout(600),
+    pytest.mark.tool_venvs("tap-postgres"),
+]
 
 DAG_FILE = "postgres_to_duckdb.py"
 PASSWORD = "pg-dag-s3cret"  # the server trusts loopback, so any password works; it must appear nowhere

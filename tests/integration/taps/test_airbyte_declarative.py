@@ -17,7 +17,7 @@ from tests.support.broker import unique
 from tests.support.tool_venvs import SOURCE_FAKER, tool_venv
 from tests.support.worker import WorkerProcess, wait_for
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.tool_venvs("source-faker")]
 
 API_KEY = "good-key-7d1f"
 ITEMS = [{"id": i, "label": f"item-{i}"} for i in range(1, 6)]

@@ -22,7 +22,7 @@ from tests.support.schema_registry import SchemaRegistryServer
 from tests.support.tool_venvs import SOURCE_FAKER, tool_venv
 from tests.support.worker import WorkerProcess, wait_for
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.tool_venvs("source-faker")]
 
 AIRBYTE = "AirbyteSourceConnector"
 USERS = 10

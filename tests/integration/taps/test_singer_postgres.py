@@ -26,7 +26,7 @@ from tests.support.postgres import PostgresServer, postgres_bin
 from tests.support.tool_venvs import TAP_POSTGRES, tool_venv
 from tests.support.worker import WorkerProcess, wait_for
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.tool_venvs("tap-postgres")]
 
 SINGER = "SingerSourceConnector"
 PASSWORD = "tap-s3cret-pw"  # trust authentication accepts any; it must never show up anywhere
