@@ -24,6 +24,7 @@ SLOW_FILES = (
     "tests/integration/dlt_sink/test_dlt_worker.py",
     "tests/integration/airflow/test_dags.py",  # not beside the deployment: both run Airflow's heavy processes
     "tests/conformance/distributed/",
+    "tests/integration/java/test_debezium.py",  # a task-process worker, a 3-worker cluster, PostgreSQL
     "tests/integration/taps/test_airbyte_faker.py",
     "tests/integration/taps/test_singer_postgres.py",
     "tests/integration/hardening/test_faults.py",

@@ -5,8 +5,8 @@ three target states, some starting from declared offsets: the dry run plans a cr
 nothing, the apply reaches every declared state, the second apply plans nothing, a change of config, state
 and membership with `prune` applies exactly that, and the diff never shows a secret.
 
-AS_CODE_CONNECTORS connectors in the fleet (default 12, four in each state, to keep the suite fast; at least
-9, the change step's); the README's 50: `AS_CODE_CONNECTORS=50 pytest tests/integration/airflow/test_as_code.py`.
+AS_CODE_CONNECTORS connectors in the fleet (default 50, the README's figure; at least 9, the change step's;
+fewer for a quick run, e.g. `AS_CODE_CONNECTORS=12 pytest tests/integration/airflow/test_as_code.py`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from tests.support.worker import WorkerProcess, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.airflow, pytest.mark.timeout(300)]
 
-COUNT = max(9, int(os.environ.get("AS_CODE_CONNECTORS", "12")))
+COUNT = max(9, int(os.environ.get("AS_CODE_CONNECTORS", "50")))
 STATES = ("RUNNING", "PAUSED", "STOPPED")
 SECRET = "as-code-secret-3141"
 
