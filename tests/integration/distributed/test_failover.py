@@ -70,14 +70,19 @@ def test_kill_minus_nine_moves_tasks_and_loses_nothing(
 
     # the duplicate bound assumes commits are flowing: on Tansu a new sink group keeps rebalancing for a few
     # seconds (each join takes session.timeout.ms/2) and commits made meanwhile are refused, so first wait
-    # until the group has committed offsets for every partition, then for a few more flushes
-    def sink_committed() -> bool:
+    # until the group has committed offsets for every partition, then for a later flush of each
+    def sink_committed() -> dict:
         response = cluster.api(1).get(f"/connectors/{sink}/offsets")
         committed = sink_offsets(response.json()["offsets"]) if response.status_code == 200 else {}
-        return len(committed) == TASKS and all((o or 0) > 0 for o in committed.values())
+        return committed if len(committed) == TASKS and all((o or 0) > 0 for o in committed.values()) else {}
 
-    wait_for(sink_committed, 60, 0.5, "sink offsets committed for every partition")
-    time.sleep(1.5)  # a few offset flushes
+    first = wait_for(sink_committed, 60, 0.5, "sink offsets committed for every partition")
+
+    def flushed_again() -> dict | None:
+        now = sink_committed()
+        return now if now and all((now[p] or 0) > (first[p] or 0) for p in first) else None
+
+    wait_for(flushed_again, 30, 0.2, "a later sink offset flush of every partition")
 
     # the victim is worker 0, the leader (the longest-running worker): the harder case, since the group
     # must also agree on a new leader before anything is reassigned; three tasks each over three workers
@@ -86,17 +91,16 @@ def test_kill_minus_nine_moves_tasks_and_loses_nothing(
     assert victim_id in {t["worker_id"] for t in source_status["tasks"]}, source_status
     assert victim_id in {t["worker_id"] for t in sink_status["tasks"]}, sink_status
     survivor = (victim + 1) % 3
-    killed_at = time.monotonic()
     cluster.workers[victim].kill()
 
-    moved_source = cluster.wait_state(source, "RUNNING", TASKS, via=survivor, timeout_s=60, exclude_worker=victim_id)
-    moved_sink = cluster.wait_state(sink, "RUNNING", TASKS, via=survivor, timeout_s=60, exclude_worker=victim_id)
-    failover_s = time.monotonic() - killed_at
-    print(
-        f"failover: kill -9 of {victim_id} to every task RUNNING elsewhere took {failover_s:.1f}s "
-        f"(session.timeout.ms={SESSION_TIMEOUT_MS})"
+    # within one session timeout plus a rebalance: the waits' budget (shared), not a stopwatch
+    deadline = time.monotonic() + FAILOVER_BUDGET_S
+    moved_source = cluster.wait_state(
+        source, "RUNNING", TASKS, via=survivor, timeout_s=FAILOVER_BUDGET_S, exclude_worker=victim_id
     )
-    assert failover_s < FAILOVER_BUDGET_S, failover_s
+    moved_sink = cluster.wait_state(
+        sink, "RUNNING", TASKS, via=survivor, timeout_s=max(0.5, deadline - time.monotonic()), exclude_worker=victim_id
+    )
     survivors = {cluster.worker_id(i) for i in range(3) if i != victim}
     assert {t["worker_id"] for t in moved_source["tasks"] + moved_sink["tasks"]} <= survivors
 
@@ -168,6 +172,6 @@ def test_a_worker_busy_longer_than_the_session_timeout_stays_in_the_group(
     while time.monotonic() < deadline:
         body = cluster.status(steady, via=2)
         assert body is not None and {t["id"]: t["worker_id"] for t in body["tasks"]} == placed, body
-        time.sleep(0.25)
+        time.sleep(0.25)  # the poll interval of the watch for a placement that must not change
     cluster.wait_state(slow, "RUNNING", 1, timeout_s=30)
     assert {t["id"]: t["worker_id"] for t in cluster.wait_state(steady, "RUNNING", 3)["tasks"]} == placed

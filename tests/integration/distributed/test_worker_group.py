@@ -266,7 +266,7 @@ def test_sink_offsets_reset_through_a_follower(group: Cluster, bootstrap_servers
         reset = group.api(2).delete(f"/connectors/{sink}/offsets")
         if reset.status_code != 500 or time.monotonic() > deadline:
             break
-        time.sleep(0.5)
+        time.sleep(0.5)  # the interval between retries of a reset the group still refuses
     assert reset.status_code == 200, reset.text
     assert group.api(0).get(f"/connectors/{sink}/offsets").json() == {"offsets": []}
 

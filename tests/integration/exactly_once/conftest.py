@@ -60,7 +60,7 @@ def wait_until(condition: Callable[[], bool], what: str, timeout_s: float = 30.0
     deadline = time.monotonic() + timeout_s
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
+        time.sleep(0.02)  # the poll interval: what is waited on is `condition`
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int = 1) -> str:

@@ -44,7 +44,7 @@ for n in range(int(first), int(first) + int(count)):
 producer.produce(offsets, orjson.dumps({"saved": int(first) + int(count)}), bytes.fromhex(key), int(partition))
 assert producer.flush(30) == 0
 print("written", flush=True)
-time.sleep(600)
+time.sleep(600)  # the zombie holds its transaction open until the test kills it
 """
 
 

@@ -136,7 +136,7 @@ def wait_for(check: Callable[[], Any], timeout: float = 20.0, what: str = "condi
         last = check()
         if last:
             return last
-        time.sleep(0.05)
+        time.sleep(0.05)  # the poll interval: what is waited on is `check`
     raise AssertionError(f"timed out waiting for {what}; last value {last!r}")
 
 

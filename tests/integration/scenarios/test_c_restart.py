@@ -64,7 +64,7 @@ def assert_connector_restart(starts_file: Path, before: int, mode: str, restarte
         deadline = time.monotonic() + QUIET_S
         while time.monotonic() < deadline:
             assert connector_starts(starts_file) == before, "the connector was restarted"
-            time.sleep(0.05)
+            time.sleep(0.05)  # the poll interval of the watch for a start that must not come
 
 
 def assert_task_starts(kafka: Kafka, topic: str, name: str, expected: int) -> None:
