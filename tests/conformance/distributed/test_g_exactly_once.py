@@ -21,13 +21,13 @@ import httpx
 import pytest
 
 from tests.support.cluster import Cluster
-from tests.support.oracle import OracleProcess, require_oracle
+from tests.support.oracle import FAST_START_JAVA_OPTIONS, OracleProcess, require_oracle
 
 from ..conftest import _wanted
 from ..harness import ORACLE, OURS, Conformance, Target
 from ..scenario import source_config, state_is, write_lines
 from ..test_a_root_plugins import _errors_only
-from .conftest import JAVA_OPTIONS, group_props, run_side_by_side
+from .conftest import group_props, run_side_by_side
 
 pytestmark = pytest.mark.oracle
 
@@ -92,7 +92,7 @@ def exactly_once_targets(bootstrap_servers: str, tmp_path_factory: pytest.TempPa
             props={**group_props(), **ENABLED},
             tool=require_oracle(),
             mode="distributed",
-            java_options=JAVA_OPTIONS,
+            java_options=FAST_START_JAVA_OPTIONS,
         )
         if _wanted(ORACLE)
         else None
