@@ -1,25 +1,24 @@
-"""Exactly-once source across a mixed cluster: the reference (Kafka Connect 3.9, distributed) and our worker,
-both with `exactly.once.source.support=enabled`, on the same group and internal topics, hand one exactly-once
-FileStreamSource (both ship it) to each other in both directions: ours runs it, stops; the reference continues
-from our committed offset, stops; ours continues from the reference's. Each side writes the records and
-offsets in transactions of the same transactional id (`${group.id}-${connector}-0`) and reads the other's
-task configs, task count record and offsets. In the committed view of the data topic every line of the file
-is there exactly once, in order.
+"""Exactly-once source in a mixed cluster: reference workers (Kafka Connect 3.9, distributed) and ours, all
+with `exactly.once.source.support=enabled`, in one group on the same internal topics, hand an exactly-once
+FileStreamSource (both ship it) to each other in both directions. Ours runs it and leads; a reference worker
+joins; ours stops and the reference worker continues from our committed offset; another of ours joins (and
+leads again once the reference worker is gone); the reference worker stops and ours continues from its
+offset. Each side writes the records and offsets in transactions of the same transactional id
+(`${group.id}-${connector}-0`) and reads the other's task configs, task count records and offsets. In the
+committed view of the data topic every line of the file is there exactly once, in order.
 
 Tansu forces two things here (tests/support/broker.py):
 - the committed view is worked out from the record batches' transaction markers (tests/support/committed.py),
   as its read_committed consumers still see records of aborted transactions;
-- the workers stop gracefully, each after its task committed the whole file: the reference's read_committed
+- the workers stop gracefully, each after its task committed what it read: the reference's read_committed
   offsets reader on Tansu would also see the offsets of a killed worker's aborted transaction and resume past
-  records that were never committed, which on Apache Kafka it would not (tests/integration/distributed/
-  test_exactly_once_failover.py kills our own workers).
-The workers run one after the other, as in test_oracle_cluster_compat.py: each takes over the group the other
-left.
+  records never committed, which on Apache Kafka it would not (test_exactly_once_failover.py kills ours).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
@@ -32,7 +31,7 @@ from tests.support.committed import committed_records, committed_transactions
 from tests.support.oracle import FAST_START_JAVA_OPTIONS, OracleProcess, require_oracle
 from tests.support.worker import wait_for
 
-from .test_oracle_cluster_compat import cluster_props, offsets_of, our_worker, state_of
+from .test_oracle_cluster_compat import cluster_props, offsets_of, our_worker
 
 pytestmark = [pytest.mark.integration, pytest.mark.oracle, pytest.mark.timeout(240)]
 
@@ -46,16 +45,22 @@ def append(path: Path, lines: list[str]) -> int:
     return path.stat().st_size
 
 
-def run_until_committed(api: httpx.Client, source: Path, lines: list[str], log: Callable[[], str]) -> None:
-    """The connector RUNNING on this side, the new lines appended, and their position committed."""
-    wait_for(lambda: state_of(api, NAME) == ("RUNNING", ["RUNNING"]), 60, 0.3, f"{NAME} RUNNING\n{log()}")
+def task_runs_on(api: httpx.Client, worker_id: str) -> bool:
+    response = api.get(f"/connectors/{NAME}/status")
+    tasks = response.json()["tasks"] if response.status_code == 200 else []
+    return [(t["state"], t["worker_id"]) for t in tasks] == [("RUNNING", worker_id)]
+
+
+def continue_on(api: httpx.Client, worker_id: str, source: Path, lines: list[str], log: Callable[[], str]) -> None:
+    """The task RUNNING on `worker_id`, the new lines appended, and their position committed."""
+    wait_for(lambda: task_runs_on(api, worker_id), 60, 0.3, f"{NAME}'s task RUNNING on {worker_id}\n{log()}")
     position = append(source, lines)
     partition = {"filename": str(source)}
     wait_for(
         lambda: offsets_of(api, NAME) == [{"partition": partition, "offset": {"position": position}}],
         60,
         0.3,
-        f"{NAME} committing position {position}\n{log()}",
+        f"{NAME} committing position {position} on {worker_id}\n{log()}",
     )
 
 
@@ -76,17 +81,7 @@ def test_exactly_once_source_handed_between_the_reference_and_our_workers(
         "exactly.once.support": "required",
     }
     phases = [[f"{side}-{i}" for i in range(3)] for side in ("ours", "reference", "ours-again")]
-
     ours = our_worker(tmp_path / "ours", props)
-    try:
-        ours.start()
-        with ours.client as api:
-            created = api.post("/connectors", json={"name": NAME, "config": config})
-            assert created.status_code == 201, created.text
-            run_until_committed(api, source, phases[0], ours.log_tail)
-    finally:
-        ours.stop()
-
     reference = OracleProcess(
         tmp_path / "reference",
         bootstrap_servers,
@@ -95,19 +90,29 @@ def test_exactly_once_source_handed_between_the_reference_and_our_workers(
         mode="distributed",
         java_options=FAST_START_JAVA_OPTIONS,
     )
-    with reference, httpx.Client(base_url=reference.url, timeout=30) as api:
-        run_until_committed(api, source, phases[1], reference.log_tail)
+    ours_again = our_worker(tmp_path / "ours-again", props)
 
-    ours = our_worker(tmp_path / "ours-again", props)
-    try:
+    with ExitStack() as running:
+        for worker in (ours, reference, ours_again):
+            running.callback(worker.stop)
         ours.start()
-        with ours.client as api:
-            run_until_committed(api, source, phases[2], ours.log_tail)
-            # stopped, the task's producer is closed: nothing more can reach the topic while it is read
-            assert api.put(f"/connectors/{NAME}/stop").status_code == 204
-            wait_for(lambda: state_of(api, NAME) == ("STOPPED", []), 30, 0.2, f"{NAME} STOPPED")
-    finally:
+        api = running.enter_context(ours.client)
+        created = api.post("/connectors", json={"name": NAME, "config": config})
+        assert created.status_code == 201, created.text
+        continue_on(api, f"127.0.0.1:{ours.port}", source, phases[0], ours.log_tail)
+
+        reference.start()  # joins the group our worker leads
+        ref = running.enter_context(httpx.Client(base_url=reference.url, timeout=30))
         ours.stop()
+        continue_on(ref, f"127.0.0.1:{reference.port}", source, phases[1], reference.log_tail)
+
+        ours_again.start()  # joins the group the reference worker leads now
+        api = running.enter_context(ours_again.client)
+        reference.stop()
+        continue_on(api, f"127.0.0.1:{ours_again.port}", source, phases[2], ours_again.log_tail)
+        # stopped, the task's producer is closed: nothing more can reach the topic while it is read
+        assert api.put(f"/connectors/{NAME}/stop").status_code == 204
+        wait_for(lambda: api.get(f"/connectors/{NAME}/status").json()["tasks"] == [], 30, 0.2, f"{NAME} stopped")
 
     lines = [orjson.loads(r.value)["payload"] for r in committed_records(bootstrap_servers, topic, 1)]
     assert lines == [line for phase in phases for line in phase]
