@@ -4,9 +4,13 @@ Each connector's steps run in order, one connector after another by default; del
 once everything else has succeeded. `max_concurrency` > 1 changes connectors side by side, for distributed
 clusters only: Apache Kafka Connect 3.9's standalone worker deadlocks (for good: every later request times
 out) when a pause or resume arrives while a stop, create or config update holds its herder (the pause takes
-the config store's lock and then the herder's, the others the reverse; seen here with jstack). Every step is
-logged as it completes, so a failure midway leaves in the task log what was applied; the error raised
-says what was applied, what failed and what was not tried, and a rerun plans only what is left.
+the config store's lock and then the herder's, the others the reverse; seen here with jstack). One at a time
+is not enough on its own: after a resume (or restart) that worker writes the connector's task configs later,
+from its own thread, holding its herder; a pause or resume sent meanwhile deadlocks it just the same (seen
+in CI: resuming a connector created PAUSED, then resuming the next one). So after a resume or restart the
+next step waits until that connector has settled (its tasks listed, or FAILED, or `settle` gave up).
+Every step is logged as it completes, so a failure midway leaves in the task log what was applied; the
+error raised says what was applied, what failed and what was not tried, and a rerun plans only what is left.
 """
 
 from __future__ import annotations
@@ -74,14 +78,21 @@ def _run_step(hook: ConnectHook, step: Step, name: str, desired: Mapping[str, De
         hook.delete_connector(name, missing_ok=True)
 
 
+# Steps after which a standalone reference worker still writes the connector's task configs on its own.
+SETTLING_STEPS = frozenset({Step.RESUME, Step.RESTART})
+
+
 def apply_plan(
     hook: ConnectHook,
     plan: Plan,
     desired: Mapping[str, DesiredConnector],
     log: Log,
     max_concurrency: int = 1,
+    settle: Callable[[str, ConnectState], None] | None = None,
 ) -> list[str]:
-    """Apply every step; return them as applied (`"create orders"`), or raise ConnectorsApplyError."""
+    """Apply every step; return them as applied (`"create orders"`), or raise ConnectorsApplyError.
+
+    `settle(name, state)` is called after each resume or restart, before the next step (see above)."""
     applied: list[str] = []
     lock = threading.Lock()
 
@@ -91,6 +102,8 @@ def apply_plan(
             with lock:
                 applied.append(f"{step.value} {connector.name}")
             log.info("Applied: %s %s", step.value, connector.name)
+            if settle is not None and step in SETTLING_STEPS:
+                settle(connector.name, desired[connector.name].state)
 
     deletes = [c for c in plan.connectors if Step.DELETE in c.steps]
     others = [c for c in plan.connectors if Step.DELETE not in c.steps]
@@ -123,6 +136,27 @@ def _not_tried(plan: Plan, applied: list[str], failures: list[tuple[ConnectorPla
         for step in c.steps
         if f"{step.value} {c.name}" not in done
     ]
+
+
+# A connector that makes no tasks never settles: bound the wait before the next step.
+SETTLE_TIMEOUT_S = 30.0
+
+
+def wait_until_settled(
+    hook: ConnectHook,
+    name: str,
+    state: ConnectState,
+    log: Log,
+    poll_interval: float,
+    timeout: float = SETTLE_TIMEOUT_S,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Wait (at most `timeout`) until `name` is in `state` with its tasks, or FAILED. Never raises for the
+    connector's state: whether every connector reached its state is judged once, after the whole plan."""
+    try:
+        wait_for_targets(hook, {name: state}, timeout, poll_interval, sleep)
+    except ConnectorStateError as e:
+        log.info("Going on: %s has not settled in %s: %s", name, state.value, e)
 
 
 def wait_for_targets(

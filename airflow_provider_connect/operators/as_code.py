@@ -10,12 +10,13 @@ from typing import Any, ClassVar
 
 from airflow.sdk import BaseOperator, Context
 
-from airflow_provider_connect.as_code.apply import apply_plan, wait_for_targets
+from airflow_provider_connect.as_code.apply import SETTLE_TIMEOUT_S, apply_plan, wait_for_targets, wait_until_settled
 from airflow_provider_connect.as_code.desired import DesiredConnector, load_desired_state
 from airflow_provider_connect.as_code.plan import Plan, Step, live_connectors, make_plan
 from airflow_provider_connect.hooks.base import DEFAULT_CONN_ID
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.redaction import secret_values
+from airflow_provider_connect.status import ConnectState
 
 
 class ConnectorsApplyOperator(BaseOperator):
@@ -78,12 +79,16 @@ class ConnectorsApplyOperator(BaseOperator):
         if dry_run or plan.empty:
             self.log.info("%s", "Dry run: nothing applied" if dry_run else "Nothing to apply")
             return {"dry_run": dry_run, "plan": plan.to_dict(), "applied": []}
-        applied = apply_plan(self.hook, plan, desired, self.log, self.max_concurrency)
+        applied = apply_plan(self.hook, plan, desired, self.log, self.max_concurrency, settle=self._settle)
         self.log.info("Applied %d step(s): %s", len(applied), plan.summary())
         if self.wait_for_states:
             targets = {c.name: desired[c.name].state for c in plan.connectors if Step.DELETE not in c.steps}
             wait_for_targets(self.hook, targets, self.wait_timeout, self.poll_interval, self._sleep)
         return {"dry_run": False, "plan": plan.to_dict(), "applied": applied}
+
+    def _settle(self, name: str, state: ConnectState) -> None:
+        timeout = min(self.wait_timeout, SETTLE_TIMEOUT_S)
+        wait_until_settled(self.hook, name, state, self.log, self.poll_interval, timeout, self._sleep)
 
     def plan(self, desired: dict[str, DesiredConnector], prune: bool) -> Plan:
         """The plan against the cluster as it is now (one request)."""

@@ -173,7 +173,7 @@ def test_a_fenced_task_fails_says_so_and_writes_nothing_more(harness: Harness) -
 def test_a_task_may_not_produce_to_its_own_offsets_topic(harness: Harness) -> None:
     runner = harness.runner(**{"messages.per.task": "5"})
     runner.config["topic"] = harness.offsets_topic
-    harness.start(runner)
+    runner.start(wait_s=30)  # not harness.start: the task may fail before RUNNING is ever read
     failed = harness.statuses.wait_for(harness.connector, 0, State.FAILED)
     assert "may not produce to their own offsets topics when exactly-once support is enabled" in (failed.trace or "")
     assert harness.committed_offset() is None

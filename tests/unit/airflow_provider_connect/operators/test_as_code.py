@@ -117,7 +117,8 @@ def test_a_connector_that_fails_after_apply_fails_the_task_with_its_trace(fake, 
         "connector": {"state": "RUNNING", "worker_id": "w"},
         "tasks": [{"id": 0, "state": "FAILED", "worker_id": "w", "trace": "boom: bad credentials"}],
     }
-    fake.fail("GET", "/connectors", *[httpx.Response(200, json={"a": {"status": status, "info": {"config": {}}}})] * 2)
+    # read by the plan, by the wait after the restart step, and by the final wait
+    fake.fail("GET", "/connectors", *[httpx.Response(200, json={"a": {"status": status, "info": {"config": {}}}})] * 3)
     from airflow_provider_connect.errors import ConnectorStateError
 
     with pytest.raises(ConnectorStateError, match="boom: bad credentials"):
@@ -140,3 +141,16 @@ def test_the_wait_outlasts_a_status_that_lags_behind_a_pause(fake):
     fake.fail("GET", "/connectors", httpx.Response(200, json=lagging), httpx.Response(200, json=lagging))
     assert apply({"a": {"config": source_config(), "state": "PAUSED"}})["applied"] == ["pause a"]
     assert fake.calls.count(("GET", "/connectors")) == 3  # the plan's read, the lagging poll, the settled one
+
+
+def test_after_a_resume_the_next_change_waits_until_the_connector_has_settled(fake):
+    # Apache Kafka Connect 3.9's standalone worker writes a resumed connector's task configs later, holding
+    # its herder; a pause or resume arriving meanwhile deadlocks it. So nothing is sent until the resumed
+    # connector shows up RUNNING with its tasks (a status read in between).
+    for name in ("a", "b"):
+        fake.add(name, {k: str(v) for k, v in source_config().items()}, state="PAUSED")
+    apply({name: {"config": source_config()} for name in ("a", "b")})
+    calls = [(method, path) for method, path in fake.calls if path != "/"]
+    resumes = [calls.index(("PUT", f"/connectors/{name}/resume")) for name in ("a", "b")]
+    between = calls[min(resumes) + 1 : max(resumes)]
+    assert ("GET", "/connectors") in between, calls
