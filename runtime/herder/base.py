@@ -213,19 +213,29 @@ class HerderBase:
         """Alter the offsets of a connector already checked STOPPED, through its `alter_offsets` hook; a source
         connector's in one transaction under `transactional_id` when given (exactly-once, KIP-875)."""
         hook = self.worker.new_connector_for_hook(state.config)
+        config = self._resolved_for_offsets(name, state.config)
         if isinstance(hook, SinkConnector):
             parsed = _bad_request(lambda: offset_requests.parse_sink_offsets(entries))
-            return self.offsets.alter_sink(name, state.config, hook, parsed)
+            return self.offsets.alter_sink(name, config, hook, parsed)
         assert isinstance(hook, SourceConnector)
         parsed_source = _bad_request(lambda: offset_requests.parse_source_offsets(entries))
-        return self.offsets.alter_source(name, state.config, hook, parsed_source, transactional_id=transactional_id)
+        return self.offsets.alter_source(name, config, hook, parsed_source, transactional_id=transactional_id)
 
     def _reset_stopped(self, name: str, state: ConnectorState, transactional_id: str | None = None) -> str:
         hook = self.worker.new_connector_for_hook(state.config)
+        config = self._resolved_for_offsets(name, state.config)
         if isinstance(hook, SinkConnector):
-            return self.offsets.reset_sink(name, state.config, hook)
+            return self.offsets.reset_sink(name, config, hook)
         assert isinstance(hook, SourceConnector)
-        return self.offsets.reset_source(name, state.config, hook, transactional_id=transactional_id)
+        return self.offsets.reset_source(name, config, hook, transactional_id=transactional_id)
+
+    def _resolved_for_offsets(self, name: str, config: dict[str, str]) -> dict[str, str]:
+        """The config with its config provider references resolved, as the reference hands `alterOffsets`
+        (and builds the offsets request's clients from): a connector's credentials are often references."""
+        try:
+            return self.worker.resolver.resolve(config)
+        except Exception as exc:
+            raise ServerError(f"Failed to resolve the configuration of connector {name}: {exc}") from exc
 
     # ---- offsets at create (KIP-995, as apache/kafka#23268) ------------------------------------------
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from runtime.config_providers import ConfigResolver
 from runtime.herder.standalone import StandaloneHerder
 from runtime.herder.topics import MemoryTopics
 from runtime.plugins import Plugins
@@ -57,7 +58,8 @@ def build_herder(bootstrap: str, folder: Path | None, extra: dict[str, str] | No
     offset_store = FileOffsetStore(config.offsets_file()) if folder is not None else MemoryOffsetStore()
     config_store = FileConfigStore(config.configs_file()) if folder is not None else MemoryConfigStore()
     topics = MemoryTopics(config)
-    worker = Worker(config, plugins, offset_store, statuses, WORKER_ID, on_topic=topics.record)
+    resolver = ConfigResolver.from_worker_config(config)  # the worker's config providers, as the CLI builds them
+    worker = Worker(config, plugins, offset_store, statuses, WORKER_ID, on_topic=topics.record, resolver=resolver)
     herder = StandaloneHerder(
         config,
         plugins,

@@ -262,3 +262,22 @@ def test_sink_created_stopped_resumes_from_altered_offset_and_reset_reprocesses(
     wait_for(lambda: _recorded_offsets(output) == [5, 6, 7, 8, 9, *range(10)], 30, "records 0..9 again")
     wait_for(lambda: sink_offsets(h, name) == {(topic, 0): 10}, 20, "committed offset 10 again")
     assert states(h, name) == ("RUNNING", ["RUNNING"])
+
+
+def test_the_alter_offsets_hook_gets_the_config_with_its_provider_references_resolved(make_herder, tmp_path):
+    # as the reference: a connector's credentials are often `${file:...}` references, and its alterOffsets
+    # (dlt's sink opens its destination there) must see the values, not the references
+    secrets = tmp_path / "secrets.properties"
+    secrets.write_text("hook=true\n")
+    h = make_herder(
+        **{
+            "config.providers": "file",
+            "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+        }
+    ).herder
+    name = new_name()
+    config = source_config(name, tasks=1, **{"alter.offsets": f"${{file:{secrets}:hook}}"})
+    h.put_connector_config(name, config, False, "STOPPED")
+    assert h.alter_offsets(name, [source_entry(name, 0, 5)]) == ALTERED_DEFINITE_MESSAGE
+    assert h.reset_offsets(name) == RESET_DEFINITE_MESSAGE
+    assert h.connector_info(name)["config"]["alter.offsets"] == f"${{file:{secrets}:hook}}"  # stored as written
