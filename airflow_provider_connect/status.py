@@ -42,6 +42,9 @@ NON_TERMINAL_STATES: frozenset[ConnectState] = frozenset({ConnectState.UNASSIGNE
 FAILED_STATES: frozenset[ConnectState] = frozenset({ConnectState.FAILED})
 # Targets a caller may wait for (FAILED is never a goal).
 WAITABLE_STATES: frozenset[ConnectState] = frozenset({ConnectState.RUNNING, ConnectState.PAUSED, ConnectState.STOPPED})
+# After a pause, resume, stop or restart request: Kafka Connect answers before its instances move, so the
+# state they were in (or another target state on the way) is the worker catching up, not a failure.
+CATCHING_UP_STATES: frozenset[ConnectState] = NON_TERMINAL_STATES | WAITABLE_STATES
 
 
 class Verdict(str, enum.Enum):

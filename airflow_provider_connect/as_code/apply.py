@@ -29,9 +29,7 @@ from airflow_provider_connect.errors import ConnectorStateError
 from airflow_provider_connect.hooks.connect import ConnectHook
 from airflow_provider_connect.hooks.retries import Log
 from airflow_provider_connect.offsets_at_create import create_with_offsets, set_target_state
-from airflow_provider_connect.status import NON_TERMINAL_STATES, ConnectState, Verdict, evaluate_status
-
-CATCHING_UP = NON_TERMINAL_STATES | {ConnectState.RUNNING, ConnectState.PAUSED, ConnectState.STOPPED}
+from airflow_provider_connect.status import CATCHING_UP_STATES, ConnectState, Verdict, evaluate_status
 
 
 class ConnectorsApplyError(AirflowException):
@@ -177,7 +175,7 @@ def wait_for_targets(
         failed = []
         for name, target in list(pending.items()):
             status = (statuses.get(name) or {}).get("status")
-            evaluation = evaluate_status(status, target, include_tasks=True, transitional=CATCHING_UP)
+            evaluation = evaluate_status(status, target, include_tasks=True, transitional=CATCHING_UP_STATES)
             if evaluation.verdict is Verdict.SUCCESS:
                 del pending[name]
             elif evaluation.verdict is Verdict.FAILED:

@@ -23,7 +23,13 @@ from airflow_provider_connect.hooks import retries
 from airflow_provider_connect.hooks.base import CONN_TYPE, DEFAULT_CONN_ID, ConnectSettings, api_error, decode, path_for
 from airflow_provider_connect.hooks.retries import RetryPolicy, is_retryable_status, transport_error
 from airflow_provider_connect.redaction import register_with_airflow, secret_values
-from airflow_provider_connect.status import ConnectState, Verdict, evaluate_status
+from airflow_provider_connect.status import (
+    CATCHING_UP_STATES,
+    NON_TERMINAL_STATES,
+    ConnectState,
+    Verdict,
+    evaluate_status,
+)
 
 
 class ConnectHook(BaseHook):
@@ -351,12 +357,16 @@ class ConnectHook(BaseHook):
         timeout: float = 120.0,
         poll_interval: float = 1.0,
         min_tasks: int | None = None,
+        transitional: Iterable[ConnectState | str] = NON_TERMINAL_STATES,
     ) -> dict[str, Any]:
-        """Poll the status until `target` is reached (returned) or a failed/unexpected state (raised)."""
+        """Poll the status until `target` is reached (returned) or a failed/unexpected state (raised); states
+        in `transitional` are waited through (after a state change request: CATCHING_UP_STATES)."""
         deadline = time.monotonic() + timeout
         while True:
             status = self.get_connector_status_or_none(name)
-            evaluation = evaluate_status(status, target, include_tasks=include_tasks, min_tasks=min_tasks)
+            evaluation = evaluate_status(
+                status, target, include_tasks=include_tasks, min_tasks=min_tasks, transitional=transitional
+            )
             if evaluation.verdict is Verdict.SUCCESS:
                 assert status is not None  # a missing status (404) is never SUCCESS
                 return status
@@ -370,7 +380,12 @@ class ConnectHook(BaseHook):
         """Stop the connector (idempotent) and wait until it is STOPPED with no tasks."""
         self.stop_connector(name)
         self.wait_for_state(
-            name, ConnectState.STOPPED, include_tasks=True, timeout=timeout, poll_interval=poll_interval
+            name,
+            ConnectState.STOPPED,
+            include_tasks=True,
+            timeout=timeout,
+            poll_interval=poll_interval,
+            transitional=CATCHING_UP_STATES,  # a distributed worker answers before the connector stops
         )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, ClassVar
 
@@ -15,7 +15,13 @@ from airflow_provider_connect.hooks.base import normalise_config
 from airflow_provider_connect.offsets_at_create import CreatedWithOffsets, create_with_offsets
 from airflow_provider_connect.operators.base import ConnectOperatorBase, info_summary, load_config, load_offsets
 from airflow_provider_connect.sensors.connector import handle_trigger_event
-from airflow_provider_connect.status import ConnectState, Verdict, evaluate_status
+from airflow_provider_connect.status import (
+    CATCHING_UP_STATES,
+    NON_TERMINAL_STATES,
+    ConnectState,
+    Verdict,
+    evaluate_status,
+)
 from airflow_provider_connect.triggers.connector import ConnectorStateTrigger
 
 
@@ -37,9 +43,11 @@ class _WaitsForState(ConnectOperatorBase):
         self.poll_interval = poll_interval
         self.deferrable = deferrable
 
-    def wait_for(self, target: ConnectState, result: Any) -> Any:
+    def wait_for(
+        self, target: ConnectState, result: Any, transitional: Iterable[ConnectState] = NON_TERMINAL_STATES
+    ) -> Any:
         """Wait until `target` (connector and tasks), then return `result` (through the trigger's event when
-        deferred)."""
+        deferred); states in `transitional` are waited through, any other fails the task."""
         if not self.deferrable:
             self.hook.wait_for_state(
                 self.connector_name,
@@ -47,6 +55,7 @@ class _WaitsForState(ConnectOperatorBase):
                 include_tasks=True,
                 timeout=self.wait_timeout,
                 poll_interval=self.poll_interval,
+                transitional=transitional,
             )
             return result
         status = self.hook.get_connector_status_or_none(self.connector_name)
@@ -59,6 +68,7 @@ class _WaitsForState(ConnectOperatorBase):
                 deadline=time.time() + self.wait_timeout,
                 kafka_connect_conn_id=self.kafka_connect_conn_id,
                 include_tasks=True,
+                transitional_states=sorted(s.value for s in transitional),
                 poll_interval=self.poll_interval,
             ),
             method_name="execute_complete",
@@ -243,8 +253,8 @@ class _StateChangeOperator(_WaitsForState):
     def execute(self, context: Context) -> str:
         self.change()
         self.log.info("Requested %s for connector %s", self.target.value, self.connector_name)
-        if self.wait_for_state:
-            return self.wait_for(self.target, self.target.value)
+        if self.wait_for_state:  # the state it was in is the worker catching up (it answers before moving)
+            return self.wait_for(self.target, self.target.value, CATCHING_UP_STATES)
         return self.target.value
 
 

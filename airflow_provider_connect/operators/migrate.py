@@ -36,7 +36,7 @@ from airflow_provider_connect.offsets_at_create import create_with_offsets, set_
 from airflow_provider_connect.operators.base import load_config
 from airflow_provider_connect.redaction import secret_values
 from airflow_provider_connect.sensors.connector import handle_trigger_event
-from airflow_provider_connect.status import ConnectState, Verdict, evaluate_status
+from airflow_provider_connect.status import CATCHING_UP_STATES, ConnectState, Verdict, evaluate_status
 from airflow_provider_connect.triggers.connector import ConnectorStateTrigger
 
 SOURCE_ACTIONS = ("delete", "stop")
@@ -232,6 +232,7 @@ class ConnectorMigrateOperator(BaseOperator):
                 include_tasks=True,
                 timeout=self.wait_timeout,
                 poll_interval=self.poll_interval,
+                transitional=CATCHING_UP_STATES,  # resumed from STOPPED: still shown STOPPED for a moment
             )
         elif not self._reached(self.target, name, ConnectState.RUNNING):
             self._defer_until(self.target_conn_id, name, ConnectState.RUNNING, {"earlier_steps": steps, "moved": moved})
@@ -249,6 +250,7 @@ class ConnectorMigrateOperator(BaseOperator):
                 deadline=time.time() + self.wait_timeout,
                 kafka_connect_conn_id=conn_id,
                 include_tasks=True,
+                transitional_states=sorted(s.value for s in CATCHING_UP_STATES),  # each follows a request
                 poll_interval=self.poll_interval,
             ),
             method_name="execute_complete",

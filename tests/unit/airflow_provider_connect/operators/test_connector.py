@@ -170,6 +170,23 @@ def test_resume_wait_fails_on_failed_task(router):
         ConnectorResumeOperator(task_id="x", connector_name="c", wait_for_state=True, poll_interval=0).execute({})
 
 
+def test_resume_wait_goes_through_the_state_the_connector_was_in(router):
+    # Kafka Connect answers a resume before the connector moves (a distributed worker, or the reference
+    # resuming a STOPPED connector): PAUSED or STOPPED shown meanwhile is catching up, not a failure
+    router.put(f"{BASE}/connectors/c/resume").respond(202)
+    shown = [
+        {"name": "c", "connector": {"state": state, "worker_id": "w"}, "tasks": tasks}
+        for state, tasks in (
+            ("STOPPED", []),
+            ("PAUSED", [{"id": 0, "state": "PAUSED", "worker_id": "w"}]),
+            ("RUNNING", [{"id": 0, "state": "RUNNING", "worker_id": "w"}]),
+        )
+    ]
+    status = router.get(f"{BASE}/connectors/c/status").mock(side_effect=[httpx.Response(200, json=s) for s in shown])
+    resume = ConnectorResumeOperator(task_id="x", connector_name="c", wait_for_state=True, poll_interval=0)
+    assert resume.execute({}) == "RUNNING" and status.call_count == 3
+
+
 def test_restart_reports_plan_and_waits(router):
     plan = {
         "name": "c",
