@@ -22,7 +22,6 @@ SLOW_FILES = (
     "tests/integration/airflow/test_deployment.py",
     "tests/integration/distributed/test_worker_group.py",
     "tests/integration/dlt_sink/test_dlt_worker.py",
-    "tests/integration/airflow/test_dags.py",  # not beside the deployment: both run Airflow's heavy processes
     "tests/conformance/distributed/",
     "tests/integration/java/test_debezium.py",  # a task-process worker, a 3-worker cluster, PostgreSQL
     "tests/integration/taps/test_airbyte_faker.py",
@@ -35,6 +34,7 @@ SLOW_FILES = (
     "tests/integration/airflow/test_as_code.py",
     "tests/integration/distributed/test_oracle_cluster_compat.py",
     "tests/integration/distributed/scenarios/test_cluster.py",
+    "tests/integration/airflow/test_dags.py",  # ~1 min since one process runs its DAGs (airflow/conftest.py)
     "tests/integration/test_task_processes.py",
     "tests/conformance/test_",
     "tests/integration/airflow/test_provider_install.py",

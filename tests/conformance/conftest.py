@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.oracle import OracleProcess, require_oracle
+from tests.support.oracle import FAST_START_JAVA, OracleProcess, require_oracle
 from tests.support.worker import WorkerProcess
 
 from .harness import ORACLE, OURS, Conformance, Golden, Target
@@ -55,7 +55,9 @@ def oracle_target(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFacto
         return
     tool = require_oracle()
     workdir = tmp_path_factory.mktemp("oracle")
-    oracle = OracleProcess(workdir, bootstrap_servers, props=WORKER_PROPS, tool=tool).start()
+    oracle = OracleProcess(
+        workdir, bootstrap_servers, props=WORKER_PROPS, tool=tool, java_options=FAST_START_JAVA
+    ).start()
     datadir = workdir / "data"
     datadir.mkdir()
     try:

@@ -9,6 +9,7 @@ describe-groups on Tansu, which nothing here needs).
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from runtime.storage.config_codec import ConnectorState
 from runtime.storage.kafka_stores import KafkaStoreSettings
 from runtime.storage.states import State, TargetState
 from tests.support.broker import unique
-from tests.support.oracle import require_oracle
+from tests.support.oracle import FAST_START_JAVA, require_oracle
 from tests.support.process import ServiceProcess
 from tests.support.worker import wait_for, write_properties
 
@@ -69,6 +70,7 @@ class DistributedOracle(ServiceProcess):
             [str(self.tool), "distributed", str(props_file)],
             self.url + "/health",
             120,
+            env={**os.environ, "JAVA_TOOL_OPTIONS": FAST_START_JAVA},
             poll_s=0.3,
             what="distributed oracle",
         )

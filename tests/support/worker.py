@@ -47,7 +47,11 @@ class WorkerProcess(ServiceProcess):
             "offset.flush.interval.ms": 1000,
             "key.converter": "org.apache.kafka.connect.json.JsonConverter",
             "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-            "consumer.session.timeout.ms": 6000,
+            # Sink tasks' consumer groups: on Tansu a group's join takes about session.timeout.ms / 2, and every
+            # sink start, restart and move joins. librdkafka heartbeats from its own thread, so a busy worker
+            # keeps its session; fault tests that need longer set their own.
+            "consumer.session.timeout.ms": 3000,
+            "consumer.heartbeat.interval.ms": 500,
         }
         if bootstrap_servers:
             defaults["bootstrap.servers"] = bootstrap_servers

@@ -21,7 +21,7 @@ import pytest
 
 from airflow_provider_connect.operators.as_code import ConnectorsApplyOperator
 from tests.support.broker import unique
-from tests.support.oracle import OracleProcess, require_oracle
+from tests.support.oracle import FAST_START_JAVA, OracleProcess, require_oracle
 from tests.support.worker import WorkerProcess, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.airflow, pytest.mark.timeout(300)]
@@ -41,7 +41,9 @@ def ours(tmp_path_factory, bootstrap_servers) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def oracle(tmp_path_factory, bootstrap_servers) -> Iterator[str]:
     tool = require_oracle()
-    process = OracleProcess(tmp_path_factory.mktemp("as-code-oracle"), bootstrap_servers, tool=tool).start()
+    process = OracleProcess(
+        tmp_path_factory.mktemp("as-code-oracle"), bootstrap_servers, tool=tool, java_options=FAST_START_JAVA
+    ).start()
     yield process.url
     process.kill()
 

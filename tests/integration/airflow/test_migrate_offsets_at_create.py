@@ -20,7 +20,7 @@ import pytest
 from airflow_provider_connect.operators.migrate import ConnectorMigrateOperator
 from tests.integration.scenarios.helpers import Kafka
 from tests.support.broker import unique
-from tests.support.oracle import OracleProcess, require_oracle
+from tests.support.oracle import FAST_START_JAVA, OracleProcess, require_oracle
 from tests.support.worker import WorkerProcess, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.airflow, pytest.mark.timeout(300)]
@@ -37,7 +37,12 @@ def ours(tmp_path_factory, bootstrap_servers) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def oracle(tmp_path_factory, bootstrap_servers) -> Iterator[str]:
-    process = OracleProcess(tmp_path_factory.mktemp("migrate-oracle"), bootstrap_servers, tool=require_oracle()).start()
+    process = OracleProcess(
+        tmp_path_factory.mktemp("migrate-oracle"),
+        bootstrap_servers,
+        tool=require_oracle(),
+        java_options=FAST_START_JAVA,
+    ).start()
     yield process.url
     process.kill()
 

@@ -46,7 +46,8 @@ def build_herder(bootstrap: str, folder: Path | None, extra: dict[str, str] | No
         "offset.flush.interval.ms": "200",
         "task.shutdown.graceful.timeout.ms": "3000",
         "rest.request.timeout.ms": "60000",
-        "consumer.session.timeout.ms": "6000",
+        "consumer.session.timeout.ms": "3000",  # as tests/support/worker.py: each join on Tansu waits half
+        "consumer.heartbeat.interval.ms": "500",
         "plugin.path": str(PLUGIN_FOLDER),
         **(extra or {}),
     }

@@ -11,7 +11,7 @@ import pytest
 
 from tests.integration.scenarios.helpers import Api
 from tests.support.env import have_java, require
-from tests.support.oracle import OracleProcess, require_oracle
+from tests.support.oracle import FAST_START_JAVA, OracleProcess, require_oracle
 from tests.support.worker import WorkerProcess, wait_for
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
@@ -59,7 +59,10 @@ def oracle(java_plugin_path: Path, bootstrap_servers: str, tmp_path_factory: pyt
     plugins = tmp_path_factory.mktemp("oracle-plugins")
     lay_out(plugins, ("debezium-connector-postgres",))
     with OracleProcess(
-        tmp_path_factory.mktemp("oracle"), bootstrap_servers, props={"plugin.path": str(plugins)}
+        tmp_path_factory.mktemp("oracle"),
+        bootstrap_servers,
+        props={"plugin.path": str(plugins)},
+        java_options=FAST_START_JAVA,
     ) as process:
         api = Api(process.url)
         try:
