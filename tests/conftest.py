@@ -43,7 +43,7 @@ SLOW_FILES = (
     "tests/integration/ops/test_strimzi_dashboard.py",
     "tests/integration/distributed/scenarios/test_d_offsets.py",
     "tests/integration/distributed/test_connector_offsets_topic.py",
-    "tests/integration/java/test_java_connectors.py",
+    "tests/integration/java/test_java_",
     "tests/integration/scenarios/test_d_offsets.py",
     "tests/integration/hardening/test_schemathesis.py",
     "tests/integration/scenarios/test_g_health_blocking.py",
@@ -53,9 +53,15 @@ SLOW_FILES = (
 
 
 # Files that share a costly session fixture run in one xdist worker, as one unit of work: the conformance
-# files' reference worker (a JVM) and the distributed ones' two clusters (two JVMs, two workers), the Spark
-# connectors' unit tests' SparkSession. Split over both workers, each would start its own.
-SHARED_SESSION = ("tests/conformance/distributed/", "tests/conformance/test_", "tests/unit/connectors/spark/")
+# files' reference worker (a JVM) and the distributed ones' two clusters (two JVMs, two workers), the Java
+# connector files' worker with its JVM host and their reference worker, the Spark connectors' unit tests'
+# SparkSession. Split over both workers, each would start its own.
+SHARED_SESSION = (
+    "tests/conformance/distributed/",
+    "tests/conformance/test_",
+    "tests/integration/java/test_java_",
+    "tests/unit/connectors/spark/",
+)
 
 
 def _unit(path: str) -> str:
