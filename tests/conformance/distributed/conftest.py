@@ -24,7 +24,7 @@ import pytest
 
 from tests.support.broker import unique
 from tests.support.cluster import Cluster
-from tests.support.oracle import OracleProcess, require_oracle
+from tests.support.oracle import FAST_START_JAVA_OPTIONS, OracleProcess, require_oracle
 from tests.support.worker import wait_for
 
 from ..conftest import RECORDING, WORKER_PROPS, _wanted
@@ -51,8 +51,6 @@ CLUSTER_PROPS: dict[str, Any] = {
     # no KIP-507 signatures on internal requests either (the sessioned default would answer them 400)
     "connect.protocol": "compatible",
 }
-# C1-only JIT and one GC thread: the JVMs start sooner and leave more of two cores to the tests.
-JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 def group_props() -> dict[str, Any]:
@@ -78,7 +76,7 @@ class OracleCluster:
                 props=props,
                 tool=tool,
                 mode="distributed",
-                java_options=JAVA_OPTIONS,
+                java_options=FAST_START_JAVA_OPTIONS,
             )
             for i in range(size)
         ]
