@@ -93,8 +93,15 @@ class Cluster:
                 check, timeout_s, 0.1, f"{name} {connector} with {tasks} tasks {task_state} (via worker {via})"
             )
         except AssertionError as exc:  # say what the worker showed instead, for the next reader of a CI log
-            shown = {i: self.status(name, i) for i in range(len(self.workers)) if self.workers[i].process is not None}
+            shown = {i: self._status_or_why(name, i) for i in range(len(self.workers)) if self.workers[i].process}
             raise AssertionError(f"{exc}; statuses shown by each worker: {shown}") from None
+
+    def _status_or_why(self, name: str, via: int) -> dict[str, Any] | str | None:
+        """What worker `via` shows, or why it showed nothing (a frozen worker does not answer)."""
+        try:
+            return self.status(name, via)
+        except httpx.HTTPError as exc:
+            return f"no answer: {type(exc).__name__}"
 
     def rebalance_epoch(self, index: int) -> float | None:
         """The generation worker `index` applied, from its /metrics; None while it rebalances."""
