@@ -99,6 +99,11 @@ class TaskStatuses(dict[tuple[str, int], InstanceStatus]):
             super().__delitem__((connector, index))
 
 
+def can_write_safely(current: InstanceStatus | None, status: InstanceStatus) -> bool:
+    """The reference's putSafe rule: `status` may replace `current` (none, the same worker's, or older)."""
+    return current is None or current.worker_id == status.worker_id or current.generation <= status.generation
+
+
 class StatusStore:
     """Connector and task statuses; thread-safe since task threads report their own failures."""
 
@@ -114,6 +119,14 @@ class StatusStore:
     def put_task(self, name: str, index: int, status: InstanceStatus) -> None:
         with self._lock:
             self._tasks[(name, index)] = status
+
+    def put_task_safe(self, name: str, index: int, status: InstanceStatus) -> None:
+        """Write `status` unless the stored one is another worker's of a newer generation (the reference's
+        putSafe, for a task's failure and shutdown: a zombie's must never hide its successor's)."""
+        with self._lock:
+            if not can_write_safely(self._tasks.get((name, index)), status):
+                return
+        self.put_task(name, index, status)
 
     def connector(self, name: str) -> InstanceStatus | None:
         with self._lock:

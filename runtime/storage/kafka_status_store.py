@@ -23,7 +23,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError
 
-from .base import InstanceStatus, StatusStore
+from .base import InstanceStatus, StatusStore, can_write_safely
 from .kafka_log import KafkaBasedLog, TopicSpec
 from .states import State
 from .status_codec import (
@@ -108,13 +108,13 @@ class KafkaStatusStore(StatusStore):
 
     def put_connector_safe(self, name: str, status: InstanceStatus) -> None:
         with self._lock:
-            if not _can_write_safely(self._connectors.get(name), status):
+            if not can_write_safely(self._connectors.get(name), status):
                 return
         self.put_connector(name, status)
 
     def put_task_safe(self, name: str, index: int, status: InstanceStatus) -> None:
         with self._lock:
-            if not _can_write_safely(self._tasks.get((name, index)), status):
+            if not can_write_safely(self._tasks.get((name, index)), status):
                 return
         self.put_task(name, index, status)
 
@@ -304,7 +304,3 @@ class KafkaStatusStore(StatusStore):
     def _drop_connector(self, name: str) -> None:
         self._connectors.pop(name, None)
         self._tasks.remove_connector(name)
-
-
-def _can_write_safely(current: InstanceStatus | None, status: InstanceStatus) -> bool:
-    return current is None or current.worker_id == status.worker_id or current.generation <= status.generation
