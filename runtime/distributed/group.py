@@ -256,9 +256,9 @@ class WorkerGroup:
         """Every heartbeat interval: has this process been stopped for longer than a session (stall.py)?"""
         interval_s = min(self._timeouts["heartbeat_interval_ms"], self._timeouts["session_timeout_ms"] / 4) / 1000
         while not self._closed.wait(interval_s):
-            self.check_stall(watch)
+            self._check_stall(watch)
 
-    def check_stall(self, watch: StallWatch) -> bool:
+    def _check_stall(self, watch: StallWatch) -> bool:
         """One look of `watch`: after a stall past the session timeout, the member counts itself out of the
         group (fenced) until its next join completes, and rejoins. Whether it stalled."""
         gap = watch.check()
