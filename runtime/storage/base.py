@@ -99,7 +99,7 @@ class TaskStatuses(dict[tuple[str, int], InstanceStatus]):
             super().__delitem__((connector, index))
 
 
-def can_write_safely(current: InstanceStatus | None, status: InstanceStatus) -> bool:
+def _can_write_safely(current: InstanceStatus | None, status: InstanceStatus) -> bool:
     """The reference's putSafe rule: `status` may replace `current` (none, the same worker's, or older)."""
     return current is None or current.worker_id == status.worker_id or current.generation <= status.generation
 
@@ -120,11 +120,18 @@ class StatusStore:
         with self._lock:
             self._tasks[(name, index)] = status
 
-    def put_task_safe(self, name: str, index: int, status: InstanceStatus) -> None:
-        """Write `status` unless the stored one is another worker's of a newer generation (the reference's
-        putSafe, for a task's failure and shutdown: a zombie's must never hide its successor's)."""
+    # The reference's putSafe, for a failure and the UNASSIGNED after a stop: written unless the stored status
+    # is another worker's of a newer generation (a zombie's must never hide its successor's).
+
+    def put_connector_safe(self, name: str, status: InstanceStatus) -> None:
         with self._lock:
-            if not can_write_safely(self._tasks.get((name, index)), status):
+            if not _can_write_safely(self._connectors.get(name), status):
+                return
+        self.put_connector(name, status)
+
+    def put_task_safe(self, name: str, index: int, status: InstanceStatus) -> None:
+        with self._lock:
+            if not _can_write_safely(self._tasks.get((name, index)), status):
                 return
         self.put_task(name, index, status)
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError
 
-from .base import InstanceStatus, StatusStore, can_write_safely
+from .base import InstanceStatus, StatusStore
 from .kafka_log import KafkaBasedLog, TopicSpec
 from .states import State
 from .status_codec import (
@@ -105,18 +105,6 @@ class KafkaStatusStore(StatusStore):
 
     def put_task(self, name: str, index: int, status: InstanceStatus) -> None:
         self._send(task_key(name, index), encode_status(status), lambda: self._set_task(name, index, status))
-
-    def put_connector_safe(self, name: str, status: InstanceStatus) -> None:
-        with self._lock:
-            if not can_write_safely(self._connectors.get(name), status):
-                return
-        self.put_connector(name, status)
-
-    def put_task_safe(self, name: str, index: int, status: InstanceStatus) -> None:
-        with self._lock:
-            if not can_write_safely(self._tasks.get((name, index)), status):
-                return
-        self.put_task(name, index, status)
 
     def remove_task(self, name: str, index: int) -> None:
         self._send(task_key(name, index), None, lambda: self._tasks.pop((name, index), None))
