@@ -39,6 +39,8 @@ SLOW_FILES = (
     "tests/conformance/test_",
     "tests/integration/airflow/test_provider_install.py",
     "tests/integration/distributed/test_exactly_once_failover.py",
+    "tests/integration/airflow/test_exactly_once_offsets_operators.py",
+    "tests/integration/distributed/test_exactly_once_oracle_handover.py",
     "tests/integration/distributed/faults/test_rolling_restart.py",
     "tests/integration/ops/test_strimzi_dashboard.py",
     "tests/integration/distributed/scenarios/test_d_offsets.py",

@@ -77,7 +77,7 @@ class DistributedRuntime(WorkerRuntime):
             rebalance,
             on_change=wakeup.set,
         )
-        statuses = self.statuses = GenerationStatuses(status_store, member.status_generation)
+        statuses = self.statuses = GenerationStatuses(status_store, member.status_generation, member.fenced)
         self.restart_ledger = StatusTopicRestartLedger(status_store)  # before the store replays the topic
         topics = StatusTopics(config, status_store)
         worker = Worker(

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from kafka import errors as kafka_errors
@@ -41,6 +41,7 @@ from .connect_protocol import (
     encode_assignment,
     encode_metadata,
 )
+from .stall import StallWatch
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +111,11 @@ class WorkerCoordinator(BaseCoordinator):
     def reset_generation(self, *args: Any, **kwargs: Any) -> None:
         self.lost = True
         super().reset_generation(*args, **kwargs)
+
+    def mark_lost(self) -> None:
+        """Count this member out of the group until its next join completes, and rejoin (see stall.py)."""
+        self.lost = True
+        self.request_rejoin()
 
     def _handle_heartbeat_response(self, response: Any, send_time: float) -> Any:
         if kafka_errors.for_code(response.error_code) in (kafka_errors.NoError, kafka_errors.RebalanceInProgressError):
@@ -188,8 +194,11 @@ class WorkerGroup:
         session_timeout_ms: int,
         heartbeat_interval_ms: int,
         rebalance_timeout_ms: int,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`clock` is the one the stall watch reads (stall.py)."""
         self._settings = kafka_python_settings(client_config)
+        self._clock = clock
         self.group_id = group_id
         self._listener = listener
         self._timeouts = {
@@ -200,6 +209,7 @@ class WorkerGroup:
         self._net: NetworkSelector | None = None
         self.coordinator: WorkerCoordinator | None = None
         self._join_thread: threading.Thread | None = None
+        self._watch: StallWatch | None = None
         self._closed = threading.Event()
         self._rejoin = threading.Event()
 
@@ -220,6 +230,8 @@ class WorkerGroup:
         )
         self._join_thread = threading.Thread(target=self._join_loop, name="herder-group-join", daemon=True)
         self._join_thread.start()
+        watch = self._watch = StallWatch(self._timeouts["session_timeout_ms"] / 1000, self._clock)
+        threading.Thread(target=self._watch_stalls, args=(watch,), name="herder-group-stall-watch", daemon=True).start()
 
     def _join_loop(self) -> None:
         """Join whenever the group asks for it. A thread of its own because a join waits on the other
@@ -239,6 +251,29 @@ class WorkerGroup:
                     return
                 log.warning("Joining group %s failed: %s; retrying", self.group_id, exc)
                 self._closed.wait(0.5)
+
+    def _watch_stalls(self, watch: StallWatch) -> None:
+        """Every heartbeat interval: has this process been stopped for longer than a session (stall.py)?"""
+        interval_s = min(self._timeouts["heartbeat_interval_ms"], self._timeouts["session_timeout_ms"] / 4) / 1000
+        while not self._closed.wait(interval_s):
+            self._check_stall(watch)
+
+    def _check_stall(self, watch: StallWatch) -> bool:
+        """One look of `watch`: after a stall past the session timeout, the member counts itself out of the
+        group (fenced) until its next join completes, and rejoins. Whether it stalled."""
+        gap = watch.check()
+        coordinator = self.coordinator
+        if gap is None or coordinator is None:
+            return False
+        log.warning(
+            "This worker did not run for %.1fs, longer than its session timeout: the group may have moved its "
+            "work meanwhile; it stops what it runs and rejoins group %s",
+            gap,
+            self.group_id,
+        )
+        coordinator.mark_lost()
+        self._rejoin.set()
+        return True
 
     def poll(self) -> None:
         """Tell the heartbeat loop the tick thread lives: if it stops calling for longer than the
@@ -280,13 +315,15 @@ class WorkerGroup:
 
     def fenced(self) -> bool:
         """Out of the group: no generation, or rejoining after losing it (until that join completes), or,
-        while stable, no heartbeat answered for a session timeout."""
-        coordinator = self.coordinator
+        while stable, no heartbeat answered for a session timeout, or the process just ran again after a stop
+        longer than that (stall.py)."""
+        coordinator, watch = self.coordinator, self._watch
         return (
             coordinator is None
             or coordinator.lost
             or coordinator.group_metadata().generation_id < 0
             or self.session_expired()
+            or (watch is not None and watch.overdue())
         )
 
     def request_rejoin(self) -> None:

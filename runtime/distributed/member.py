@@ -170,7 +170,7 @@ class GroupMember:
         held = self._held
         connectors |= held.connectors | held.releasing
         tasks |= held.tasks
-        return WorkerState(self.url, self.config_store.snapshot().offset, frozenset(connectors), frozenset(tasks))
+        return WorkerState(self.url, self.config_store.next_offset(), frozenset(connectors), frozenset(tasks))
 
     def perform_assignment(
         self, generation: int, leader_id: str, members: dict[str, WorkerState]
@@ -187,7 +187,8 @@ class GroupMember:
                 return {m: ConnectAssignment(leader_id, self.url, -1, error=CONFIG_MISMATCH) for m in members}
             plan = self.assignor.rebalance(generation, self._latest_record, members, self.config_store.snapshot())
             self.config_store.write_raw(plan.placement.records(self.group_id))
-            return plan.member_assignments(leader_id, self.config_store.snapshot().offset)
+            # the offset after the placement just written (read back): reference members require exactly it
+            return plan.member_assignments(leader_id, self.config_store.next_offset())
 
     def on_joined(self, generation: int, member_id: str, assignment: ConnectAssignment | None) -> None:
         with self._lock:
@@ -243,7 +244,7 @@ class GroupMember:
             )
             self.group.request_rejoin()
             return
-        if self.config_store.snapshot().offset < connect.config_offset:
+        if self.config_store.next_offset() < connect.config_offset:
             try:
                 self.config_store.refresh()
             except Exception as exc:  # noqa: BLE001 - cannot follow this generation: rejoin

@@ -99,6 +99,11 @@ class TaskStatuses(dict[tuple[str, int], InstanceStatus]):
             super().__delitem__((connector, index))
 
 
+def _can_write_safely(current: InstanceStatus | None, status: InstanceStatus) -> bool:
+    """The reference's putSafe rule: `status` may replace `current` (none, the same worker's, or older)."""
+    return current is None or current.worker_id == status.worker_id or current.generation <= status.generation
+
+
 class StatusStore:
     """Connector and task statuses; thread-safe since task threads report their own failures."""
 
@@ -114,6 +119,21 @@ class StatusStore:
     def put_task(self, name: str, index: int, status: InstanceStatus) -> None:
         with self._lock:
             self._tasks[(name, index)] = status
+
+    # The reference's putSafe, for a failure and the UNASSIGNED after a stop: written unless the stored status
+    # is another worker's of a newer generation (a zombie's must never hide its successor's).
+
+    def put_connector_safe(self, name: str, status: InstanceStatus) -> None:
+        with self._lock:
+            if not _can_write_safely(self._connectors.get(name), status):
+                return
+        self.put_connector(name, status)
+
+    def put_task_safe(self, name: str, index: int, status: InstanceStatus) -> None:
+        with self._lock:
+            if not _can_write_safely(self._tasks.get((name, index)), status):
+                return
+        self.put_task(name, index, status)
 
     def connector(self, name: str) -> InstanceStatus | None:
         with self._lock:

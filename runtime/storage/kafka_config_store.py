@@ -181,6 +181,7 @@ class KafkaConfigStore(ConfigStore):
         self._started = False
         self._read_timeout_s = read_timeout_s
         self._extra: dict[str, Any] = {}  # key prefix -> handler(key, value, started), for records of our own
+        self._next_offset = 0  # see next_offset()
         spec = TopicSpec(
             spec.name,
             1,
@@ -367,6 +368,14 @@ class KafkaConfigStore(ConfigStore):
 
     # ---- reads ---------------------------------------------------------------------------------
 
+    def next_offset(self) -> int:
+        """The config offset of the group protocol, as reference workers count it (the offset after the last
+        record read, whatever its key: also the placements this runtime writes, which they skip): what a
+        member advertises and the leader assigns at. A reference member reads to the end and takes up an
+        assignment only when its own count equals the assignment's."""
+        with self._lock:
+            return self._next_offset
+
     def snapshot(self) -> ClusterConfig:
         """What has been read so far, as a view shared by every caller until the next record: read it,
         never change it. Taking one is O(1) while nothing changes (the herder's tick and every REST read
@@ -403,6 +412,8 @@ class KafkaConfigStore(ConfigStore):
             except orjson.JSONDecodeError:
                 log.error("Failed to convert config data to Kafka Connect format for record %s; ignoring it", key)
                 return
+        with self._lock:
+            self._next_offset = offset + 1
         for prefix, handler in self._extra.items():
             if key.startswith(prefix):
                 try:

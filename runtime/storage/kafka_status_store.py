@@ -106,18 +106,6 @@ class KafkaStatusStore(StatusStore):
     def put_task(self, name: str, index: int, status: InstanceStatus) -> None:
         self._send(task_key(name, index), encode_status(status), lambda: self._set_task(name, index, status))
 
-    def put_connector_safe(self, name: str, status: InstanceStatus) -> None:
-        with self._lock:
-            if not _can_write_safely(self._connectors.get(name), status):
-                return
-        self.put_connector(name, status)
-
-    def put_task_safe(self, name: str, index: int, status: InstanceStatus) -> None:
-        with self._lock:
-            if not _can_write_safely(self._tasks.get((name, index)), status):
-                return
-        self.put_task(name, index, status)
-
     def remove_task(self, name: str, index: int) -> None:
         self._send(task_key(name, index), None, lambda: self._tasks.pop((name, index), None))
 
@@ -304,7 +292,3 @@ class KafkaStatusStore(StatusStore):
     def _drop_connector(self, name: str) -> None:
         self._connectors.pop(name, None)
         self._tasks.remove_connector(name)
-
-
-def _can_write_safely(current: InstanceStatus | None, status: InstanceStatus) -> bool:
-    return current is None or current.worker_id == status.worker_id or current.generation <= status.generation

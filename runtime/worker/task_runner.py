@@ -148,8 +148,13 @@ class TaskRunner(ABC, Generic[T]):
     # ---- the thread -----------------------------------------------------------------------------
 
     def _report(self, state: State, trace: str | None = None) -> None:
-        if not self._cancelled:
-            self.statuses.put_task(self.connector, self.index, InstanceStatus(state, self.worker_id, trace))
+        if self._cancelled:
+            return
+        status = InstanceStatus(state, self.worker_id, trace)
+        if state is State.FAILED:  # as the reference's onFailure: a zombie's failure never hides its successor
+            self.statuses.put_task_safe(self.connector, self.index, status)
+        else:
+            self.statuses.put_task(self.connector, self.index, status)
 
     def _fail(self, exc: BaseException) -> None:
         self.failed = True

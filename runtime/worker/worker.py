@@ -402,7 +402,7 @@ class Worker:
                 runner = self.task_builder.build(name, index, task_config, connector_config, target)
         except Exception as exc:
             log.error("Failed to start task %s-%s", name, index, exc_info=exc)
-            self.statuses.put_task(name, index, InstanceStatus(State.FAILED, self.worker_id, format_trace(exc)))
+            self.statuses.put_task_safe(name, index, InstanceStatus(State.FAILED, self.worker_id, format_trace(exc)))
             self.counters.task_startup_failures += 1
             return False
         self.counters.task_startup_successes += 1

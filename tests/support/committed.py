@@ -46,6 +46,17 @@ def committed_records(
     return sorted(records, key=lambda r: (r.partition, r.offset))
 
 
+def committed_transactions(bootstrap: str, topic: str, partitions: int) -> int:
+    """How many transactions `topic` holds committed, counted from its record batches and their markers (the
+    committed view's reader, on any broker)."""
+    reader = CommittedReader(topic, range(partitions), {"bootstrap.servers": bootstrap}, "transaction-counter")
+    try:
+        reader.read_to_high_watermark(30)
+    finally:
+        reader.close()
+    return sum(log_filter.committed_transactions for log_filter in reader.filters.values())
+
+
 def _read_committed_consumer(bootstrap: str, topic: str, count: int, timeout_s: float) -> list[CommittedRecord]:
     consumer = Consumer(
         {

@@ -51,7 +51,6 @@ CLUSTER_PROPS: dict[str, Any] = {
     # no KIP-507 signatures on internal requests either (the sessioned default would answer them 400)
     "connect.protocol": "compatible",
 }
-JAVA_OPTIONS = FAST_START_JAVA
 
 
 def group_props() -> dict[str, Any]:
@@ -77,7 +76,7 @@ class OracleCluster:
                 props=props,
                 tool=tool,
                 mode="distributed",
-                java_options=JAVA_OPTIONS,
+                java_options=FAST_START_JAVA,
             )
             for i in range(size)
         ]

@@ -1,37 +1,38 @@
 """Conformance of KIP-618's preflight checks (`exactly.once.support`, `transaction.boundary`): distributed mode
 only, as the reference runs them in its DistributedHerder.
 
-Two sets of answers:
-- workers without exactly-once support (both clusters of this suite): live, request by request;
-- a reference worker with `exactly.once.source.support=enabled`, compared with what our validation answers
-  for a worker with it enabled (computed in this process: our distributed worker refuses to start with
-  `enabled` until the control plane of issue 25 lands; then this comparison can move to a live cluster).
-  The reference runs exactly-once on Tansu as far as these checks need (and further: it creates an
-  exactly-once FileStreamSource whose records commit), see the README's exactly-once section.
+Two comparisons, both live and request by request:
+- workers without exactly-once support: the two clusters of this suite;
+- workers with `exactly.once.source.support=enabled`: one reference worker and one of ours, each a group of
+  its own with the suite's settings (group_props). Beyond validation and refused creations, a connector
+  with `exactly.once.support=required` is created on both, runs, and is fenced (`PUT /connectors/{c}/fence`,
+  a round of zombie fencing). The reference runs exactly-once on Tansu as far as these checks need, see the
+  README's exactly-once section.
+`PUT /connectors/{c}/fence` on a standalone worker (500, "... does not support exactly-once source
+connectors.") is compared in tests/conformance/test_f_internal.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from runtime.herder.validation import check_source_exactly_once, invalid_config_message, validate_connector_config
-from runtime.plugins import Plugins
-from tests.support.oracle import OracleProcess, require_oracle
+from tests.support.cluster import Cluster
+from tests.support.oracle import FAST_START_JAVA, OracleProcess, require_oracle
 
 from ..conftest import _wanted
-from ..harness import ORACLE, Conformance
-from ..scenario import source_config
+from ..harness import ORACLE, OURS, Conformance, Target
+from ..scenario import source_config, state_is, write_lines
 from ..test_a_root_plugins import _errors_only
-from .conftest import JAVA_OPTIONS, group_props
+from .conftest import group_props, run_side_by_side
 
 pytestmark = pytest.mark.oracle
 
 VALIDATE = "/connector-plugins/FileStreamSourceConnector/config/validate"
+ENABLED = {"exactly.once.source.support": "enabled"}
 
 # label -> the settings added to a FileStreamSource config (a file, unless the case takes it away)
 CASES: dict[str, dict[str, Any]] = {
@@ -62,64 +63,84 @@ def case_config(extra: dict[str, Any], name: str = "<<v>>") -> dict[str, Any]:
     return config
 
 
-def test_validation_on_workers_without_exactly_once(cf: Conformance) -> None:
+def compare_validation(cf: Conformance) -> None:
+    """Every case validated, and each case the reference refuses also refused at creation (400 listing the
+    errors); the answers of the targets compared."""
     for label, extra in CASES.items():
-        cf.call("PUT", VALIDATE, case_config(extra), status=200, project=_errors_only, label=label)
-    cf.call(
-        "POST",
-        "/connectors",
-        {"name": "<<c>>", "config": case_config(CASES["required, unsupported without a file (stdin)"], "<<c>>")},
-        status=400,
-        label="create with exactly.once.support=required: 400 listing the errors",
-    )
+        step = cf.call("PUT", VALIDATE, case_config(extra), status=200, project=_errors_only, label=label)
+        if next(iter(step.answers.values())).body["error_count"]:
+            cf.call(
+                "POST",
+                "/connectors",
+                {"name": "<<c>>", "config": case_config(extra, "<<c>>")},
+                status=400,
+                label=f"{label}: create refused",
+            )
+
+
+def test_validation_on_workers_without_exactly_once(cf: Conformance) -> None:
+    compare_validation(cf)
 
 
 @pytest.fixture(scope="module")
-def exactly_once_reference(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    if not _wanted(ORACLE):
-        pytest.skip("CONFORMANCE_TARGETS=ours: no reference to compare with")
-    props = {**group_props(), "exactly.once.source.support": "enabled"}
-    oracle = OracleProcess(
-        tmp_path_factory.mktemp("oracle-eos"),
-        bootstrap_servers,
-        props=props,
-        tool=require_oracle(),
-        mode="distributed",
-        java_options=JAVA_OPTIONS,
+def exactly_once_targets(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Target]]:
+    """A reference worker and one of ours, each alone in a group of its own, with exactly-once enabled."""
+    oracle = (
+        OracleProcess(
+            tmp_path_factory.mktemp("oracle-eos"),
+            bootstrap_servers,
+            props={**group_props(), **ENABLED},
+            tool=require_oracle(),
+            mode="distributed",
+            java_options=FAST_START_JAVA,
+        )
+        if _wanted(ORACLE)
+        else None
     )
-    oracle.start(timeout_s=180)
+    ours = (
+        Cluster(tmp_path_factory.mktemp("ours-eos"), bootstrap_servers, 1, **group_props(), **ENABLED)
+        if _wanted(OURS)
+        else None
+    )
+    workers: list[OracleProcess | Cluster] = [w for w in (oracle, ours) if w is not None]
+    targets: list[Target] = []
     try:
-        with httpx.Client(base_url=oracle.url, timeout=60) as client:
-            yield client
+        run_side_by_side([w.start for w in workers])
+        for name, url in [(ORACLE, oracle.url if oracle else None), (OURS, ours.workers[0].url if ours else None)]:
+            if url is not None:
+                client = httpx.Client(base_url=url, timeout=60)
+                targets.append(Target(name, url, tmp_path_factory.mktemp(f"{name}-eos-data"), client))
+        yield targets
     finally:
-        oracle.stop()
+        for target in targets:
+            target.client.close()
+        run_side_by_side([w.stop for w in workers])
 
 
-def ours_with_exactly_once(config: dict[str, Any]) -> dict[str, Any]:
-    """Our validation as a distributed worker with exactly.once.source.support=enabled answers it."""
-    plugins = Plugins()
-    infos = validate_connector_config(plugins, config)
-    check_source_exactly_once(plugins, infos, config, worker_enabled=True)
-    return infos
+@pytest.fixture
+def eos_cf(
+    request: pytest.FixtureRequest, exactly_once_targets: list[Target], bootstrap_servers: str
+) -> Iterator[Conformance]:
+    """As the suite's `cf`, against the exactly-once targets: the reference's status codes always, bodies
+    compared when both answer."""
+    conformance = Conformance(
+        request.node.name, exactly_once_targets, None, recording=False, bootstrap_servers=bootstrap_servers, settle=True
+    )
+    yield conformance
+    if conformance.diffs:
+        pytest.fail(conformance.report(), pytrace=False)
 
 
-def test_validation_on_a_worker_with_exactly_once_enabled(exactly_once_reference: httpx.Client, tmp_path: Path) -> None:
-    differences = []
-    for label, extra in CASES.items():
-        config = {
-            k: str(v).replace("<<v>>", "v").replace("<<dir>>", str(tmp_path)).replace("<<topic>>", "t")
-            for k, v in case_config(extra).items()
-        }
-        theirs = exactly_once_reference.put(VALIDATE, json=config)
-        assert theirs.status_code == 200, theirs.text
-        want, got = _errors_only(theirs.json()), _errors_only(ours_with_exactly_once(config))
-        if want != got:
-            differences.append(f"{label}:\n  reference {want}\n  ours      {got}")
-        if got["error_count"]:
-            created = exactly_once_reference.post("/connectors", json={"name": config["name"], "config": config})
-            if (created.status_code, created.json()["message"]) != (
-                400,
-                invalid_config_message(ours_with_exactly_once(config)),
-            ):
-                differences.append(f"{label}, create: reference {created.status_code} {created.text}")
-    assert not differences, "\n".join(differences)
+def test_exactly_once_on_workers_with_it_enabled(eos_cf: Conformance) -> None:
+    cf = eos_cf
+    compare_validation(cf)
+    write_lines(cf, "<<dir>>/<<topic>>.in", ["a", "b"])
+    config = case_config(CASES["required, supported with a file"], "<<c>>")
+    cf.call("POST", "/connectors", {"name": "<<c>>", "config": config}, status=201)
+    cf.poll("/connectors/<<c>>/status", state_is("RUNNING", ["RUNNING"]))
+    cf.call("PUT", "/connectors/<<c>>/fence", status=204, label="fence a running exactly-once source connector")
+    cf.call("PUT", "/connectors/<<c>>/stop", status=204)
+    cf.poll("/connectors/<<c>>/status", state_is("STOPPED", []))
+    cf.call("PUT", "/connectors/<<c>>/fence", status=204, label="fence a STOPPED exactly-once source connector")
+    cf.call("PUT", "/connectors/<<nope>>/fence", status=404)
+    cf.call("DELETE", "/connectors/<<c>>", status=204)

@@ -12,11 +12,10 @@ import orjson
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
 
-from runtime.storage.committed_view import CommittedReader
 from runtime.storage.offset_codec import decode_key
 from tests.integration.scenarios.helpers import source_offsets
 from tests.support.cluster import Cluster
-from tests.support.committed import committed_records
+from tests.support.committed import committed_records, committed_transactions
 
 from .faults.workload import Sequence
 
@@ -59,18 +58,6 @@ def committed_offsets(bootstrap: str, cluster: Cluster, name: str) -> dict[str, 
     return latest
 
 
-def committed_transactions(bootstrap: str, cluster: Cluster) -> int:
-    """How many transactions the worker's offsets topic holds committed, counted from its record batches and
-    their markers (the committed view's reader, on any broker)."""
-    topic, partitions = cluster.props["offset.storage.topic"], cluster.props["offset.storage.partitions"]
-    reader = CommittedReader(topic, range(partitions), {"bootstrap.servers": bootstrap}, "transaction-counter")
-    try:
-        reader.read_to_high_watermark(30)
-    finally:
-        reader.close()
-    return sum(log_filter.committed_transactions for log_filter in reader.filters.values())
-
-
 def test_offsets_of_a_stopped_exactly_once_source_are_changed_after_fencing_its_earlier_tasks(
     bootstrap_servers: str, tmp_path: Path
 ) -> None:
@@ -78,6 +65,7 @@ def test_offsets_of_a_stopped_exactly_once_source_are_changed_after_fencing_its_
     try:
         group = cluster.props["group.id"]
         api = cluster.api(0)
+        offsets_topic = (cluster.props["offset.storage.topic"], cluster.props["offset.storage.partitions"])
         seq = Sequence.create(cluster, bootstrap_servers, TASKS, **{"exactly.once.support": "required"})
         cluster.wait_state(seq.name, "RUNNING", TASKS, timeout_s=60)
         seq.wait_committed_past(cluster, {})
@@ -86,7 +74,7 @@ def test_offsets_of_a_stopped_exactly_once_source_are_changed_after_fencing_its_
 
         # PATCH: task 1's producer of the stopped generation is still in a transaction
         stale = zombie(bootstrap_servers, f"{group}-{seq.name}-1", seq.topic, 1)
-        transactions = committed_transactions(bootstrap_servers, cluster)
+        transactions = committed_transactions(bootstrap_servers, *offsets_topic)
         altered = {"partition": {"task.id": f"{seq.name}-0"}, "offset": {"saved": 1000}}
         response = api.patch(f"/connectors/{seq.name}/offsets", json={"offsets": [altered]})
         assert response.status_code == 200, response.text
@@ -95,7 +83,7 @@ def test_offsets_of_a_stopped_exactly_once_source_are_changed_after_fencing_its_
         assert cannot_commit(failure.value), failure.value
         # in the worker's offsets topic (the primary: the connector has none of its own), committed
         assert committed_offsets(bootstrap_servers, cluster, seq.name)[f"{seq.name}-0"] == {"saved": 1000}
-        assert committed_transactions(bootstrap_servers, cluster) == transactions + 1  # in one transaction
+        assert committed_transactions(bootstrap_servers, *offsets_topic) == transactions + 1  # in one transaction
         assert source_offsets(api.get(f"/connectors/{seq.name}/offsets").json()["offsets"])[f"{seq.name}-0"] == 1000
         assert api.put(f"/connectors/{seq.name}/resume").status_code == 202
         cluster.wait_state(seq.name, "RUNNING", TASKS, timeout_s=60)

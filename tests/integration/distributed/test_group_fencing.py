@@ -50,8 +50,25 @@ class EmptyWorker:
         self.joined.append(generation)
 
 
+class StoppableClock:
+    """time.monotonic, plus what a test adds: the clock a stopped process reads when it runs again."""
+
+    def __init__(self) -> None:
+        self.stopped_s = 0.0
+
+    def __call__(self) -> float:
+        return time.monotonic() + self.stopped_s
+
+
 @pytest.fixture
-def members(bootstrap_servers: str) -> Iterator[list[tuple[WorkerGroup, EmptyWorker]]]:
+def clocks() -> dict[str, StoppableClock]:
+    return {"a": StoppableClock(), "b": StoppableClock()}
+
+
+@pytest.fixture
+def members(
+    bootstrap_servers: str, clocks: dict[str, StoppableClock]
+) -> Iterator[list[tuple[WorkerGroup, EmptyWorker]]]:
     group_id = unique("fencing")
     made = []
     closing = threading.Event()
@@ -69,6 +86,7 @@ def members(bootstrap_servers: str) -> Iterator[list[tuple[WorkerGroup, EmptyWor
             SESSION_TIMEOUT_MS,
             HEARTBEAT_MS,
             REBALANCE_TIMEOUT_MS,
+            clocks[name],
         )
         group.start(30)
         threading.Thread(target=tick, args=(group,), name=f"tick-{name}", daemon=True).start()
@@ -135,3 +153,28 @@ def test_a_member_stalled_past_its_session_stays_fenced_until_it_has_joined_agai
         f"a looked like a member of generation {stale[0][0]} (joined {stale[0][1]}), "
         f"having held {before} before its stall and rejoined in {rejoined}"
     )
+
+
+def test_a_member_stopped_past_its_session_during_a_rebalance_counts_itself_out_until_it_has_joined_again(
+    members: list[tuple[WorkerGroup, EmptyWorker]], clocks: dict[str, StoppableClock]
+) -> None:
+    """Issue 25's frozen follower: stopped between its JoinGroup and its SyncGroup, no heartbeat is due, and
+    Tansu answers the late SyncGroup with REBALANCE_IN_PROGRESS keeping its member id; the worker rejoined
+    still holding the tasks the group had moved meanwhile. Once it runs again it must count itself out of
+    the group (its tasks are then stopped: local_work.py) until a join completes."""
+    (a, a_worker), (b, _) = members
+    (before,) = wait_for(
+        lambda: (g,) if (g := stable_generation(a)) is not None and g == stable_generation(b) else None,
+        60,
+        0.05,
+        "both members in one generation",
+    )
+    joins = len(a_worker.joined)
+    a.request_rejoin()  # a's JoinGroup goes out: a is stopped before the join completes
+    assert a.rebalancing() and not a.fenced()
+    clocks["a"].stopped_s += SESSION_TIMEOUT_MS / 1000 + 1  # what a's clock shows after such a stop
+    wait_for(a.fenced, 10, 0.01, "a counting itself out of the group")
+    # back once a join has completed since (on Tansu, in the same generation when nobody else moved)
+    wait_for(lambda: len(a_worker.joined) > joins and stable_generation(a) is not None, 60, 0.05, "a back in the group")
+    rejoined = stable_generation(a)
+    assert rejoined is not None and rejoined >= before

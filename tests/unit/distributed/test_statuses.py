@@ -27,3 +27,18 @@ def test_writes_carry_the_generation_and_everything_else_is_the_stores() -> None
     assert connectors == {"c": store.connector("c")} and tasks[("c", 1)].state is State.FAILED
     statuses.remove_connector("c")
     assert store.all_statuses() == ({}, {})
+
+
+def test_a_worker_out_of_the_group_writes_no_unassigned_or_failed_over_what_the_group_gave_others() -> None:
+    """Issue 25's frozen follower: woken, its zombie task fails on its fenced producer before it has read the
+    new owner's RUNNING; that FAILED, then its UNASSIGNED, hid the new owner's status for good."""
+    store = StatusStore()
+    out = [True]
+    statuses = GenerationStatuses(store, lambda: 9, lambda: out[0])  # type: ignore[arg-type]
+    statuses.put_task_safe("c", 0, InstanceStatus(State.FAILED, "w1", "fenced"))
+    statuses.put_task_safe("c", 1, InstanceStatus(State.UNASSIGNED, "w1"))
+    statuses.put_connector_safe("c", InstanceStatus(State.UNASSIGNED, "w1"))
+    assert store.all_statuses() == ({}, {})
+    out[0] = False
+    statuses.put_task_safe("c", 0, InstanceStatus(State.FAILED, "w1", "trace"))
+    assert store.task("c", 0) == InstanceStatus(State.FAILED, "w1", "trace", generation=9)

@@ -19,7 +19,7 @@ from runtime.distributed.assignment import Assignment
 from runtime.herder.fencing import LeaderRounds, ZombieFencing, task_transactional_id
 from runtime.herder.local_work import LocalWork
 from runtime.herder.topics import MemoryTopics
-from runtime.storage.base import InstanceStatus, StatusStore
+from runtime.storage.base import StatusStore
 from runtime.storage.kafka_config_store import ClusterConfig, KafkaConfigStore
 from runtime.storage.kafka_log import TopicSpec
 from runtime.storage.states import TargetState
@@ -237,20 +237,12 @@ class FakeWorker:
         pass
 
 
-class Statuses(StatusStore):
-    def put_task_safe(self, name: str, index: int, status: InstanceStatus) -> None:
-        self.put_task(name, index, status)
-
-    def put_connector_safe(self, name: str, status: InstanceStatus) -> None:
-        self.put_connector(name, status)
-
-
 def test_tasks_of_a_connector_pending_fencing_start_once_its_task_count_is_recorded(topic) -> None:
     worker = FakeWorker()
     work = LocalWork(
         worker,  # type: ignore[arg-type]
         topic.store,
-        Statuses(),  # type: ignore[arg-type]
+        StatusStore(),  # type: ignore[arg-type]
         MemoryTopics(WorkerConfig({"bootstrap.servers": "unused:9092"})),
         "w1",
         StageTracker(),

@@ -4,6 +4,7 @@ the latest per source partition, SourceTask.commit() after each commit)."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -12,10 +13,11 @@ from confluent_kafka import KafkaError
 from runtime.api import ConnectError, SourceRecord, SourceRecordBatch, SourceTask
 from runtime.api.data import INT64_SCHEMA, STRING_SCHEMA
 from runtime.converters.json import JsonConverter
-from runtime.storage.base import StatusStore
+from runtime.distributed.statuses import GenerationStatuses
+from runtime.storage.base import InstanceStatus, StatusStore
 from runtime.storage.files import MemoryOffsetStore
 from runtime.storage.offset_codec import decode_key, decode_value
-from runtime.storage.states import TargetState
+from runtime.storage.states import State, TargetState
 from runtime.worker.source_runner import SourceTaskRunner
 
 
@@ -80,17 +82,22 @@ def json_converter(is_key: bool) -> JsonConverter:
 class Harness:
     """A runner initialized with a CommitCounting task, a memory offset store and a FakeProducer."""
 
-    def __init__(self, connector_config: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        connector_config: dict[str, str] | None = None,
+        statuses: StatusStore | None = None,
+        task_class: type[SourceTask] = CommitCounting,
+    ) -> None:
         self.store = MemoryOffsetStore()
         self.task = CommitCounting()
         self.runner = SourceTaskRunner(
             "c",
             0,
-            CommitCounting,
+            task_class,
             {},
             connector_config or {},
             TargetState.STARTED,
-            StatusStore(),
+            statuses or StatusStore(),
             "w",
             producer_config={},
             offset_store=self.store,
@@ -168,6 +175,39 @@ def test_a_value_the_converter_refuses_takes_the_record_path_with_its_errors_han
     ]
     assert harness.runner.error_counters.total_records_skipped == 1
     assert harness.runner.commit_offsets() and harness.committed() == {"a": {"pos": 3}}
+
+
+# ---- statuses ------------------------------------------------------------------------------------
+
+
+class FencedAtStart(CommitCounting):
+    """Fails in start() once `fence` is set: its producer was fenced by the task's new instance elsewhere."""
+
+    fence = threading.Event()
+
+    def start(self, props: dict[str, str]) -> None:
+        assert self.fence.wait(5)
+        raise ConnectError("its producer was fenced out by a newer producer with the same transactional id")
+
+
+def test_a_task_failing_after_another_worker_took_it_over_in_a_newer_generation_leaves_that_workers_status() -> None:
+    """The reference's onFailure writes safely: a zombie's failure (a worker frozen while the group moved its
+    task) must not hide the new owner's RUNNING; else its shutdown's UNASSIGNED, safe against its own FAILED,
+    overwrote the owner's status for good (issue 25: a task UNASSIGNED on the worker running it)."""
+    store = StatusStore()
+    zombie = Harness(statuses=GenerationStatuses(store, lambda: 10), task_class=FencedAtStart)  # type: ignore[arg-type]
+    FencedAtStart.fence.clear()
+    zombie.runner.start(wait_s=0)
+    successor = InstanceStatus(State.RUNNING, "w2", generation=11)
+    store.put_task("c", 0, successor)  # the group moved the task meanwhile
+    FencedAtStart.fence.set()
+    assert zombie.runner.await_stop(5)
+    assert store.task("c", 0) == successor
+    # with no newer owner, the failure is written as ever
+    alone = StatusStore()
+    Harness(statuses=GenerationStatuses(alone, lambda: 10), task_class=FencedAtStart).runner.start()  # type: ignore[arg-type]
+    failed = alone.task("c", 0)
+    assert failed is not None and failed.state is State.FAILED and "fenced out" in str(failed.trace)
 
 
 # ---- committing offsets -----------------------------------------------------------------------------
