@@ -87,10 +87,13 @@ class AirflowDeployment:
         }
         self.processes: dict[str, subprocess.Popen] = {}
         self._tokens: dict[str, str] = {}
+        self._migrated = False
 
     # ---- lifecycle ------------------------------------------------------------------------------------
 
-    def start(self) -> AirflowDeployment:
+    def migrate_db(self) -> None:
+        """Create the metadata database's schema (`start()` does it unless done): a caller may run it beside
+        the other servers its tests need."""
         subprocess.run(
             [sys.executable, "-m", "airflow", "db", "migrate"],
             env=self.env,
@@ -99,6 +102,11 @@ class AirflowDeployment:
             stderr=subprocess.PIPE,
             timeout=600,
         )
+        self._migrated = True
+
+    def start(self) -> AirflowDeployment:
+        if not self._migrated:
+            self.migrate_db()
         for component in ("api-server", *COMPONENTS):
             log = open(self.log_path(component), "wb")
             args = [sys.executable, "-m", "airflow", component]
@@ -107,7 +115,7 @@ class AirflowDeployment:
             self.processes[component] = subprocess.Popen(
                 args, env=self.env, cwd=self.root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
-        wait_for(self._healthy, 240, 1, "the Airflow deployment to report every component healthy")
+        wait_for(self._healthy, 240, 0.5, "the Airflow deployment to report every component healthy")
         return self
 
     def log_path(self, component: str) -> Path:
@@ -128,11 +136,21 @@ class AirflowDeployment:
         return all((health.get(part) or {}).get("status") == "healthy" for part in wanted)
 
     def stop(self) -> None:
-        for proc in self.processes.values():
+        """The scheduler, dag-processor and triggerer first, then the api-server: on SIGTERM the scheduler's
+        LocalExecutor lets running tasks finish, and a task reports its end through the api-server's
+        execution API (with the api-server gone first, a task the scheduler had just started retried until
+        the scheduler was killed, 30 s later)."""
+        components = [proc for name, proc in self.processes.items() if name != "api-server"]
+        self._stop(components)
+        self._stop([proc for name, proc in self.processes.items() if name == "api-server"])
+
+    @staticmethod
+    def _stop(processes: list[subprocess.Popen]) -> None:
+        for proc in processes:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
         deadline = time.monotonic() + 30
-        for proc in self.processes.values():
+        for proc in processes:
             try:
                 proc.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:

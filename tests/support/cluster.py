@@ -52,6 +52,12 @@ class Cluster:
         start_together(self.workers[1:])
         return self
 
+    def restart(self) -> Cluster:
+        """Start every (stopped) worker again, all side by side: the internal topics exist now. Same ports, so
+        the same worker ids; any of them may lead."""
+        start_together(self.workers)
+        return self
+
     def api(self, index: int) -> httpx.Client:
         if index not in self.clients:
             self.clients[index] = httpx.Client(base_url=self.workers[index].url, timeout=60)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -108,3 +109,23 @@ class ServiceProcess:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+def run_side_by_side(calls: Sequence[Callable[[], Any]]) -> None:
+    """Run the calls in threads (servers that start independently start in the time of the slowest);
+    re-raise the first error once all are done."""
+    errors: list[BaseException] = []
+
+    def run(call: Callable[[], Any]) -> None:
+        try:
+            call()
+        except BaseException as exc:  # noqa: BLE001 - re-raised below, in the caller's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(call,)) for call in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]

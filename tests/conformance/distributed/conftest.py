@@ -14,8 +14,7 @@ fixture ("distributed" here).
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ import pytest
 from tests.support.broker import unique
 from tests.support.cluster import Cluster
 from tests.support.oracle import FAST_START_JAVA, OracleProcess, require_oracle
+from tests.support.process import run_side_by_side
 from tests.support.worker import wait_for
 
 from ..conftest import RECORDING, WORKER_PROPS, _wanted
@@ -100,25 +100,6 @@ class OracleCluster:
 
     def stop(self) -> None:
         run_side_by_side([w.stop for w in self.workers])
-
-
-def run_side_by_side(calls: list[Callable[[], Any]]) -> None:
-    """Run the calls in threads; re-raise the first error once all are done."""
-    errors: list[BaseException] = []
-
-    def run(call: Callable[[], Any]) -> None:
-        try:
-            call()
-        except BaseException as exc:  # noqa: BLE001 - re-raised below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(call,)) for call in calls]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
 
 
 @pytest.fixture

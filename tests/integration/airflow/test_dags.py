@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from tests.support.broker import unique
+from tests.support.process import run_side_by_side
 from tests.support.worker import WorkerProcess, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.airflow, pytest.mark.timeout(600)]
@@ -51,12 +52,14 @@ def recorded(path: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def workers(tmp_path, bootstrap_servers):
+    """`workers(*labels)`: a started worker per label, started side by side."""
     started: list[WorkerProcess] = []
 
-    def start(label: str) -> WorkerProcess:
-        worker = WorkerProcess(tmp_path / label, bootstrap_servers).start()
-        started.append(worker)
-        return worker
+    def start(*labels: str) -> list[WorkerProcess]:
+        new = [WorkerProcess(tmp_path / label, bootstrap_servers) for label in labels]
+        started.extend(new)
+        run_side_by_side([worker.start for worker in new])
+        return new
 
     yield start
     for worker in started:
@@ -64,7 +67,7 @@ def workers(tmp_path, bootstrap_servers):
 
 
 def test_migration_dag_moves_source_and_sink_with_offsets(airflow_home, workers, tmp_path):
-    old, new = workers("old"), workers("new")
+    old, new = workers("old", "new")
     topic, source, sink = unique("mig"), unique("seq"), unique("rec")
     sink_target = sink + "-moved"  # a new consumer group: only the migrated offsets can place it
     output = tmp_path / "recorded.jsonl"
@@ -131,7 +134,7 @@ def test_migration_dag_moves_source_and_sink_with_offsets(airflow_home, workers,
 
 
 def test_restart_dag_heals_failed_tasks_and_leaves_healthy_alone(airflow_home, workers):
-    worker = workers("restart")
+    (worker,) = workers("restart")
     topic = unique("rst")
     flaky, healthy, broken = unique("flaky"), unique("healthy"), unique("broken")
     # Each flaky task instance fails after 10 records; a restarted one continues at 10 and stops at 15.

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -33,6 +34,7 @@ from tests.support.airflow_deployment import AirflowDeployment
 from tests.support.broker import unique
 from tests.support.env import require
 from tests.support.postgres import PostgresServer, postgres_bin
+from tests.support.process import run_side_by_side
 from tests.support.worker import WorkerProcess, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.airflow, pytest.mark.timeout(900)]
@@ -42,16 +44,11 @@ ON_FAILURE = "restart_failed_connectors_on_failure"
 AS_CODE = "connectors_as_code"
 
 
-@pytest.fixture(scope="module")
-def connect_workers(tmp_path_factory, bootstrap_servers) -> Iterator[tuple[WorkerProcess, WorkerProcess]]:
-    root = tmp_path_factory.mktemp("deployment-workers")
-    old = WorkerProcess(root / "old", bootstrap_servers).start()
-    new = WorkerProcess(root / "new", bootstrap_servers).start()
-    try:
-        yield old, new
-    finally:
-        old.stop()
-        new.stop()
+@dataclass
+class Stack:
+    deployment: AirflowDeployment
+    old: WorkerProcess
+    new: WorkerProcess
 
 
 @pytest.fixture(scope="module")
@@ -61,13 +58,18 @@ def desired_folder(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def deployment(tmp_path_factory, connect_workers, bootstrap_servers, desired_folder) -> Iterator[AirflowDeployment]:
+def stack(tmp_path_factory, bootstrap_servers, desired_folder) -> Iterator[Stack]:
+    """The two Connect workers and the Airflow deployment. The workers, PostgreSQL and Airflow's schema
+    migration start side by side, and all but PostgreSQL stop side by side: none needs another to start or
+    stop (Airflow's processes only need the workers' URLs)."""
     try:
         import airflow  # noqa: F401
     except ImportError:
         require(False, "Apache Airflow")
     require(postgres_bin() is not None, "PostgreSQL (Debian package postgresql)")
-    old, new = connect_workers
+    workers_root = tmp_path_factory.mktemp("deployment-workers")
+    old = WorkerProcess(workers_root / "old", bootstrap_servers)
+    new = WorkerProcess(workers_root / "new", bootstrap_servers)
 
     def connection(url: str) -> str:  # the extra names the workers' Kafka cluster, for lineage
         return json.dumps(
@@ -82,17 +84,37 @@ def deployment(tmp_path_factory, connect_workers, bootstrap_servers, desired_fol
         "KAFKA_CONNECT_DESIRED_STATE": str(desired_folder),
         "KAFKA_CONNECT_AS_CODE_INTERVAL_S": "1",
     }
-    with PostgresServer() as pg:
-        database = pg.create_database("airflow")
-        root = tmp_path_factory.mktemp("airflow-deployment")
-        with AirflowDeployment(
-            root,
-            database,
-            ["connector_migration.py", "restart_failed_connectors_on_failure.py", "connectors_as_code.py"],
-            env,
-            users={"viewer": "viewer"},
-        ) as airflow_deployment:
-            yield airflow_deployment
+    pg = PostgresServer()
+    airflow_deployment = AirflowDeployment(
+        tmp_path_factory.mktemp("airflow-deployment"),
+        pg.url("airflow"),
+        ["connector_migration.py", "restart_failed_connectors_on_failure.py", "connectors_as_code.py"],
+        env,
+        users={"viewer": "viewer"},
+    )
+
+    def database() -> None:
+        pg.start()
+        pg.create_database("airflow")
+        airflow_deployment.migrate_db()
+
+    try:
+        run_side_by_side([old.start, new.start, database])
+        airflow_deployment.start()
+        yield Stack(airflow_deployment, old, new)
+    finally:
+        run_side_by_side([airflow_deployment.stop, old.stop, new.stop])
+        pg.stop()
+
+
+@pytest.fixture(scope="module")
+def connect_workers(stack: Stack) -> tuple[WorkerProcess, WorkerProcess]:
+    return stack.old, stack.new
+
+
+@pytest.fixture(scope="module")
+def deployment(stack: Stack) -> AirflowDeployment:
+    return stack.deployment
 
 
 def sequences(kafka: Kafka, topic: str) -> dict[int, list[int]]:

@@ -344,7 +344,7 @@ def test_full_cluster_restart_keeps_connectors_and_target_states(cluster: Cluste
     cluster.wait_state(paused, "PAUSED", 2, "PAUSED")
 
     cluster.stop_one_by_one()  # every worker, gracefully (see there for Tansu)
-    cluster.start()  # same ports, so the same worker ids; a new leader may be any of them
+    cluster.restart()
     for i in range(3):
         cluster.wait_state(paused, "PAUSED", 2, "PAUSED", via=i)
         cluster.wait_state(running, "RUNNING", 2, via=i)

@@ -107,7 +107,7 @@ def test_target_states_survive_restarting_every_worker(bootstrap_servers: str, t
         group.api(1).put(f"/connectors/running-{topic}/pause")  # paused after running, as in the system test
         group.wait_state(f"running-{topic}", "PAUSED", 2, "PAUSED")
         group.stop_one_by_one()  # every worker, gracefully (see there for Tansu)
-        group.start()
+        group.restart()
         for via in range(3):
             group.wait_state(f"paused-{topic}", "PAUSED", 0, via=via)
             group.wait_state(f"stopped-{topic}", "STOPPED", 0, via=via)
