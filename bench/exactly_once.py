@@ -61,6 +61,11 @@ FILE_TARGET = 1.5  # our exactly-once FileStreamSource / the reference's, at lea
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
 Metrics = dict[str, float]
+MEASURES = (  # the Metrics keys, what each times, its unit
+    ("total", "create to last record", "records/s"),
+    ("stream", "first to last record", "records/s"),
+    ("cpu", "per CPU-second", "records/cpu-s"),
+)
 VARIANTS: dict[str, dict[str, str]] = {
     "poll": {"transaction.boundary": "poll"},
     "interval 100 ms": {"transaction.boundary": "interval", "transaction.boundary.interval.ms": "100"},
@@ -290,11 +295,7 @@ def main() -> int:
                 log(f"round {round_ + 1}: exactly-once FileStreamSource, the reference, {n} lines")
                 reference_file.append(file_source_once(reference.url, reference.process.pid, bootstrap, source, lines))
             ours, theirs = best(ours_file), best(reference_file)
-            for key, what, unit in (
-                ("total", "create to last record", "records/s"),
-                ("stream", "first to last record", "records/s"),
-                ("cpu", "per CPU-second", "records/cpu-s"),
-            ):
+            for key, what, unit in MEASURES:
                 rows.append(
                     {
                         "measure": f"FileStreamSource exactly once, ours vs the reference's, {what}",
@@ -308,11 +309,7 @@ def main() -> int:
         baseline = best(baseline_runs)
         for variant, runs in variant_runs.items():
             ours = best(runs)
-            for key, what, unit in (
-                ("total", "create to last record", "records/s"),
-                ("stream", "first to last record", "records/s"),
-                ("cpu", "per CPU-second", "records/cpu-s"),
-            ):
+            for key, what, unit in MEASURES:
                 rows.append(
                     {
                         "measure": f"SequenceSource exactly once ({variant}), {what}",
