@@ -13,8 +13,16 @@ Timed from just before the POST to the CreateTime of the last record, and from t
 last's; and records per CPU-second of the worker process. Exactly-once rows also check that the committed
 view of the topic (what a read_committed consumer reads: tests/support/committed.py) holds each seqno
 exactly once. A last row compares raw confluent-kafka loops, transactional (a commit per 1,000 records) and
-plain: librdkafka's own cost of transactions. Target (issue 25): exactly-once / without >= 0.8. Prints a
-table; writes JSON to bench/results/exactly_once.json. Nothing here asserts a timing.
+plain: librdkafka's own cost of transactions. Target (issue 25): exactly-once / without >= 0.8.
+
+Then the reference: a distributed Apache Kafka Connect 3.9 worker (tests/support/oracle.py, no fast-start JVM
+options) with `exactly.once.source.support=enabled` in a group of its own on the same broker, and our
+exactly-once worker, each read the same file of N ~100-byte lines with an exactly-once FileStreamSource
+(tasks.max=1, `exactly.once.support=required`, `transaction.boundary=poll`, StringConverter), timed the same
+way on both sides as above (CPU: the worker's process tree, the reference's JVM included); the committed view
+of each side's topic must hold each line exactly once, in order. Target (issue 25): ours / reference >= 1.5.
+`--no-oracle` leaves that row out. Prints a table; writes JSON to bench/results/exactly_once.json. Nothing
+here asserts a timing.
 
 Needs the exactly-once control plane of issue 25 (a distributed worker that starts with
 `exactly.once.source.support=enabled` and starts source tasks with their transactional ids); until then
@@ -38,6 +46,7 @@ sys.path.insert(0, str(REPO))
 
 import httpx  # noqa: E402
 import orjson  # noqa: E402
+import psutil  # noqa: E402
 from confluent_kafka import Producer  # noqa: E402
 
 from bench import _support as s  # noqa: E402
@@ -45,10 +54,18 @@ from runtime.embedded_broker import EmbeddedBroker  # noqa: E402
 from runtime.worker.clients import PRODUCER_DEFAULTS  # noqa: E402
 from tests.support.cluster import Cluster  # noqa: E402
 from tests.support.committed import committed_records  # noqa: E402
+from tests.support.oracle import OracleProcess, oracle_tool  # noqa: E402
 
 TARGET = 0.8  # exactly-once / without, at least
+FILE_TARGET = 1.5  # our exactly-once FileStreamSource / the reference's, at least
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
 Metrics = dict[str, float]
+MEASURES = (  # the Metrics keys, what each times, its unit
+    ("total", "create to last record", "records/s"),
+    ("stream", "first to last record", "records/s"),
+    ("cpu", "per CPU-second", "records/cpu-s"),
+)
 VARIANTS: dict[str, dict[str, str]] = {
     "poll": {"transaction.boundary": "poll"},
     "interval 100 ms": {"transaction.boundary": "interval", "transaction.boundary.interval.ms": "100"},
@@ -104,6 +121,81 @@ def run_once(cluster: Cluster, bootstrap: str, n: int, extra: dict[str, str], ex
     }
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of a process and its children: the reference's launcher is a shell script over a JVM."""
+    root = psutil.Process(pid)
+    total = 0.0
+    for proc in [root, *root.children(recursive=True)]:
+        try:
+            times = proc.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
+
+
+def file_source_once(url: str, pid: int, bootstrap: str, source: Path, lines: list[str]) -> Metrics:
+    """One exactly-once FileStreamSource over `source` on the worker at `url` (ours or the reference's), run
+    until its committed offset is the file's end; the committed view must hold each line once, in order."""
+    name = s.unique("eos-file")
+    topic = f"{name}-data"
+    s.create_topic(bootstrap, topic)
+    size = source.stat().st_size
+    config = {
+        "connector.class": "FileStreamSource",
+        "tasks.max": "1",
+        "file": str(source),
+        "topic": topic,
+        "exactly.once.support": "required",
+        "transaction.boundary": "poll",
+        "key.converter": STRING_CONVERTER,
+        "value.converter": STRING_CONVERTER,
+    }
+    cpu0 = tree_cpu_seconds(pid)
+    created = time.time()
+    response = httpx.post(f"{url}/connectors", json={"name": name, "config": config}, timeout=60)
+    if response.status_code != 201:
+        raise RuntimeError(f"create {name} on {url}: {response.status_code} {response.text}")
+
+    def done() -> bool:
+        answer = httpx.get(f"{url}/connectors/{name}/offsets", timeout=30)
+        return answer.status_code == 200 and any(o["offset"].get("position") == size for o in answer.json()["offsets"])
+
+    s.wait_until(done, max(120, len(lines) / 1000), interval_s=0.2, what=f"{name} offset position={size}")
+    cpu = tree_cpu_seconds(pid) - cpu0
+    records = committed_records(bootstrap, topic, 1, timeout_s=120)
+    if [r.value.decode() for r in records] != lines:
+        raise RuntimeError(f"{name} on {url}: the committed view does not hold each line of {source} once")
+    httpx.delete(f"{url}/connectors/{name}", timeout=60)
+    n = len(lines)
+    first_ms, last_ms = records[0].timestamp, records[-1].timestamp
+    return {
+        "total": n / (last_ms / 1000 - created),
+        "stream": n / max((last_ms - first_ms) / 1000, 1e-3),
+        "cpu": n / cpu,
+    }
+
+
+def reference_worker(workdir: Path, bootstrap: str) -> OracleProcess:
+    """A distributed reference worker with exactly-once source enabled, in a group of its own; no fast-start
+    JVM options: this is a benchmark."""
+    group = s.unique("eos-reference")
+    props = {
+        "group.id": group,
+        "config.storage.topic": f"{group}-configs",
+        "offset.storage.topic": f"{group}-offsets",
+        "status.storage.topic": f"{group}-status",
+        "config.storage.replication.factor": 1,
+        "offset.storage.replication.factor": 1,
+        "status.storage.replication.factor": 1,
+        "session.timeout.ms": 6000,  # Tansu answers a first JoinGroup after about half of it
+        "heartbeat.interval.ms": 1000,
+        "scheduled.rebalance.max.delay.ms": 0,
+        "exactly.once.source.support": "enabled",
+    }
+    return OracleProcess(workdir, bootstrap, props, tool=oracle_tool(), mode="distributed")
+
+
 def raw_loop(bootstrap: str, n: int, transactional: bool) -> float:
     """Records per CPU-second of a raw confluent-kafka loop sending what SequenceSource sends (the worker's
     producer settings, JsonConverter values), plain or in a transaction per 1,000 records: librdkafka's own
@@ -142,6 +234,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=500_000)
     parser.add_argument("--repeat", type=int, default=2, help="rounds per side; the best of each is kept")
+    parser.add_argument("--no-oracle", action="store_true", help="leave out the reference FileStreamSource row")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "exactly_once.json")
     args = parser.parse_args()
     n = args.records
@@ -151,6 +244,10 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="eos-bench-"))
     plain = Cluster(work / "plain", bootstrap, 1, **{"exactly.once.source.support": "disabled"})
     eos = Cluster(work / "eos", bootstrap, 1, **{"exactly.once.source.support": "enabled"})
+    reference = None if args.no_oracle else reference_worker(work / "reference", bootstrap)
+    if reference is not None and oracle_tool() is None:
+        log("no kafka-connect-oracle here: the reference FileStreamSource row is left out")
+        reference = None
     rows: list[dict[str, Any]] = []
     try:
         plain.start()
@@ -181,14 +278,38 @@ def main() -> int:
                 "target": None,
             }
         )
+        if reference is not None:
+            log("starting the reference's exactly-once worker")
+            reference.start(timeout_s=240)
+            assert reference.process is not None and eos.workers[0].process is not None
+            source = work / "lines.txt"
+            s.write_lines_file(source, n)
+            lines = source.read_text().splitlines()
+            ours_file: list[Metrics] = []
+            reference_file: list[Metrics] = []
+            for round_ in range(args.repeat):
+                log(f"round {round_ + 1}: exactly-once FileStreamSource, ours, {n} lines")
+                ours_file.append(
+                    file_source_once(eos.workers[0].url, eos.workers[0].process.pid, bootstrap, source, lines)
+                )
+                log(f"round {round_ + 1}: exactly-once FileStreamSource, the reference, {n} lines")
+                reference_file.append(file_source_once(reference.url, reference.process.pid, bootstrap, source, lines))
+            ours, theirs = best(ours_file), best(reference_file)
+            for key, what, unit in MEASURES:
+                rows.append(
+                    {
+                        "measure": f"FileStreamSource exactly once, ours vs the reference's, {what}",
+                        "unit": unit,
+                        "exactly_once": ours[key],
+                        "without": theirs[key],
+                        "ratio": ours[key] / theirs[key],
+                        "target": FILE_TARGET,
+                    }
+                )
         baseline = best(baseline_runs)
         for variant, runs in variant_runs.items():
             ours = best(runs)
-            for key, what, unit in (
-                ("total", "create to last record", "records/s"),
-                ("stream", "first to last record", "records/s"),
-                ("cpu", "per CPU-second", "records/cpu-s"),
-            ):
+            for key, what, unit in MEASURES:
                 rows.append(
                     {
                         "measure": f"SequenceSource exactly once ({variant}), {what}",
@@ -200,21 +321,22 @@ def main() -> int:
                     }
                 )
     finally:
-        for cluster in (eos, plain):
+        for running in (reference, eos, plain):
             try:
-                cluster.stop()
+                if running is not None:
+                    running.stop()
             except Exception as exc:  # noqa: BLE001
-                log(f"stopping a cluster: {exc}")
+                log(f"stopping a worker: {exc}")
         broker.stop()
     load_after = s.load_average()
-    header = f"{'measure':<72} {'unit':<14} {'exactly once':>12} {'without':>10} {'ratio':>6} {'target':>7}"
+    header = f"{'measure':<72} {'unit':<14} {'exactly once':>12} {'without/ref':>11} {'ratio':>6} {'target':>7}"
     print(header)
     print("-" * len(header))
     for r in rows:
         target = r["target"]
         flag = "" if target is None or r["ratio"] >= target else " BELOW"
         print(
-            f"{r['measure']:<72} {r['unit']:<14} {r['exactly_once']:>12,.0f} {r['without']:>10,.0f} "
+            f"{r['measure']:<72} {r['unit']:<14} {r['exactly_once']:>12,.0f} {r['without']:>11,.0f} "
             f"{r['ratio']:>6.2f} {'-' if target is None else '>=' + str(target):>7}{flag}"
         )
     print(
