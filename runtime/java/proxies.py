@@ -3,9 +3,10 @@ whose instances forward their calls to the instance of the Java class in this pr
 (client.py). The worker, its runners and its herders use them as any connector or task: converters,
 transforms, offsets, statuses and the REST API are the runtime's.
 
-Records cross as batches: a source task's poll() is one call answering every record of the batch, each key,
-value and header in Kafka's JsonConverter envelope, which this runtime's JsonConverter (a byte-exact port)
-reads back into the same Connect data; a sink task's put() is one call the other way.
+Records cross as batches: a source task's poll() is one call answering every record of the batch, keys and
+values as columns in Kafka's JsonConverter envelope (source_batch.py), which this runtime's JsonConverter (a
+byte-exact port) reads back into the same Connect data; a sink task's put() is one call the other way, each
+key, value and header in its own envelope.
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ import orjson
 from ..api.config import NO_DEFAULT, ConfigDef, ConfigKey, ConfigValue, Importance, Type, Width
 from ..api.connector import Connector, SinkConnector, SourceConnector
 from ..api.errors import ConnectError, UnsupportedOperationError
-from ..api.records import Header, RecordMetadata, SinkRecord, SourceRecord, TopicPartition
+from ..api.records import RecordMetadata, SinkRecord, SourceRecord, SourceRecordBatch, TopicPartition
 from ..api.task import SinkTask, SourceTask, Task
 from ..api.transforms import Predicate, Transformation
 from ..converters.base import Converter, HeaderConverter
 from ..converters.json import JsonConverter
 from .client import JvmHost, RetriableJavaError
 from .protocol import InstanceKind
+from .source_batch import decode
 
 log = logging.getLogger(__name__)
 
@@ -266,11 +268,13 @@ class _JavaTask:
 
 class JavaSourceTask(_JavaTask, SourceTask):
     kind = "source_task"
+    # a batch may come as columns (SourceRecordBatch): no record is handed back, so none needs its identity
+    batches_as_columns = True
 
     def start(self, props: dict[str, str]) -> None:
         self._call("start", orjson.dumps(props).decode())
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> list[SourceRecord] | SourceRecordBatch | None:
         try:
             batch = self._call("poll")
         except RetriableJavaError as exc:  # as the reference: logged, and polled again
@@ -280,40 +284,11 @@ class JavaSourceTask(_JavaTask, SourceTask):
             return None
         if batch is None:
             return None
-        decoded = orjson.loads(batch)
-        records = self._records(decoded["records"])
-        self._polled(decoded["first"], records)
+        first, records = decode(batch, self._envelopes, columns_allowed=self.batches_as_columns)
+        self._polled(first, records)
         return records
 
-    def _records(self, rows: list[list[Any]]) -> list[SourceRecord]:
-        to_data = self._envelopes.to_connect_data
-        records = []
-        for topic, partition, timestamp, key, value, headers, source_partition, source_offset in rows:
-            key_schema, key_value = to_data(topic, key.encode()) if key is not None else (None, None)
-            value_schema, value_value = to_data(topic, value.encode()) if value is not None else (None, None)
-            record_headers = None
-            if headers is not None:
-                record_headers = []
-                for name, envelope in headers:
-                    schema, data = to_data(topic, envelope.encode()) if envelope is not None else (None, None)
-                    record_headers.append(Header(name, data, schema))
-            records.append(
-                SourceRecord(
-                    source_partition,
-                    source_offset,
-                    topic,
-                    partition,
-                    key_value,
-                    value_value,
-                    key_schema,
-                    value_schema,
-                    timestamp,
-                    record_headers,
-                )
-            )
-        return records
-
-    def _polled(self, first: int, records: list[SourceRecord]) -> None:
+    def _polled(self, first: int, records: list[SourceRecord] | SourceRecordBatch) -> None:
         """A task that does not override commitRecord() needs nothing of its records back."""
 
     def commit(self) -> None:
@@ -332,13 +307,15 @@ class JavaSourceTaskCommittingRecords(JavaSourceTask):
     """A Java source task that overrides commitRecord(): the runtime hands back each record as the broker
     acknowledges it; the acknowledgements go to Java in one call before the next poll() or commit()."""
 
+    batches_as_columns = False  # each record as polled is handed back to commit_record, known by its id()
+
     def __init__(self) -> None:
         super().__init__()
         self._sequences: dict[int, int] = {}  # id(record as polled) -> its sequence number in the JVM
         self._acknowledged: list[list[Any]] = []
         self._lock = threading.Lock()  # delivery callbacks may run on the producer's thread
 
-    def _polled(self, first: int, records: list[SourceRecord]) -> None:
+    def _polled(self, first: int, records: list[SourceRecord] | SourceRecordBatch) -> None:
         with self._lock:
             for offset, record in enumerate(records):
                 self._sequences[id(record)] = first + offset
