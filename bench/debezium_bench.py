@@ -68,8 +68,9 @@ class Tail:
             messages = self._consumer.consume(1000, 0.05)
             now = time.time()
             for message in messages:
-                if message.error() is None and message.value():
-                    after = orjson.loads(message.value())["payload"]["after"]
+                value = message.value()
+                if message.error() is None and value:
+                    after = orjson.loads(value)["payload"]["after"]
                     if after is not None:
                         self.arrived.setdefault(after["id"], now)
 

@@ -333,7 +333,7 @@ class JavaSourceTaskCommittingRecords(JavaSourceTask):
         if rows:
             self._call("commitRecords", orjson.dumps(rows).decode())
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> list[SourceRecord] | SourceRecordBatch | None:
         self._hand_back()
         return super().poll()
 
