@@ -15,6 +15,7 @@ import itertools
 import logging
 import threading
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -241,11 +242,14 @@ class _JavaTask:
         self._envelopes = _envelope_converter()
 
     def _call(self, method: str, *args: Any) -> Any:
+        return self._submit(method, *args).result()
+
+    def _submit(self, method: str, *args: Any) -> Future[Any]:
         if self._lost is not None:
             raise ConnectError(self._lost)
         if self._handle is None:
             self._handle = self.java_host.create(self.kind, self.java_plugin, self.java_class, self, self._name)
-        return self.java_host.call(self._handle, method, *args)
+        return self.java_host.submit(self._handle, method, *args)
 
     def _release(self) -> None:
         if self._handle is not None:
@@ -270,18 +274,31 @@ class JavaSourceTask(_JavaTask, SourceTask):
     kind = "source_task"
     # a batch may come as columns (SourceRecordBatch): no record is handed back, so none needs its identity
     batches_as_columns = True
+    # The next poll() is asked of the JVM as soon as a batch is answered: the JVM host process polls while
+    # this one converts and sends the batch (two processes on two cores, where they took turns), as the
+    # reference's task thread polls again while its producer sends. Calls after it (commit()) queue
+    # behind it in the JVM; a batch polled ahead when the task stops is dropped, its offsets never committed.
+    polls_ahead = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._next_batch: Future[Any] | None = None
+        self._stopping = False
 
     def start(self, props: dict[str, str]) -> None:
         self._call("start", orjson.dumps(props).decode())
 
     def poll(self) -> list[SourceRecord] | SourceRecordBatch | None:
+        asked, self._next_batch = self._next_batch, None
         try:
-            batch = self._call("poll")
+            batch = (asked if asked is not None else self._submit("poll")).result()
         except RetriableJavaError as exc:  # as the reference: logged, and polled again
             log.warning(
                 "%s.poll() threw a retriable exception; polling again: %s", self.java_class, exc.failure.message
             )
             return None
+        if self.polls_ahead and not self._stopping:
+            self._next_batch = self._submit("poll")
         if batch is None:
             return None
         first, records = decode(batch, self._envelopes, columns_allowed=self.batches_as_columns)
@@ -295,6 +312,7 @@ class JavaSourceTask(_JavaTask, SourceTask):
         self._call("commit")
 
     def stop(self) -> None:
+        self._stopping = True
         if self._handle is None:
             return  # never created (its start failed first), or its JVM host is gone
         try:
@@ -308,6 +326,7 @@ class JavaSourceTaskCommittingRecords(JavaSourceTask):
     acknowledges it; the acknowledgements go to Java in one call before the next poll() or commit()."""
 
     batches_as_columns = False  # each record as polled is handed back to commit_record, known by its id()
+    polls_ahead = False  # the records acknowledged reach commitRecord() before the next poll(), as before
 
     def __init__(self) -> None:
         super().__init__()
