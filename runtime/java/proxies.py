@@ -297,7 +297,7 @@ class JavaSourceTask(_JavaTask, SourceTask):
                 "%s.poll() threw a retriable exception; polling again: %s", self.java_class, exc.failure.message
             )
             return None
-        if self.polls_ahead and not self._stopping:
+        if self.polls_ahead and not self._stopping and self._handle is not None:
             self._next_batch = self._submit("poll")
         if batch is None:
             return None
