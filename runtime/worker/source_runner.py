@@ -341,6 +341,8 @@ class SourceTaskRunner(TaskRunner[SourceTask]):
         producer's message list, no record objects. False (nothing sent) when a conversion fails: the
         record-by-record path then applies errors.* to each record."""
         topic = batch.topic
+        producer = self.producer
+        assert producer is not None  # opened by send()
         try:
             key_bytes = self.key_converter.from_connect_data(topic, batch.key_schema, batch.key)
             value_conv, value_schema = self.value_converter.from_connect_data, batch.value_schema
@@ -356,13 +358,17 @@ class SourceTaskRunner(TaskRunner[SourceTask]):
         if batch.timestamps is None:
             self._flush_batches({(topic, partition): messages})
         else:
-            # produce_batch refuses timestamps (confluent-kafka 2.16: "not currently supported in batch mode")
+            # produce_batch refuses timestamps (confluent-kafka 2.16: "not currently supported in batch mode"):
+            # one produce() each, in a loop as lean as it can be; a full queue or a refusal takes _produce
+            produce = producer.produce
             for value, timestamp in zip(values, batch.timestamps, strict=True):
-                self._produce(topic, value, key_bytes, partition, timestamp or 0)
+                try:
+                    produce(topic, value, key_bytes, partition, timestamp=timestamp or 0)
+                except (BufferError, KafkaException):
+                    self._produce(topic, value, key_bytes, partition, timestamp or 0)
         if batch.source_partition is not None and len(batch):
             self._pending[encode_key(self.connector, batch.source_partition)] = batch.source_offsets[-1]
-        assert self.producer is not None
-        self.producer.poll(0)
+        producer.poll(0)
         self.counters.source_records_written += len(batch)
         if self._send_error is not None:
             raise ConnectError(f"Unrecoverable exception from producer send callback: {self._send_error}")
