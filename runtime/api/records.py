@@ -99,7 +99,7 @@ class SourceRecord(ConnectRecord):
 class SourceRecordBatch(Sequence[SourceRecord]):
     """What a high-volume source task may return from `poll()` instead of a list: records of one source
     partition, sent to one topic (and partition) with one key and one pair of schemas, held as columns
-    (the values and their source offsets).
+    (the values, their source offsets and, optionally, their timestamps).
 
     Read as a sequence it is an ordinary list of SourceRecords, each built on demand, so transforms and
     the errors path see the records the task would have built. When nothing needs the records (no
@@ -113,6 +113,7 @@ class SourceRecordBatch(Sequence[SourceRecord]):
         "key_schema",
         "source_offsets",
         "source_partition",
+        "timestamps",
         "topic",
         "value_schema",
         "values",
@@ -128,10 +129,15 @@ class SourceRecordBatch(Sequence[SourceRecord]):
         key_schema: Schema | None = None,
         value_schema: Schema | None = None,
         kafka_partition: int | None = None,
+        timestamps: Sequence[int | None] | None = None,
     ) -> None:
         if len(source_offsets) != len(values):
             raise ValueError(
                 f"a source record batch needs one offset per value: {len(source_offsets)} offsets, {len(values)} values"
+            )
+        if timestamps is not None and len(timestamps) != len(values):
+            raise ValueError(
+                f"a source record batch needs one timestamp per value: {len(timestamps)} timestamps, {len(values)} values"
             )
         self.source_partition = source_partition
         self.source_offsets = source_offsets
@@ -141,6 +147,7 @@ class SourceRecordBatch(Sequence[SourceRecord]):
         self.values = values
         self.key_schema = key_schema
         self.value_schema = value_schema
+        self.timestamps = timestamps  # None: no record has one
 
     def __len__(self) -> int:
         return len(self.values)
@@ -155,6 +162,7 @@ class SourceRecordBatch(Sequence[SourceRecord]):
             self.values[i],
             self.key_schema,
             self.value_schema,
+            None if self.timestamps is None else self.timestamps[i],
         )
 
     @overload

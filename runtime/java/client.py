@@ -254,6 +254,10 @@ class JvmHost:
 
     def call(self, handle: int | None, method: str, *args: Any, timeout_s: float | None = None) -> Any:
         """A method of an instance (or, with handle None, of the host's plugin index); JavaError when it threw."""
+        return self.submit(handle, method, *args).result(timeout_s)
+
+    def submit(self, handle: int | None, method: str, *args: Any) -> Future[Any]:
+        """`call` without waiting: the future of its answer (an instance's calls run in the order sent)."""
         if handle is None:
             process = self._running()
         else:
@@ -261,7 +265,7 @@ class JvmHost:
                 process = self._handles.get(handle)  # type: ignore[assignment]
             if process is None or process.popen.poll() is not None:
                 raise ConnectError("this instance's JVM host process is gone; restart it")
-        return self._request(process, lambda call: Invoke(call, handle, method, args)).result(timeout_s)
+        return self._request(process, lambda call: Invoke(call, handle, method, args))
 
     def release(self, handle: int, name: str) -> None:
         with self._lock:

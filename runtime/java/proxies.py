@@ -3,9 +3,10 @@ whose instances forward their calls to the instance of the Java class in this pr
 (client.py). The worker, its runners and its herders use them as any connector or task: converters,
 transforms, offsets, statuses and the REST API are the runtime's.
 
-Records cross as batches: a source task's poll() is one call answering every record of the batch, each key,
-value and header in Kafka's JsonConverter envelope, which this runtime's JsonConverter (a byte-exact port)
-reads back into the same Connect data; a sink task's put() is one call the other way.
+Records cross as batches: a source task's poll() is one call answering every record of the batch, keys and
+values as columns in Kafka's JsonConverter envelope (source_batch.py), which this runtime's JsonConverter (a
+byte-exact port) reads back into the same Connect data; a sink task's put() is one call the other way, each
+key, value and header in its own envelope.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import itertools
 import logging
 import threading
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -23,13 +25,14 @@ import orjson
 from ..api.config import NO_DEFAULT, ConfigDef, ConfigKey, ConfigValue, Importance, Type, Width
 from ..api.connector import Connector, SinkConnector, SourceConnector
 from ..api.errors import ConnectError, UnsupportedOperationError
-from ..api.records import Header, RecordMetadata, SinkRecord, SourceRecord, TopicPartition
+from ..api.records import RecordMetadata, SinkRecord, SourceRecord, SourceRecordBatch, TopicPartition
 from ..api.task import SinkTask, SourceTask, Task
 from ..api.transforms import Predicate, Transformation
 from ..converters.base import Converter, HeaderConverter
 from ..converters.json import JsonConverter
 from .client import JvmHost, RetriableJavaError
 from .protocol import InstanceKind
+from .source_batch import decode
 
 log = logging.getLogger(__name__)
 
@@ -239,11 +242,14 @@ class _JavaTask:
         self._envelopes = _envelope_converter()
 
     def _call(self, method: str, *args: Any) -> Any:
+        return self._submit(method, *args).result()
+
+    def _submit(self, method: str, *args: Any) -> Future[Any]:
         if self._lost is not None:
             raise ConnectError(self._lost)
         if self._handle is None:
             self._handle = self.java_host.create(self.kind, self.java_plugin, self.java_class, self, self._name)
-        return self.java_host.call(self._handle, method, *args)
+        return self.java_host.submit(self._handle, method, *args)
 
     def _release(self) -> None:
         if self._handle is not None:
@@ -266,60 +272,47 @@ class _JavaTask:
 
 class JavaSourceTask(_JavaTask, SourceTask):
     kind = "source_task"
+    # a batch may come as columns (SourceRecordBatch): no record is handed back, so none needs its identity
+    batches_as_columns = True
+    # The next poll() is asked of the JVM as soon as a batch is answered: the JVM host process polls while
+    # this one converts and sends the batch (two processes on two cores, where they took turns), as the
+    # reference's task thread polls again while its producer sends. Calls after it (commit()) queue
+    # behind it in the JVM; a batch polled ahead when the task stops is dropped, its offsets never committed.
+    polls_ahead = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._next_batch: Future[Any] | None = None
+        self._stopping = False
 
     def start(self, props: dict[str, str]) -> None:
         self._call("start", orjson.dumps(props).decode())
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> list[SourceRecord] | SourceRecordBatch | None:
+        asked, self._next_batch = self._next_batch, None
         try:
-            batch = self._call("poll")
+            batch = (asked if asked is not None else self._submit("poll")).result()
         except RetriableJavaError as exc:  # as the reference: logged, and polled again
             log.warning(
                 "%s.poll() threw a retriable exception; polling again: %s", self.java_class, exc.failure.message
             )
             return None
+        if self.polls_ahead and not self._stopping and self._handle is not None:
+            self._next_batch = self._submit("poll")
         if batch is None:
             return None
-        decoded = orjson.loads(batch)
-        records = self._records(decoded["records"])
-        self._polled(decoded["first"], records)
+        first, records = decode(batch, self._envelopes, columns_allowed=self.batches_as_columns)
+        self._polled(first, records)
         return records
 
-    def _records(self, rows: list[list[Any]]) -> list[SourceRecord]:
-        to_data = self._envelopes.to_connect_data
-        records = []
-        for topic, partition, timestamp, key, value, headers, source_partition, source_offset in rows:
-            key_schema, key_value = to_data(topic, key.encode()) if key is not None else (None, None)
-            value_schema, value_value = to_data(topic, value.encode()) if value is not None else (None, None)
-            record_headers = None
-            if headers is not None:
-                record_headers = []
-                for name, envelope in headers:
-                    schema, data = to_data(topic, envelope.encode()) if envelope is not None else (None, None)
-                    record_headers.append(Header(name, data, schema))
-            records.append(
-                SourceRecord(
-                    source_partition,
-                    source_offset,
-                    topic,
-                    partition,
-                    key_value,
-                    value_value,
-                    key_schema,
-                    value_schema,
-                    timestamp,
-                    record_headers,
-                )
-            )
-        return records
-
-    def _polled(self, first: int, records: list[SourceRecord]) -> None:
+    def _polled(self, first: int, records: list[SourceRecord] | SourceRecordBatch) -> None:
         """A task that does not override commitRecord() needs nothing of its records back."""
 
     def commit(self) -> None:
         self._call("commit")
 
     def stop(self) -> None:
+        self._stopping = True
         if self._handle is None:
             return  # never created (its start failed first), or its JVM host is gone
         try:
@@ -332,13 +325,16 @@ class JavaSourceTaskCommittingRecords(JavaSourceTask):
     """A Java source task that overrides commitRecord(): the runtime hands back each record as the broker
     acknowledges it; the acknowledgements go to Java in one call before the next poll() or commit()."""
 
+    batches_as_columns = False  # each record as polled is handed back to commit_record, known by its id()
+    polls_ahead = False  # the records acknowledged reach commitRecord() before the next poll(), as before
+
     def __init__(self) -> None:
         super().__init__()
         self._sequences: dict[int, int] = {}  # id(record as polled) -> its sequence number in the JVM
         self._acknowledged: list[list[Any]] = []
         self._lock = threading.Lock()  # delivery callbacks may run on the producer's thread
 
-    def _polled(self, first: int, records: list[SourceRecord]) -> None:
+    def _polled(self, first: int, records: list[SourceRecord] | SourceRecordBatch) -> None:
         with self._lock:
             for offset, record in enumerate(records):
                 self._sequences[id(record)] = first + offset
@@ -356,7 +352,7 @@ class JavaSourceTaskCommittingRecords(JavaSourceTask):
         if rows:
             self._call("commitRecords", orjson.dumps(rows).decode())
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> list[SourceRecord] | SourceRecordBatch | None:
         self._hand_back()
         return super().poll()
 

@@ -341,21 +341,35 @@ class SourceTaskRunner(TaskRunner[SourceTask]):
         producer's message list, no record objects. False (nothing sent) when a conversion fails: the
         record-by-record path then applies errors.* to each record."""
         topic = batch.topic
+        producer = self.producer
+        assert producer is not None  # opened by send()
         try:
             key_bytes = self.key_converter.from_connect_data(topic, batch.key_schema, batch.key)
             value_conv, value_schema = self.value_converter.from_connect_data, batch.value_schema
-            messages = [{"value": value_conv(topic, value_schema, v), "key": key_bytes} for v in batch.values]
+            if batch.timestamps is None:
+                messages = [{"value": value_conv(topic, value_schema, v), "key": key_bytes} for v in batch.values]
+            else:
+                values = [value_conv(topic, value_schema, v) for v in batch.values]
         except Exception:  # noqa: BLE001 - a converter may raise anything: the slow path applies errors.* to it
             return False
         if topic not in self._topics_seen:
             self._topic_seen(topic)
         partition = -1 if batch.kafka_partition is None else batch.kafka_partition
-        self._flush_batches({(topic, partition): messages})
+        if batch.timestamps is None:
+            self._flush_batches({(topic, partition): messages})
+        else:
+            # produce_batch refuses timestamps (confluent-kafka 2.16: "not currently supported in batch mode"):
+            # one produce() each, in a loop as lean as it can be; a full queue or a refusal takes _produce
+            produce = producer.produce
+            for value, timestamp in zip(values, batch.timestamps, strict=True):
+                try:
+                    produce(topic, value, key_bytes, partition, timestamp=timestamp or 0)
+                except (BufferError, KafkaException):
+                    self._produce(topic, value, key_bytes, partition, timestamp or 0)
         if batch.source_partition is not None and len(batch):
             self._pending[encode_key(self.connector, batch.source_partition)] = batch.source_offsets[-1]
-        assert self.producer is not None
-        self.producer.poll(0)
-        self.counters.source_records_written += len(messages)
+        producer.poll(0)
+        self.counters.source_records_written += len(batch)
         if self._send_error is not None:
             raise ConnectError(f"Unrecoverable exception from producer send callback: {self._send_error}")
         return True
@@ -417,18 +431,29 @@ class SourceTaskRunner(TaskRunner[SourceTask]):
     def _produce_one(
         self, topic: str, value: bytes | None, key: bytes | None, record: Any, on_delivery: Any = None
     ) -> None:
-        producer = self.producer
-        assert producer is not None
         headers = self._headers(topic, record.headers) if record.headers else None
         partition = record.kafka_partition if record.kafka_partition is not None else -1
         if topic not in self._topics_seen:
             self._topic_seen(topic)
+        self._produce(topic, value, key, partition, record.timestamp or 0, headers, on_delivery)
+
+    def _produce(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None,
+        partition: int,
+        timestamp: int,
+        headers: list[Any] | None = None,
+        on_delivery: Any = None,
+    ) -> None:
+        """One record to the producer (timestamp 0: the producer's clock), waiting while its queue is full."""
+        producer = self.producer
+        assert producer is not None
         callback = {"on_delivery": on_delivery} if on_delivery is not None else {}
         while True:
             try:
-                producer.produce(
-                    topic, value, key, partition, timestamp=record.timestamp or 0, headers=headers, **callback
-                )
+                producer.produce(topic, value, key, partition, timestamp=timestamp, headers=headers, **callback)
                 return
             except BufferError:
                 if self.stopping:

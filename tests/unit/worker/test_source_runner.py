@@ -36,12 +36,20 @@ class FakeProducer:
     def __init__(self, settings: dict[str, Any]) -> None:
         self.on_delivery = settings["on_delivery"]
         self.sent: list[tuple[str, int, bytes | None, bytes | None]] = []
+        self.timestamps: list[int] = []  # of each message sent (0: none, the producer's clock)
         self.unacknowledged = 0
         self.refused: list[KafkaError] = []
 
     def produce_batch(self, topic: str, messages: list[dict[str, Any]], partition: int = -1) -> int:
         self.sent += [(topic, partition, m["key"], m["value"]) for m in messages]
+        self.timestamps += [0] * len(messages)
         return len(messages)
+
+    def produce(
+        self, topic: str, value: bytes | None, key: bytes | None, partition: int, timestamp: int = 0, **_: Any
+    ) -> None:
+        self.sent.append((topic, partition, key, value))
+        self.timestamps.append(timestamp)
 
     def poll(self, timeout: float = 0) -> int:
         return 0
@@ -129,7 +137,7 @@ def records(file: str, *positions: int) -> list[SourceRecord]:
     return [SourceRecord({"file": file}, {"pos": p}, "t", None, "k", p, STRING_SCHEMA, INT64_SCHEMA) for p in positions]
 
 
-def batch(kafka_partition: int | None = None) -> SourceRecordBatch:
+def batch(kafka_partition: int | None = None, timestamps: list[int | None] | None = None) -> SourceRecordBatch:
     return SourceRecordBatch(
         {"file": "a"},
         [{"pos": 1}, {"pos": 2}, {"pos": 3}],
@@ -139,18 +147,24 @@ def batch(kafka_partition: int | None = None) -> SourceRecordBatch:
         key_schema=STRING_SCHEMA,
         value_schema=INT64_SCHEMA,
         kafka_partition=kafka_partition,
+        timestamps=timestamps,
     )
 
 
 # ---- sending ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("partition", [None, 1])
-def test_the_worker_sends_a_batch_as_it_sends_its_records(partition: int | None) -> None:
+@pytest.mark.parametrize(("partition", "timestamps"), [(None, None), (1, None), (None, [5, None, 7])])
+def test_the_worker_sends_a_batch_as_it_sends_its_records(partition: int | None, timestamps: list[int] | None) -> None:
     columns, one_by_one = Harness(), Harness()
-    columns.runner.send(batch(kafka_partition=partition))
-    one_by_one.runner.send(list(batch(kafka_partition=partition)))
+    columns.runner.send(batch(partition, timestamps))
+    one_by_one.runner.send(list(batch(partition, timestamps)))
     assert columns.producer.sent == one_by_one.producer.sent and len(columns.producer.sent) == 3
+    assert (
+        columns.producer.timestamps
+        == one_by_one.producer.timestamps
+        == ([0, 0, 0] if timestamps is None else [5, 0, 7])
+    )
     assert columns.runner.counters.source_records_written == one_by_one.runner.counters.source_records_written == 3
     assert columns.runner.commit_offsets() and one_by_one.runner.commit_offsets()
     assert columns.committed() == one_by_one.committed() == {"a": {"pos": 3}}

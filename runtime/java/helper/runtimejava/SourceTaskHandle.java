@@ -1,9 +1,6 @@
 package runtimejava;
 
 import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.nio.charset.StandardCharsets;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.HashMap;
 import java.util.Collections;
@@ -12,7 +9,6 @@ import java.util.Map;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.record.RecordBatch;
-import org.apache.kafka.connect.header.Header;
 import org.apache.kafka.connect.json.JsonConverter;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.source.SourceTask;
@@ -21,9 +17,9 @@ import org.apache.kafka.connect.source.TransactionContext;
 import org.apache.kafka.connect.storage.OffsetStorageReader;
 
 /**
- * One Java source task. poll() answers a whole batch as one JSON document, each key, value and header in
- * Kafka's JsonConverter envelope (schema and payload) which the runtime's JsonConverter reads back into
- * the same Connect data; the runtime's converters then serialize it for Kafka.
+ * One Java source task. poll() answers a whole batch in one call (SourceBatch: keys and values in Kafka's
+ * JsonConverter envelope, which the runtime's JsonConverter reads back into the same Connect data); the
+ * runtime's converters then serialize it for Kafka.
  */
 public final class SourceTaskHandle {
     private final String instance;
@@ -64,51 +60,22 @@ public final class SourceTaskHandle {
         });
     }
 
-    /** The next batch: {"first": the first record's sequence number, "records": [[topic, partition, timestamp,
-     * key, value, headers, sourcePartition, sourceOffset], ...]} with key, value and header values as
-     * envelope text; null when there is none. */
+    /** The next batch, encoded by SourceBatch (its first record's sequence number with it); null when
+     * there is none. */
     public byte[] poll() throws Exception {
         List<SourceRecord> records = Loaders.with(loader, task::poll);
         if (records == null || records.isEmpty()) {
             return null;
         }
-        ObjectNode batch = Host.JSON.createObjectNode();
-        batch.put("first", nextSequence);
-        ArrayNode out = batch.putArray("records");
-        for (SourceRecord record : records) {
-            ArrayNode r = out.addArray();
-            r.add(record.topic());
-            r.add(record.kafkaPartition() == null ? null : Host.JSON.getNodeFactory().numberNode(record.kafkaPartition()));
-            if (record.timestamp() == null) {
-                r.addNull();
-            } else {
-                r.add(record.timestamp());
+        byte[] batch = SourceBatch.encode(records, nextSequence, envelopes);
+        if (wantsCommitRecord) {
+            for (SourceRecord record : records) {
+                unacknowledged.put(nextSequence++, record);
             }
-            r.add(envelope(record.topic(), record.keySchema(), record.key()));
-            r.add(envelope(record.topic(), record.valueSchema(), record.value()));
-            if (record.headers() == null || record.headers().isEmpty()) {
-                r.addNull();
-            } else {
-                ArrayNode headers = r.addArray();
-                for (Header header : record.headers()) {
-                    ArrayNode h = headers.addArray();
-                    h.add(header.key());
-                    h.add(envelope(record.topic(), header.schema(), header.value()));
-                }
-            }
-            r.add(Host.JSON.valueToTree(record.sourcePartition()));
-            r.add(Host.JSON.valueToTree(record.sourceOffset()));
-            if (wantsCommitRecord) {
-                unacknowledged.put(nextSequence, record);
-            }
-            nextSequence++;
+        } else {
+            nextSequence += records.size();
         }
-        return Host.JSON.writeValueAsBytes(batch);
-    }
-
-    private String envelope(String topic, org.apache.kafka.connect.data.Schema schema, Object value) {
-        byte[] bytes = envelopes.fromConnectData(topic, schema, value);
-        return bytes == null ? null : new String(bytes, StandardCharsets.UTF_8);
+        return batch;
     }
 
     /** commit(), once the runtime committed the offsets of what it acknowledged (the reference's order). */
