@@ -62,7 +62,7 @@ def oracle_target(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFacto
     datadir.mkdir()
     try:
         with httpx.Client(base_url=oracle.url, timeout=60) as client:
-            yield Target(ORACLE, oracle.url, datadir, client)
+            yield Target(ORACLE, oracle.url, datadir, client, lambda: oracle.log_tail(40))
     finally:
         oracle.stop()
 
@@ -78,7 +78,7 @@ def ours_target(bootstrap_servers: str, tmp_path_factory: pytest.TempPathFactory
     datadir.mkdir()
     try:
         with httpx.Client(base_url=worker.url, timeout=60) as client:
-            yield Target(OURS, worker.url, datadir, client)
+            yield Target(OURS, worker.url, datadir, client, lambda: worker.log_tail(40))
     finally:
         worker.stop()
 

@@ -60,6 +60,7 @@ class Target:
     url: str
     datadir: Path
     client: httpx.Client
+    logs: Callable[[], str] = lambda: ""  # the target's log tail, shown when it never reaches a polled state
 
     @property
     def tag(self) -> str:
@@ -257,6 +258,7 @@ class Conformance:
                     self.diffs.append(
                         f"[{step.index}] {step.label}: {target.name} never satisfied the "
                         f"condition in {timeout_s}s; last: {answer.status} {_dump(answer.body)}"
+                        + (f"\n{target.name}'s log, last lines:\n{log}" if (log := target.logs()) else "")
                     )
                     break
                 time.sleep(0.25)  # the poll interval of a wait for `until`

@@ -14,7 +14,7 @@ fixture ("distributed" here).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -137,10 +137,10 @@ def clusters(
         run_side_by_side([c.stop for c in (oracle, ours) if c is not None])
 
 
-def _target(name: str, url: str, datadir: Path) -> Iterator[Target]:
+def _target(name: str, url: str, datadir: Path, logs: Callable[[], str]) -> Iterator[Target]:
     datadir.mkdir(parents=True, exist_ok=True)
     with httpx.Client(base_url=url, timeout=60) as client:
-        yield Target(name, url, datadir, client)
+        yield Target(name, url, datadir, client, logs)
 
 
 @pytest.fixture(scope="session")
@@ -151,7 +151,7 @@ def oracle_target(
     if oracle is None:
         yield None
         return
-    yield from _target(ORACLE, oracle.follower().url, tmp_path_factory.mktemp("oracle-data"))
+    yield from _target(ORACLE, oracle.follower().url, tmp_path_factory.mktemp("oracle-data"), oracle.logs)
 
 
 @pytest.fixture(scope="session")
@@ -163,4 +163,4 @@ def ours_target(
         yield None
         return
     # the longest-running worker leads our group: Cluster starts worker 0 first
-    yield from _target(OURS, ours.workers[1].url, tmp_path_factory.mktemp("ours-data"))
+    yield from _target(OURS, ours.workers[1].url, tmp_path_factory.mktemp("ours-data"), ours.logs)
