@@ -244,14 +244,19 @@ class HerderBase:
         parse = offset_requests.parse_sink_offsets if self._is_sink(config) else offset_requests.parse_source_offsets
         _bad_request(lambda: parse(entries))
 
-    def _write_initial_offsets(self, name: str, config: dict[str, str], entries: list[dict[str, Any]]) -> str:
+    def _write_initial_offsets(
+        self, name: str, config: dict[str, str], entries: list[dict[str, Any]], transactional_id: str | None = None
+    ) -> str:
         """Make `entries` the offsets of `name`, about to be created, through PATCH's path (its `alter_offsets`
-        hook, its writes): offsets outlive a connector, so partitions a deleted namesake left are reset in the
-        same alter, and the new connector starts exactly where it was told. The message PATCH would give."""
+        hook, its writes; a source connector's in one transaction under `transactional_id` when given, as
+        PATCH on an exactly-once worker): offsets outlive a connector, so partitions a deleted namesake left
+        are reset in the same alter, and the new connector starts exactly where it was told. The message
+        PATCH would give."""
         sink = self._is_sink(config)
         current = self.offsets.sink_offsets(name, config) if sink else self.offsets.source_offsets(name, config)
         stale = [{"partition": entry["partition"], "offset": None} for entry in current]
-        return self._alter_stopped(name, ConnectorState(config, TargetState.STOPPED, []), stale + entries)
+        state = ConnectorState(config, TargetState.STOPPED, [])
+        return self._alter_stopped(name, state, stale + entries, None if sink else transactional_id)
 
     def _take_back_initial_offsets(self, name: str, config: dict[str, str]) -> None:
         """The create that wrote them failed: reset the offsets again (best effort), as nothing was created."""

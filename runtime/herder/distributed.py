@@ -384,11 +384,19 @@ class DistributedHerder(HerderBase):
 
     def _set_initial_offsets(self, name: str, config: dict[str, str], entries: list[dict[str, Any]]) -> str:
         """Check and write a create's initial offsets (leader, request lock held), once no task of a deleted
-        namesake still runs (its commits would overwrite them): 409, retriable, when some still do."""
+        namesake still runs (its commits would overwrite them): 409, retriable, when some still do. On an
+        exactly-once worker a source connector's are written in a transaction under its transactional id, as
+        PATCH writes them (KIP-875); no task generation exists yet, so there is nothing to fence (a delete
+        drops the connector's task count record, as the reference's config store does)."""
         with self.stages.stage(f"setting initial offsets for connector {name}"):
             self._check_initial_offsets(config, entries)
             self._await_settled(name)
-            return self._write_initial_offsets(name, config, entries)
+            transactional_id = (
+                connector_transactional_id(self.member.group_id, name)
+                if self.exactly_once and self._is_source(config)
+                else None
+            )
+            return self._write_initial_offsets(name, config, entries, transactional_id)
 
     def _await_settled(self, name: str) -> None:
         """Wait (SETTLE_WAIT_S at most) until no task of `name` is assigned or reports a status; 409 after."""

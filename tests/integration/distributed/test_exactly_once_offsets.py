@@ -1,7 +1,7 @@
 """KIP-875's offset changes of a STOPPED source connector on an exactly-once worker: a round of zombie
 fencing first (a producer of its earlier tasks still in a transaction cannot commit it afterwards), then the
 offsets written in one transaction under `<group.id>-<connector>`; the resumed connector continues exactly
-from them."""
+from them. A create's offsets (KIP-995) are written the same way."""
 
 from __future__ import annotations
 
@@ -105,5 +105,15 @@ def test_offsets_of_a_stopped_exactly_once_source_are_changed_after_fencing_its_
         assert committed_offsets(bootstrap_servers, cluster, seq.name) == {
             f"{seq.name}-{i}": None for i in range(TASKS)
         }
+
+        # KIP-995: a source created with offsets on this worker gets them the way PATCH writes them here
+        fresh = Sequence.define(bootstrap_servers, 1, **{"exactly.once.support": "required"})
+        transactions = committed_transactions(bootstrap_servers, *offsets_topic)
+        initial = [{"partition": {"task.id": f"{fresh.name}-0"}, "offset": {"saved": 500}}]
+        body = {"name": fresh.name, "config": fresh.config, "initial_state": "STOPPED", "initial_offsets": initial}
+        response = api.post("/connectors", json=body)
+        assert response.status_code == 201, response.text
+        assert committed_offsets(bootstrap_servers, cluster, fresh.name) == {f"{fresh.name}-0": {"saved": 500}}
+        assert committed_transactions(bootstrap_servers, *offsets_topic) == transactions + 1  # in one transaction
     finally:
         cluster.stop()
