@@ -41,6 +41,7 @@ import httpx  # noqa: E402
 
 from bench import _support as s  # noqa: E402
 from runtime.embedded_broker import EmbeddedBroker, free_port  # noqa: E402
+from tests.support.cluster import group_topics  # noqa: E402
 from tests.support.oracle import oracle_tool  # noqa: E402
 from tests.support.process import ServiceProcess  # noqa: E402
 from tests.support.worker import WorkerProcess, write_properties  # noqa: E402
@@ -62,13 +63,7 @@ def group_props(bootstrap: str) -> dict[str, Any]:
     group = s.unique("bench-dist")
     return {
         "bootstrap.servers": bootstrap,
-        "group.id": group,
-        "config.storage.topic": f"{group}-configs",
-        "offset.storage.topic": f"{group}-offsets",
-        "status.storage.topic": f"{group}-status",
-        "config.storage.replication.factor": 1,
-        "offset.storage.replication.factor": 1,
-        "status.storage.replication.factor": 1,
+        **group_topics(group),
         "offset.storage.partitions": 3,
         "status.storage.partitions": 3,
         "session.timeout.ms": 6000,  # Tansu: a first join takes about half of this

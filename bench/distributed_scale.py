@@ -59,6 +59,7 @@ from confluent_kafka import Consumer, TopicPartition  # noqa: E402
 
 from bench import _support as s  # noqa: E402
 from runtime.embedded_broker import EmbeddedBroker  # noqa: E402
+from tests.support.cluster import group_topics  # noqa: E402
 from tests.support.oracle import OracleProcess, oracle_tool  # noqa: E402
 from tests.support.worker import WorkerProcess  # noqa: E402
 
@@ -102,13 +103,7 @@ def group_props(bootstrap: str) -> dict[str, Any]:
     group = s.unique("scale")
     return {
         "bootstrap.servers": bootstrap,
-        "group.id": group,
-        "config.storage.topic": f"{group}-configs",
-        "offset.storage.topic": f"{group}-offsets",
-        "status.storage.topic": f"{group}-status",
-        "config.storage.replication.factor": 1,
-        "offset.storage.replication.factor": 1,
-        "status.storage.replication.factor": 1,
+        **group_topics(group),
         "offset.storage.partitions": 5,
         "status.storage.partitions": 5,
         "session.timeout.ms": SESSION_TIMEOUT_MS,

@@ -52,7 +52,7 @@ from confluent_kafka import Producer  # noqa: E402
 from bench import _support as s  # noqa: E402
 from runtime.embedded_broker import EmbeddedBroker  # noqa: E402
 from runtime.worker.clients import PRODUCER_DEFAULTS  # noqa: E402
-from tests.support.cluster import Cluster  # noqa: E402
+from tests.support.cluster import Cluster, group_topics  # noqa: E402
 from tests.support.committed import committed_records  # noqa: E402
 from tests.support.oracle import OracleProcess, oracle_tool  # noqa: E402
 
@@ -181,13 +181,7 @@ def reference_worker(workdir: Path, bootstrap: str) -> OracleProcess:
     JVM options: this is a benchmark."""
     group = s.unique("eos-reference")
     props = {
-        "group.id": group,
-        "config.storage.topic": f"{group}-configs",
-        "offset.storage.topic": f"{group}-offsets",
-        "status.storage.topic": f"{group}-status",
-        "config.storage.replication.factor": 1,
-        "offset.storage.replication.factor": 1,
-        "status.storage.replication.factor": 1,
+        **group_topics(group),
         "session.timeout.ms": 6000,  # Tansu answers a first JoinGroup after about half of it
         "heartbeat.interval.ms": 1000,
         "scheduled.rebalance.max.delay.ms": 0,

@@ -24,6 +24,7 @@ from runtime.storage.config_codec import ConnectorState
 from runtime.storage.kafka_stores import KafkaStoreSettings
 from runtime.storage.states import State, TargetState
 from tests.support.broker import unique
+from tests.support.cluster import group_topics
 from tests.support.oracle import FAST_START_JAVA, require_oracle
 from tests.support.process import ServiceProcess
 from tests.support.worker import wait_for, write_properties
@@ -37,14 +38,8 @@ def worker_props(bootstrap: str, port: int) -> dict[str, object]:
     group = unique("connect-compat")
     return {
         "bootstrap.servers": bootstrap,
-        "group.id": group,
+        **group_topics(group),
         "listeners": f"http://127.0.0.1:{port}",
-        "config.storage.topic": f"{group}-configs",
-        "offset.storage.topic": f"{group}-offsets",
-        "status.storage.topic": f"{group}-status",
-        "config.storage.replication.factor": 1,
-        "offset.storage.replication.factor": 1,
-        "status.storage.replication.factor": 1,
         "key.converter": "org.apache.kafka.connect.json.JsonConverter",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter",
         "offset.flush.interval.ms": 500,

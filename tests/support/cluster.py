@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -11,10 +11,25 @@ from typing import Any
 import httpx
 
 from .broker import unique
+from .process import run_side_by_side
 from .worker import WorkerProcess, wait_for
 
 HEARTBEAT_MS = 500
 SESSION_TIMEOUT_MS = 4000
+
+
+def group_topics(group: str) -> dict[str, Any]:
+    """A distributed group's id and internal topics of its own, named after it, one replica each (a test
+    broker has one node): what every worker of a test group (ours or the reference) is configured with."""
+    return {
+        "group.id": group,
+        "config.storage.topic": f"{group}-configs",
+        "offset.storage.topic": f"{group}-offsets",
+        "status.storage.topic": f"{group}-status",
+        "config.storage.replication.factor": 1,
+        "offset.storage.replication.factor": 1,
+        "status.storage.replication.factor": 1,
+    }
 
 
 class Cluster:
@@ -23,13 +38,7 @@ class Cluster:
     def __init__(self, root: Path, bootstrap_servers: str, size: int, **extra: Any) -> None:
         group = unique("connect-group")
         self.props: dict[str, Any] = {
-            "group.id": group,
-            "config.storage.topic": f"{group}-configs",
-            "offset.storage.topic": f"{group}-offsets",
-            "status.storage.topic": f"{group}-status",
-            "config.storage.replication.factor": 1,
-            "offset.storage.replication.factor": 1,
-            "status.storage.replication.factor": 1,
+            **group_topics(group),
             "offset.storage.partitions": 3,
             "status.storage.partitions": 3,
             "heartbeat.interval.ms": HEARTBEAT_MS,
@@ -166,19 +175,12 @@ def running_cluster(root: Path, bootstrap_servers: str, size: int, **extra: Any)
 def start_together(workers: list[WorkerProcess]) -> None:
     """Launch every worker at the same instant (a barrier opens for all at once); raise the first failure."""
     barrier = threading.Barrier(max(1, len(workers)))
-    errors: list[BaseException] = []
 
-    def start(worker: WorkerProcess) -> None:
-        barrier.wait()
-        try:
+    def start(worker: WorkerProcess) -> Callable[[], None]:
+        def call() -> None:
+            barrier.wait()
             worker.start()
-        except BaseException as exc:  # noqa: BLE001 - raised below, in the caller's thread
-            errors.append(exc)
 
-    threads = [threading.Thread(target=start, args=(w,)) for w in workers]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
+        return call
+
+    run_side_by_side([start(w) for w in workers])

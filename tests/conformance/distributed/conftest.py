@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from tests.support.broker import unique
-from tests.support.cluster import Cluster
+from tests.support.cluster import Cluster, group_topics
 from tests.support.oracle import FAST_START_JAVA, OracleProcess, require_oracle
 from tests.support.process import run_side_by_side
 from tests.support.worker import wait_for
@@ -42,9 +42,6 @@ CLUSTER_PROPS: dict[str, Any] = {
     "session.timeout.ms": 4000,
     "heartbeat.interval.ms": 1000,
     "offset.flush.interval.ms": 500,
-    "config.storage.replication.factor": 1,
-    "offset.storage.replication.factor": 1,
-    "status.storage.replication.factor": 1,
     "offset.storage.partitions": 3,
     "status.storage.partitions": 3,
     # the group protocol our workers choose (group.py offers "compatible" first): under it the reference checks
@@ -54,14 +51,7 @@ CLUSTER_PROPS: dict[str, Any] = {
 
 
 def group_props() -> dict[str, Any]:
-    group = unique("cf-group")
-    return {
-        **CLUSTER_PROPS,
-        "group.id": group,
-        "config.storage.topic": f"{group}-configs",
-        "offset.storage.topic": f"{group}-offsets",
-        "status.storage.topic": f"{group}-status",
-    }
+    return {**CLUSTER_PROPS, **group_topics(unique("cf-group"))}
 
 
 class OracleCluster:

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from tests.support.broker import unique
+from tests.support.cluster import group_topics
 from tests.support.pki import Pki
 from tests.support.worker import REPO_ROOT, WorkerProcess, wait_for, write_properties
 
@@ -183,13 +184,7 @@ def test_distributed_forwarding_over_https_carries_credentials(
     users.write_text("ops: ops-secret\n")
     group = unique("secure-group")
     props = {
-        "group.id": group,
-        "config.storage.topic": f"{group}-configs",
-        "offset.storage.topic": f"{group}-offsets",
-        "status.storage.topic": f"{group}-status",
-        "config.storage.replication.factor": 1,
-        "offset.storage.replication.factor": 1,
-        "status.storage.replication.factor": 1,
+        **group_topics(group),
         "heartbeat.interval.ms": 500,
         "session.timeout.ms": 4000,
         "scheduled.rebalance.max.delay.ms": 0,
