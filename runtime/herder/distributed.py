@@ -34,7 +34,7 @@ from ..worker.worker import Worker
 from ..worker_config import WorkerConfig
 from . import views
 from .base import STATUS_WAIT_S, HerderBase, patched_config
-from .fencing import LeaderRounds, ZombieFencing, connector_transactional_id
+from .fencing import LeaderRounds, ZombieFencing, connector_transactional_id, failed_round_statuses
 from .local_work import LocalWork
 from .signatures import RequestSignature, check_signature
 from .tick import TickThread
@@ -105,7 +105,11 @@ class DistributedHerder(HerderBase):
         # connector's tasks starts only once it has (with `preparing` tasks still deliver at least once)
         self.exactly_once = config.exactly_once_source_enabled()
         self.fencing = ZombieFencing(config, member.group_id, config_store, self.stages, self._is_source)
-        self.rounds = LeaderRounds(self.fencing, wakeup.set) if config.transactional_leader_enabled() else None
+        self.rounds = (
+            LeaderRounds(self.fencing, wakeup.set, on_failed=self._fencing_failed)
+            if config.transactional_leader_enabled()
+            else None
+        )
         self.work = LocalWork(
             worker,
             config_store,
@@ -153,6 +157,14 @@ class DistributedHerder(HerderBase):
     def _schedule_fencing(self) -> None:
         assert self.rounds is not None
         self.rounds.schedule(self.config_store.snapshot())
+
+    def _fencing_failed(self, name: str, error: BaseException) -> None:
+        """A round for `name` failed (the leader, a rounds thread): its tasks waiting for it show FAILED
+        (fencing.failed_round_statuses), as the reference's tasks fail their preflight round."""
+        if not (self.exactly_once and name in self.config_store.snapshot().pending_fencing):
+            return  # with `preparing` no task waits for a round
+        for index, status in failed_round_statuses(name, error, self.member.assignment().tasks, self.statuses.task):
+            self.statuses.put_task_safe(name, index, status)
 
     def _start_stores(self) -> None:
         """Replay the three internal topics side by side: each start is mostly waiting on the broker."""

@@ -20,13 +20,16 @@ import concurrent.futures
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+import traceback
+from collections.abc import Callable, Iterable, Mapping
 
 from confluent_kafka import KafkaException, Producer
 
 from ..control.errors import BadRequest, ServerError
 from ..control.stages import StageTracker
+from ..storage.base import InstanceStatus
 from ..storage.kafka_config_store import ClusterConfig, KafkaConfigStore
+from ..storage.states import State
 from ..worker import clients
 from ..worker.exactly_once import task_transactional_id
 from ..worker_config import WorkerConfig
@@ -128,6 +131,30 @@ class ZombieFencing:
                 self.config_store.put_task_count_record(name, count)
 
 
+def failed_round_statuses(
+    name: str,
+    error: BaseException,
+    assigned: Mapping[tuple[str, int], str],
+    current: Callable[[str, int], InstanceStatus | None],
+) -> list[tuple[int, InstanceStatus]]:
+    """The statuses to write when a round for connector `name` failed with `error`: each of its tasks in the
+    assignment (`assigned`: (connector, task) -> worker id) FAILED, for the worker it is assigned to, with
+    the cause in its trace, as the reference's task fails its preflight round. Not again for a task that
+    already shows this failure (`current`: its status), as rounds are retried: a task starts (RUNNING) once
+    one succeeds, and a restart shows RESTARTING until the next round's outcome."""
+    failure = ServerError("Failed to perform round of zombie fencing")
+    failure.__cause__ = error
+    trace = "".join(traceback.format_exception(failure))
+    statuses = []
+    for (connector, index), owner in sorted(assigned.items()):
+        if connector != name:
+            continue
+        shown = current(name, index)
+        if shown is None or shown.state is not State.FAILED or shown.trace != trace:
+            statuses.append((index, InstanceStatus(State.FAILED, owner, trace)))
+    return statuses
+
+
 def _message(exc: BaseException) -> str:
     error = exc.args[0] if exc.args else None
     text = getattr(error, "str", None)
@@ -140,17 +167,20 @@ class LeaderRounds:
     before they start, this leader does not wait to be asked. Rounds run on a few threads of their own, so the
     tick never waits for the brokers; the tasks start once the round's task count record is read. A connector
     with no tasks to start (STOPPED) is left pending, as in the reference: the next round (PUT /fence, an offsets
-    change, a resume) fences what ran before. A round that fails is tried again after RETRY_AFTER_S. `schedule`
-    is called by the tick thread, only on the leader."""
+    change, a resume) fences what ran before. A round that fails is tried again after RETRY_AFTER_S, and
+    `on_failed` hears of each failure (the reference's tasks fail when their round does: the herder shows the
+    waiting tasks FAILED with the cause). `schedule` is called by the tick thread, only on the leader."""
 
     def __init__(
         self,
         fencing: ZombieFencing,
         on_done: Callable[[], None],
         clock: Callable[[], float] = time.monotonic,
+        on_failed: Callable[[str, BaseException], None] | None = None,
     ) -> None:
         self.fencing = fencing
         self._on_done = on_done
+        self._on_failed = on_failed
         self._clock = clock
         self._pool = concurrent.futures.ThreadPoolExecutor(2, "fencing-round")
         self._lock = threading.Lock()
@@ -179,9 +209,14 @@ class LeaderRounds:
         failed = False
         try:
             self.fencing.run(name)
-        except Exception as exc:  # noqa: BLE001 - logged; tried again later
+        except Exception as exc:  # noqa: BLE001 - logged, reported; tried again later
             failed = True
             log.error("Zombie fencing round for connector %s failed (it is tried again): %s", name, exc)
+            if self._on_failed is not None:
+                try:
+                    self._on_failed(name, exc)
+                except Exception as report_error:  # noqa: BLE001 - the retry must still be scheduled
+                    log.error("Could not report the failed fencing round of connector %s: %s", name, report_error)
         with self._lock:
             self._running.discard(name)
             if failed:

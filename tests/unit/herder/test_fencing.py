@@ -16,13 +16,13 @@ from runtime.api.errors import ConnectError
 from runtime.control.errors import BadRequest, ServerError
 from runtime.control.stages import StageTracker
 from runtime.distributed.assignment import Assignment
-from runtime.herder.fencing import LeaderRounds, ZombieFencing, task_transactional_id
+from runtime.herder.fencing import LeaderRounds, ZombieFencing, failed_round_statuses, task_transactional_id
 from runtime.herder.local_work import LocalWork
 from runtime.herder.topics import MemoryTopics
-from runtime.storage.base import StatusStore
+from runtime.storage.base import InstanceStatus, StatusStore
 from runtime.storage.kafka_config_store import ClusterConfig, KafkaConfigStore
 from runtime.storage.kafka_log import TopicSpec
-from runtime.storage.states import TargetState
+from runtime.storage.states import State, TargetState
 from runtime.worker_config import WorkerConfig
 
 GROUP = "grp"
@@ -185,7 +185,13 @@ def test_the_leader_runs_one_round_per_pending_source_connector_and_retries_fail
                 raise ServerError("no coordinator")
 
     clock = Clock()
-    rounds = LeaderRounds(Rounds(), done.release, clock)  # type: ignore[arg-type]
+    reported: list[tuple[str, str]] = []
+    rounds = LeaderRounds(
+        Rounds(),  # type: ignore[arg-type]
+        done.release,
+        clock,
+        on_failed=lambda name, error: reported.append((name, str(error))),
+    )
     topic.connector("a", SOURCE, 1)
     topic.connector("b", SOURCE, 1)
     topic.connector("s", SINK, 1)
@@ -194,14 +200,38 @@ def test_the_leader_runs_one_round_per_pending_source_connector_and_retries_fail
         rounds.schedule(topic.snapshot())
         assert done.acquire(timeout=5) and done.acquire(timeout=5)
         assert sorted(runs) == ["a", "b"]  # not the sink, not the stopped source
+        assert reported == [("b", "no coordinator")]  # the herder shows b's waiting tasks FAILED
         rounds.schedule(topic.snapshot())  # "b" failed a moment ago: not yet again ("a" is still pending here)
         assert done.acquire(timeout=5) and sorted(runs) == ["a", "a", "b"]
         clock.now += 10
         failing.clear()
         rounds.schedule(topic.snapshot())
         assert done.acquire(timeout=5) and done.acquire(timeout=5) and sorted(runs) == ["a", "a", "a", "b", "b"]
+        assert reported == [("b", "no coordinator")]
     finally:
         rounds.close()
+
+
+def test_a_failed_round_shows_the_connectors_assigned_tasks_failed_once_per_cause() -> None:
+    assigned = {("a", 0): "w1:8083", ("a", 1): "w2:8083", ("other", 0): "w1:8083"}
+    shown: dict[tuple[str, int], InstanceStatus] = {("a", 1): InstanceStatus(State.RUNNING, "w2:8083")}
+    error = ServerError("Failed to perform zombie fencing: the coordinator is not available")
+
+    written = failed_round_statuses("a", error, assigned, lambda c, i: shown.get((c, i)))
+    assert [(i, s.state, s.worker_id) for i, s in written] == [
+        (0, State.FAILED, "w1:8083"),
+        (1, State.FAILED, "w2:8083"),
+    ]
+    trace = written[0][1].trace or ""
+    assert "Failed to perform round of zombie fencing" in trace and "the coordinator is not available" in trace
+
+    shown.update({("a", i): status for i, status in written})
+    assert failed_round_statuses("a", error, assigned, lambda c, i: shown.get((c, i))) == []  # the retry's again
+    shown[("a", 0)] = InstanceStatus(State.RESTARTING, "w1:8083")  # a restart: the next failure shows again
+    again = failed_round_statuses("a", error, assigned, lambda c, i: shown.get((c, i)))
+    assert [(i, s.state) for i, s in again] == [(0, State.FAILED)]
+    other = ServerError("Failed to perform zombie fencing: timed out")
+    assert len(failed_round_statuses("a", other, assigned, lambda c, i: shown.get((c, i)))) == 2  # a new cause
 
 
 class FakeWorker:
