@@ -262,9 +262,10 @@ class JvmHost:
             process = self._running()
         else:
             with self._lock:
-                process = self._handles.get(handle)  # type: ignore[assignment]
-            if process is None or process.popen.poll() is not None:
+                known = self._handles.get(handle)
+            if known is None or known.popen.poll() is not None:
                 raise ConnectError("this instance's JVM host process is gone; restart it")
+            process = known
         return self._request(process, lambda call: Invoke(call, handle, method, args))
 
     def release(self, handle: int, name: str) -> None:

@@ -23,16 +23,19 @@ from typing import Any, ClassVar
 import orjson
 
 from ..api.config import NO_DEFAULT, ConfigDef, ConfigKey, ConfigValue, Importance, Type, Width
-from ..api.connector import Connector, SinkConnector, SourceConnector
+from ..api.connector import Connector, SinkConnector, SourceConnector, SourceConnectorContext
 from ..api.errors import ConnectError, UnsupportedOperationError
 from ..api.records import RecordMetadata, SinkRecord, SourceRecord, SourceRecordBatch, TopicPartition
-from ..api.task import SinkTask, SourceTask, Task
+from ..api.task import SinkTask, SourceTask, SourceTaskContext, Task
 from ..api.transforms import Predicate, Transformation
 from ..converters.base import Converter, HeaderConverter
 from ..converters.json import JsonConverter
 from .client import JvmHost, RetriableJavaError
 from .protocol import InstanceKind
 from .source_batch import decode
+
+# what a Java source connector's or task's offsets questions are answered from
+SOURCE_CONTEXTS = (SourceConnectorContext, SourceTaskContext)
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +191,10 @@ class _JavaConnector(Connector):
     # ---- what the JVM host reports ----
 
     def offsets(self, partitions_json: str) -> str:
-        reader = self.context.offset_storage_reader  # type: ignore[attr-defined]
+        context = self.context
+        if not isinstance(context, SOURCE_CONTEXTS):  # only a source's asks: a sink's has no offsets reader
+            raise ConnectError(f"{self.java_class} asked for source offsets outside a source context")
+        reader = context.offset_storage_reader
         return orjson.dumps([[p, o] for p, o in reader.offsets(orjson.loads(partitions_json))]).decode()
 
     def on_reconfigure(self) -> None:
@@ -234,6 +240,7 @@ class _JavaTask:
     java_class: ClassVar[str]
     java_host: ClassVar[JvmHost]
     kind: ClassVar[InstanceKind]
+    context: Any  # the task's context, set by SourceTask's or SinkTask's initialize()
 
     def __init__(self) -> None:
         self._handle: int | None = None
@@ -257,7 +264,10 @@ class _JavaTask:
             self._handle = None
 
     def offsets(self, partitions_json: str) -> str:
-        reader = self.context.offset_storage_reader  # type: ignore[attr-defined]
+        context = self.context
+        if not isinstance(context, SOURCE_CONTEXTS):  # only a source's asks: a sink's has no offsets reader
+            raise ConnectError(f"{self.java_class} asked for source offsets outside a source context")
+        reader = context.offset_storage_reader
         return orjson.dumps([[p, o] for p, o in reader.offsets(orjson.loads(partitions_json))]).decode()
 
     def on_reconfigure(self) -> None:
