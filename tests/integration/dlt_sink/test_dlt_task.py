@@ -1,6 +1,7 @@
 """The dlt sink's task driven through the plugin API against real destinations (DuckDB files, a PostgreSQL
 server): Connect types to column types, merges with deletes, schema evolution, the remains of a failed load,
-definite offset changes, and parquet files Spark reads. The worker around it: test_dlt_worker.py."""
+claims and loads outlasting another process reading the DuckDB file, definite offset changes, and parquet
+files Spark reads. The worker around it: test_dlt_worker.py."""
 
 from __future__ import annotations
 
