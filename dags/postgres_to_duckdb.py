@@ -16,7 +16,8 @@ Steps (each one safe to retry):
                          until RUNNING;
   4. `wait_loaded`       a sensor: every stream's table in DuckDB holds as many rows as its PostgreSQL
                          table, or more (taps replicate no deletes: rows deleted in PostgreSQL stay);
-                         it reads DuckDB between the sink's loads, when the file is not locked;
+                         it reads DuckDB between the sink's loads (a DuckDB file has one writing process
+                         or readers, never both), and says what it waits for: the file, a table, rows;
   5. `report`            the row count of each DuckDB table.
 
 Both connectors keep running after the run: later changes keep flowing (incremental streams by their
@@ -51,6 +52,9 @@ from airflow_provider_connect.operators.connector import ConnectorCreateOperator
 SOURCE_CLASS = "SingerSourceConnector"
 SINK_CLASS = "runtime.connectors.dlt.DltSinkConnector"
 CONN = "{{ params.conn_id }}"
+# how long a read of the DuckDB file waits for a load of the sink writing it, and how often it tries meanwhile
+LOCK_WAIT_S = 30
+LOCK_RETRY_S = 0.1
 
 
 @dag(
@@ -139,22 +143,36 @@ def postgres_to_duckdb() -> None:
     @task.sensor(poke_interval=5, timeout=3600, mode="poke")
     def wait_loaded(params: dict[str, Any] | None = None) -> PokeReturnValue:
         p = params or {}
+        path, dataset = p["duckdb_path"], p["dataset"]
         expected = source_counts(p["postgres_conn_id"], p["streams"])
-        loaded = duckdb_counts(p["duckdb_path"], p["dataset"], [p["topic_prefix"] + s for s in p["streams"]])
-        behind = {
-            stream: f"{loaded.get(p['topic_prefix'] + stream)} of {rows}"
-            for stream, rows in expected.items()
-            if (loaded.get(p["topic_prefix"] + stream) or 0) < rows
-        }
-        print(f"Rows in DuckDB of those in PostgreSQL, where not all: {behind or 'none'}")
-        return PokeReturnValue(is_done=not behind)
+        try:
+            loaded = duckdb_counts(path, dataset, [p["topic_prefix"] + s for s in p["streams"]], wait_s=LOCK_WAIT_S)
+        except DuckDBBusy as exc:
+            print(exc)
+            return PokeReturnValue(is_done=False)
+        if loaded is None:
+            print(
+                f"No DuckDB file at {path} yet: the sink has loaded nothing so far. If this lasts, see "
+                f"GET /connectors/{p['sink_connector']}/status (a FAILED task has a trace) and the workers' logs"
+            )
+            return PokeReturnValue(is_done=False)
+        waiting = {}
+        for stream, rows in expected.items():
+            topic = p["topic_prefix"] + stream
+            count = loaded[topic]
+            if count is None:
+                waiting[stream] = f"no table {dataset}.{table_name(topic)} yet (no record of topic {topic} loaded)"
+            elif count < rows:
+                waiting[stream] = f"{count} of {rows} rows"
+        print(f"DuckDB holds every row of PostgreSQL's tables but: {waiting}" if waiting else "DuckDB holds every row")
+        return PokeReturnValue(is_done=not waiting)
 
     @task
     def report(params: dict[str, Any] | None = None) -> dict[str, Any]:
         p = params or {}
         topics = [p["topic_prefix"] + s for s in p["streams"]]
-        counts = duckdb_counts(p["duckdb_path"], p["dataset"], topics, wait_s=120)
-        return {"duckdb": p["duckdb_path"], "tables": {table_name(t): counts[t] for t in topics}}
+        counts = duckdb_counts(p["duckdb_path"], p["dataset"], topics, wait_s=120) or {}
+        return {"duckdb": p["duckdb_path"], "tables": {table_name(t): counts.get(t) for t in topics}}
 
     configs >> create_source >> create_sink >> wait_loaded() >> report()
 
@@ -188,13 +206,23 @@ def source_counts(conn_id: str, streams: list[str]) -> dict[str, int]:
     return counts
 
 
-def duckdb_counts(path: str, dataset: str, topics: list[str], wait_s: float = 0) -> dict[str, int | None]:
-    """Rows per topic's table (None: not created yet). The sink's loads lock the file for a moment: an
-    empty answer while they do, or, with `wait_s`, a retry until they let go."""
+class DuckDBBusy(Exception):
+    """The DuckDB file stayed locked by another process (the sink's loads) for as long as a read waits."""
+
+
+def duckdb_counts(path: str, dataset: str, topics: list[str], wait_s: float) -> dict[str, int | None] | None:
+    """Rows per topic's table (None: no such table yet), or None when there is no DuckDB file yet.
+
+    A DuckDB file has one writing process or any number of reading ones, never both: while a load of the
+    sink writes, a read waits, trying again every `LOCK_RETRY_S` for up to `wait_s` (DuckDBBusy after that).
+    A read is short, since the sink's loads cannot write meanwhile (they are tried again later)."""
+    import os
     import time
 
     import duckdb
 
+    if not os.path.exists(path):
+        return None
     deadline = time.monotonic() + wait_s
     while True:
         try:
@@ -211,12 +239,14 @@ def duckdb_counts(path: str, dataset: str, topics: list[str], wait_s: float = 0)
                     else None
                     for t in topics
                 }
-        except duckdb.IOException:  # locked by a load, or not created yet
+        except duckdb.IOException as exc:
             if time.monotonic() >= deadline:
-                if wait_s:
-                    raise
-                return {}
-            time.sleep(1)
+                raise DuckDBBusy(
+                    f"Could not read {path} for {wait_s:.0f} s ({exc}). The sink holds the file only while a load "
+                    "writes: if this lasts, the process named above keeps it open (another program), or the sink "
+                    "loads back to back (a higher offset.flush.interval.ms on the workers spaces its loads)"
+                ) from exc
+            time.sleep(LOCK_RETRY_S)
 
 
 dag = postgres_to_duckdb()

@@ -81,6 +81,18 @@ class WorkerProcess(ServiceProcess):
     def __enter__(self) -> WorkerProcess:
         return self.start()
 
+    def describe(self, connectors: Iterable[str], log_lines: int = 80) -> str:
+        """The connectors' statuses (or why the worker gave none) and the log's tail: for a failure's message."""
+        parts = []
+        for name in connectors:
+            try:
+                shown: Any = httpx.get(f"{self.url}/connectors/{name}/status", timeout=10).json()
+            except (httpx.HTTPError, ValueError) as exc:
+                shown = f"no answer: {type(exc).__name__}: {exc}"
+            parts.append(f"GET /connectors/{name}/status: {shown}")
+        parts.append(f"--- the worker's log ({self.log_path}), last {log_lines} lines:\n{self.log_tail(log_lines)}")
+        return "\n".join(parts)
+
 
 def wait_for(predicate, timeout_s: float = 30.0, interval_s: float = 0.1, what: str = "condition") -> Any:
     """Poll `predicate` until it returns a truthy value; return it, or fail after `timeout_s`."""

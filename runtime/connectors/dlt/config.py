@@ -141,7 +141,7 @@ def sink_config() -> ConfigDef:
             10,
             Range.at_least(0),
             Importance.MEDIUM,
-            "Failed loads retried in a row before the task fails.",
+            "Failed loads (or claims of partitions) tried again in a row before the task fails.",
             group="Loading",
             order_in_group=4,
         )
@@ -151,7 +151,7 @@ def sink_config() -> ConfigDef:
             3000,
             Range.at_least(0),
             Importance.LOW,
-            "Wait before a failed load is tried again.",
+            "Wait before a failed load (or claim of partitions) is tried again: no load is tried meanwhile.",
             group="Loading",
             order_in_group=5,
         )

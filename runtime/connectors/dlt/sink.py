@@ -5,8 +5,9 @@ A task buffers the rows of what `put` gets and loads them with dlt at each offse
 partitions are assigned it claims them in the destination (a new epoch at their committed offsets, so a
 previous owner still loading can no longer commit them: fence.py), deletes what an uncommitted load left
 of them, and seeks there; `pre_commit` reports only offsets the destination holds, so the consumer group
-never runs ahead of the data. A failed load is retried (`max.retries`, `retry.backoff.ms`) before the task
-fails, its rows deleted first.
+never runs ahead of the data. A failed load or claim is retried, `retry.backoff.ms` apart, `max.retries` times
+before the task fails (a failed load's rows deleted first): a DuckDB file, for one, takes no write while
+another process reads it, and a reader (a dashboard, the DAG's sensor) is no reason to fail.
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_fixed
+
 from ...api.config import ConfigDef, ConfigValue
 from ...api.connector import SinkConnector
 from ...api.errors import ConfigError, ConnectError, DataError, RetriableError
 from ...api.records import SinkRecord, SinkRecordBatch, TopicPartition
 from ...api.task import SinkTask
+from ...clock import SYSTEM_CLOCK, Clock
 from .config import (
     DEFAULT_KEY_COLUMN,
     DESTINATION,
@@ -131,6 +135,12 @@ class DltSinkConnector(SinkConnector):
         return True
 
 
+def _claim_may_pass_later(error: BaseException) -> bool:
+    """A claim that failed in the destination (unreachable, a DuckDB file another process reads), not one whose
+    offsets kept moving under it, nor a bad config."""
+    return isinstance(error, LoadFailed) or not isinstance(error, ConnectError)
+
+
 def _offsets_resource(states: dict[Key, Committed]) -> Any:
     import dlt
 
@@ -158,6 +168,9 @@ class _Chunk:
 
 
 class DltSinkTask(SinkTask):
+    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._clock = clock  # the waits between a failed load or claim and the next try
+
     def start(self, props: dict[str, str]) -> None:
         self._settings = settings = SinkSettings.parse(props)
         self._workspace = Workspace(settings, props.get(PIPELINE_NAME) or f"{props.get('name', 'dlt')}_{os.getpid()}")
@@ -168,6 +181,7 @@ class DltSinkTask(SinkTask):
         # the partitions this task owns, each with its committed state in the destination (its claim's epoch)
         self._state: dict[TopicPartition, Committed] = {}
         self._failures = 0
+        self._retry_at = 0.0  # after a failed load, no other is tried before this (the clock's monotonic)
         self._failed_load: _FailedLoad | None = None  # a load of this task that did not commit, rows not deleted
         self._warned_at_least_once = False
         self._pk_columns: dict[str, list[str]] = {}
@@ -190,7 +204,30 @@ class DltSinkTask(SinkTask):
             self.context.offsets(seeks)
 
     def _claim(self, tables: dict[TopicPartition, str]) -> None:
-        """Own the partitions in the destination: commit a new epoch for each at its committed offset."""
+        """Own the partitions in the destination: commit a new epoch for each at its committed offset; a
+        failure (not a race with another commit) is retried as a failed load is."""
+        settings = self._settings
+
+        def log_retry(state: RetryCallState) -> None:
+            log.warning(
+                "Claiming partitions failed (try %d of %d), trying again in %d ms: %s",
+                state.attempt_number,
+                settings.max_retries + 1,
+                settings.retry_backoff_ms,
+                state.outcome.exception() if state.outcome else None,
+            )
+
+        retrying = Retrying(
+            stop=stop_after_attempt(settings.max_retries + 1),
+            wait=wait_fixed(settings.retry_backoff_ms / 1000),
+            sleep=self._clock.sleep,
+            retry=retry_if_exception(_claim_may_pass_later),
+            before_sleep=log_retry,
+            reraise=True,
+        )
+        retrying(self._claim_once, tables)
+
+    def _claim_once(self, tables: dict[TopicPartition, str]) -> None:
         pipeline = self._workspace.pipeline
         for _attempt in range(CLAIM_ATTEMPTS):
             committed = read_committed(pipeline, set(tables.values()))
@@ -251,7 +288,7 @@ class DltSinkTask(SinkTask):
             chunk = self._rows(records)
             self._chunks.append(chunk)
             self._buffered += chunk.records
-        if self._buffered >= self._settings.batch_size:
+        if self._buffered >= self._settings.batch_size and self._clock.monotonic() >= self._retry_at:
             try:
                 self._load_with_retries()
             except RetriableError:
@@ -262,10 +299,11 @@ class DltSinkTask(SinkTask):
                 raise
 
     def pre_commit(self, current_offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
-        try:
-            self._load_with_retries()
-        except RetriableError as exc:
-            log.warning("Load failed, retried at the next commit or batch: %s", exc)
+        if self._clock.monotonic() >= self._retry_at:  # else the commit reports what is loaded so far
+            try:
+                self._load_with_retries()
+            except RetriableError as exc:
+                log.warning("Load failed, tried again in %d ms: %s", self._settings.retry_backoff_ms, exc)
         return {
             tp: state.offset
             for tp in current_offsets
@@ -400,6 +438,7 @@ class DltSinkTask(SinkTask):
             self._failures += 1
             if self._failures > self._settings.max_retries:
                 raise ConnectError(f"Loading into {self._settings.destination} failed {self._failures} times") from exc
+            self._retry_at = self._clock.monotonic() + self._settings.retry_backoff_ms / 1000
             raise RetriableError(f"Load into {self._settings.destination} failed: {exc}") from exc
         self._failures = 0
 

@@ -153,6 +153,8 @@ def test_dag_syncs_postgres_tables_into_duckdb_through_a_singer_tap_kafka_and_th
             assert PASSWORD not in json.dumps(result["xcom"])
             assert PASSWORD not in result["log"]
             assert PASSWORD not in worker.log_path.read_text()
+        except Exception as exc:  # a failed run or assert says what the connectors and the worker were doing
+            raise AssertionError(f"{exc}\n\n{worker.describe([source, sink])}") from exc
         finally:
             airflow_home.env.pop("AIRFLOW_CONN_POSTGRES_DAG_SOURCE", None)
             with worker.client as client:

@@ -7,6 +7,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from runtime.api import ErrantRecordReporter, SinkRecord, SinkTaskContext, TopicPartition
+from runtime.clock import SYSTEM_CLOCK, Clock
 from runtime.connectors.dlt import DltSinkConnector, DltSinkTask
 
 
@@ -48,6 +49,7 @@ class SinkDriver:
 
     def __init__(self, name: str, topic: str, destination: dict[str, str], **extra: str) -> None:
         self.topic = topic
+        self.clock: Clock = SYSTEM_CLOCK  # the clock of the tasks started from then on
         connector = DltSinkConnector()
         self.props = {"name": name, "topics": topic, **destination, **extra}
         connector.start(self.props)
@@ -66,7 +68,7 @@ class SinkDriver:
     def new_task(self, partitions: Iterable[int]) -> tuple[DltSinkTask, Context]:
         """Another started task of this connector, assigned `partitions` (beside any other task: a zombie)."""
         context = Context(self.task_props, self.reporter)
-        task = DltSinkTask()
+        task = DltSinkTask(self.clock)
         task.initialize(context)
         task.start(self.task_props)
         task.open([TopicPartition(self.topic, p) for p in partitions])

@@ -1,11 +1,14 @@
 """The dlt sink's task driven through the plugin API against real destinations (DuckDB files, a PostgreSQL
 server): Connect types to column types, merges with deletes, schema evolution, the remains of a failed load,
-definite offset changes, and parquet files Spark reads. The worker around it: test_dlt_worker.py."""
+claims and loads outlasting another process reading the DuckDB file, definite offset changes, and parquet
+files Spark reads. The worker around it: test_dlt_worker.py."""
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +30,7 @@ from runtime.api.data import (
 from tests.integration.dlt_sink.destinations import Destination, DuckDb, Filesystem, Postgres
 from tests.integration.dlt_sink.driver import SinkDriver, records
 from tests.support.broker import unique
+from tests.support.clock import FakeClock
 
 pytestmark = pytest.mark.integration
 
@@ -263,6 +267,56 @@ def test_rows_of_a_load_that_failed_are_deleted_before_its_records_load_again(po
     sink.load(good)
     sink.stop()
     assert destination.rows("good", "id", "id") == [(i,) for i in range(100)]
+
+
+class DuckDbReader:
+    """Another process reading a DuckDB file (as a dashboard or the DAG's sensor does) until `release()`:
+    meanwhile DuckDB lets no other process write it."""
+
+    def __init__(self, path: Path) -> None:
+        hold = "import duckdb, sys\nc = duckdb.connect(sys.argv[1], read_only=True)\nprint('open', flush=True)\ninput()"
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", hold, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self.process.stdout is not None and self.process.stdout.readline() == "open\n"
+
+    def release(self) -> None:
+        if self.process.poll() is None:
+            self.process.communicate("\n", timeout=30)
+
+
+def test_a_process_reading_the_duckdb_file_delays_claims_and_loads_by_the_backoff_without_failing_the_task(
+    tmp_path: Path,
+) -> None:
+    destination = DuckDb(tmp_path / "sink.duckdb", "busy")
+    tp = TopicPartition("events", 0)
+    reader: DuckDbReader | None = None
+
+    class ReaderLeavesAtTheFirstBackoff(FakeClock):
+        def sleep(self, seconds: float) -> None:
+            super().sleep(seconds)
+            if reader is not None:
+                reader.release()
+
+    clock = ReaderLeavesAtTheFirstBackoff()
+    sink = SinkDriver("busy", "events", destination.config())
+    sink.clock = clock
+    sink.start()
+    assert sink.load(records("events", [{"id": 0}])) == {tp: 1}
+    # a new task's claim fails while another process reads the file, and is tried again retry.backoff.ms later
+    reader = DuckDbReader(destination.path)
+    assert sink.start() == {tp: 1}
+    assert clock.sleeps == [3.0]
+
+    # a load fails while the file is read; the commits within the next retry.backoff.ms try none
+    reader = DuckDbReader(destination.path)
+    assert sink.load(records("events", [{"id": 1}, {"id": 2}], start=1)) == {tp: 1}
+    reader.release()
+    assert sink.task is not None and sink.task.pre_commit({tp: 3}) == {tp: 1}
+    clock.advance(3.0)
+    assert sink.task.pre_commit({tp: 3}) == {tp: 3}
+    sink.stop()
+    assert destination.query("SELECT id FROM busy.events ORDER BY id") == [(0,), (1,), (2,)]
 
 
 def test_alter_and_reset_are_definite(tmp_path: Path) -> None:
