@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.support.env import require
+from tests.support.worker import wait_for
 
 REPO = Path(__file__).resolve().parents[3]
 RUNNER = Path(__file__).with_name("run_dag.py")
@@ -70,8 +71,10 @@ class AirflowHome:
         assert runner.stdin is not None
         runner.stdin.write(json.dumps(request) + "\n")
         runner.stdin.flush()
-        while not out.exists() and runner.poll() is None and time.monotonic() - started < timeout:
-            time.sleep(0.2)  # the poll interval of the wait for the run's result file
+        try:
+            wait_for(lambda: out.exists() or runner.poll() is not None, timeout, 0.2, f"the result of {dag_file}")
+        except AssertionError:
+            pass  # a hung runner: reported below with its log, as a dead one is
         log = self.runner_log.read_bytes()[log_from:].decode(errors="replace")
         if not out.exists():
             self.close()  # a hung or dead runner: the next run starts a new one
