@@ -97,9 +97,18 @@ def kafka_python_settings(client_config: Mapping[str, str]) -> dict[str, Any]:
 class WorkerCoordinator(BaseCoordinator):
     """kafka-python's group member, speaking Kafka Connect's protocol."""
 
-    def __init__(self, client: KafkaNetClient, listener: GroupListener, **configs: Any) -> None:
+    def __init__(
+        self,
+        client: KafkaNetClient,
+        listener: GroupListener,
+        stalled: Callable[[], bool] = lambda: False,
+        **configs: Any,
+    ) -> None:
         super().__init__(client, **configs)
         self.listener = listener
+        # the stall watch's view (stall.py): this process has not run for longer than a session just now
+        self._stalled = stalled
+        self._stall_noticed_at: float | None = None  # time.monotonic() when the watch last counted it out
         # Membership is measured from the last answer that proves it (a heartbeat answered, a join
         # completed), not from kafka-python's session clock, which restarts whenever the coordinator is
         # looked up again: also right after a freeze, before any heartbeat has told it it was removed.
@@ -114,8 +123,32 @@ class WorkerCoordinator(BaseCoordinator):
 
     def mark_lost(self) -> None:
         """Count this member out of the group until its next join completes, and rejoin (see stall.py)."""
+        self._stall_noticed_at = time.monotonic()
         self.lost = True
         self.request_rejoin()
+
+    def _answer_predates_stall(self, send_time: float) -> bool:
+        """The request was sent before this process stopped for longer than its session (the watch said so
+        since, or has not run yet to say so): the group has gone on without this member."""
+        noticed = self._stall_noticed_at
+        return self._stalled() or (noticed is not None and send_time < noticed)
+
+    def _process_join_group_response(self, response: Any, send_time: float) -> Any:
+        if response.error_code == 0 and self._answer_predates_stall(send_time):
+            # Apache Kafka removes a member whose session expired and answers its JoinGroup UNKNOWN_MEMBER_ID;
+            # Tansu answered one this process sent before it was frozen past its session, even naming it the
+            # leader of a generation another member then led too. Taken up, this stale leader assigned work on
+            # what it knew before the freeze. Joined again instead, as a new member.
+            log.warning(
+                "Discarding the answer to a JoinGroup sent before this worker stopped for longer than its session "
+                "(generation %d); joining group %s again",
+                response.generation_id,
+                self.group_id,
+            )
+            self.reset_generation()
+            self.request_rejoin()
+            raise kafka_errors.UnknownMemberIdError(self.group_id)
+        return super()._process_join_group_response(response, send_time)
 
     def _handle_heartbeat_response(self, response: Any, send_time: float) -> Any:
         if kafka_errors.for_code(response.error_code) in (kafka_errors.NoError, kafka_errors.RebalanceInProgressError):
@@ -125,6 +158,16 @@ class WorkerCoordinator(BaseCoordinator):
         return super()._handle_heartbeat_response(response, send_time)
 
     def _process_sync_group_response(self, response: Any, send_time: float) -> Any:
+        if response.error_code == 0 and self._answer_predates_stall(send_time):
+            # an assignment for a generation the group may have left while this process was stopped
+            log.warning(
+                "Discarding the answer to a SyncGroup sent before this worker stopped for longer than its session; "
+                "joining group %s again",
+                self.group_id,
+            )
+            self.reset_generation()
+            self.request_rejoin()
+            raise kafka_errors.UnknownMemberIdError(self.group_id)
         assignment = super()._process_sync_group_response(response, send_time)  # raises on errors
         self.alive_at = time.monotonic()  # before the member turns stable: a long join is no expired session
         return assignment
@@ -225,12 +268,17 @@ class WorkerGroup:
             raise
         api_version = manager.broker_version
         self._net = net
+        watch = self._watch = StallWatch(self._timeouts["session_timeout_ms"] / 1000, self._clock)
         self.coordinator = WorkerCoordinator(
-            client, self._listener, group_id=self.group_id, api_version=api_version, **self._timeouts
+            client,
+            self._listener,
+            stalled=watch.overdue,
+            group_id=self.group_id,
+            api_version=api_version,
+            **self._timeouts,
         )
         self._join_thread = threading.Thread(target=self._join_loop, name="herder-group-join", daemon=True)
         self._join_thread.start()
-        watch = self._watch = StallWatch(self._timeouts["session_timeout_ms"] / 1000, self._clock)
         threading.Thread(target=self._watch_stalls, args=(watch,), name="herder-group-stall-watch", daemon=True).start()
 
     def _join_loop(self) -> None:

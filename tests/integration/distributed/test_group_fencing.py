@@ -16,7 +16,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from kafka.protocol.consumer.group import HeartbeatResponse
+from kafka.errors import UnknownMemberIdError
+from kafka.protocol.consumer.group import HeartbeatResponse, JoinGroupResponse, SyncGroupResponse
 
 from runtime.distributed.connect_protocol import ConnectAssignment, WorkerState
 from runtime.distributed.group import WorkerGroup
@@ -170,10 +171,30 @@ def test_a_member_stopped_past_its_session_during_a_rebalance_counts_itself_out_
         "both members in one generation",
     )
     joins = len(a_worker.joined)
+    sent_before_stop = time.monotonic()
     a.request_rejoin()  # a's JoinGroup goes out: a is stopped before the join completes
     assert a.rebalancing() and not a.fenced()
     clocks["a"].stopped_s += SESSION_TIMEOUT_MS / 1000 + 1  # what a's clock shows after such a stop
     wait_for(a.fenced, 10, 0.01, "a counting itself out of the group")
+    # Answers read after the stop to requests sent before it are not taken up: Tansu once answered such a
+    # JoinGroup naming the woken member leader of a generation another member led too, and it assigned work
+    # from what it knew before its stop (issue 25's duplicate run). Apache Kafka answers UNKNOWN_MEMBER_ID.
+    coordinator = a.coordinator
+    assert coordinator is not None
+    stale_join = JoinGroupResponse(
+        error_code=0,
+        generation_id=before + 1,
+        protocol_type="connect",
+        protocol_name="compatible",
+        leader="stale-member",
+        member_id="stale-member",
+        members=[],
+    )
+    with pytest.raises(UnknownMemberIdError):
+        coordinator._process_join_group_response(stale_join, sent_before_stop)
+    with pytest.raises(UnknownMemberIdError):
+        coordinator._process_sync_group_response(SyncGroupResponse(error_code=0, assignment=b""), sent_before_stop)
+    assert a.fenced()
     # back once a join has completed since (on Tansu, in the same generation when nobody else moved)
     wait_for(lambda: len(a_worker.joined) > joins and stable_generation(a) is not None, 60, 0.05, "a back in the group")
     rejoined = stable_generation(a)
