@@ -133,21 +133,26 @@ class WorkerCoordinator(BaseCoordinator):
         noticed = self._stall_noticed_at
         return self._stalled() or (noticed is not None and send_time < noticed)
 
+    def _refuse_stale_answer(self, request: str, error_code: int, send_time: float) -> None:
+        """Apache Kafka removes a member whose session expired and answers its JoinGroup or SyncGroup
+        UNKNOWN_MEMBER_ID. Tansu answered ones this process sent before it was frozen past its session, even
+        naming it the leader of a generation another member then led too; taken up, this stale leader assigned
+        work on what it knew before the freeze. Such an answer is refused as Apache Kafka's would be: the
+        member joins again, as a new one."""
+        if error_code != 0 or not self._answer_predates_stall(send_time):
+            return
+        log.warning(
+            "Discarding the answer to a %s sent before this worker stopped for longer than its session; "
+            "joining group %s again",
+            request,
+            self.group_id,
+        )
+        self.reset_generation()
+        self.request_rejoin()
+        raise kafka_errors.UnknownMemberIdError(self.group_id)
+
     def _process_join_group_response(self, response: Any, send_time: float) -> Any:
-        if response.error_code == 0 and self._answer_predates_stall(send_time):
-            # Apache Kafka removes a member whose session expired and answers its JoinGroup UNKNOWN_MEMBER_ID;
-            # Tansu answered one this process sent before it was frozen past its session, even naming it the
-            # leader of a generation another member then led too. Taken up, this stale leader assigned work on
-            # what it knew before the freeze. Joined again instead, as a new member.
-            log.warning(
-                "Discarding the answer to a JoinGroup sent before this worker stopped for longer than its session "
-                "(generation %d); joining group %s again",
-                response.generation_id,
-                self.group_id,
-            )
-            self.reset_generation()
-            self.request_rejoin()
-            raise kafka_errors.UnknownMemberIdError(self.group_id)
+        self._refuse_stale_answer("JoinGroup", response.error_code, send_time)
         return super()._process_join_group_response(response, send_time)
 
     def _handle_heartbeat_response(self, response: Any, send_time: float) -> Any:
@@ -158,16 +163,7 @@ class WorkerCoordinator(BaseCoordinator):
         return super()._handle_heartbeat_response(response, send_time)
 
     def _process_sync_group_response(self, response: Any, send_time: float) -> Any:
-        if response.error_code == 0 and self._answer_predates_stall(send_time):
-            # an assignment for a generation the group may have left while this process was stopped
-            log.warning(
-                "Discarding the answer to a SyncGroup sent before this worker stopped for longer than its session; "
-                "joining group %s again",
-                self.group_id,
-            )
-            self.reset_generation()
-            self.request_rejoin()
-            raise kafka_errors.UnknownMemberIdError(self.group_id)
+        self._refuse_stale_answer("SyncGroup", response.error_code, send_time)
         assignment = super()._process_sync_group_response(response, send_time)  # raises on errors
         self.alive_at = time.monotonic()  # before the member turns stable: a long join is no expired session
         return assignment

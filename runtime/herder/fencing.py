@@ -142,9 +142,10 @@ def failed_round_statuses(
     the cause in its trace, as the reference's task fails its preflight round. Not again for a task that
     already shows this failure (`current`: its status), as rounds are retried: a task starts (RUNNING) once
     one succeeds, and a restart shows RESTARTING until the next round's outcome."""
-    failure = ServerError("Failed to perform round of zombie fencing")
-    failure.__cause__ = error
-    trace = "".join(traceback.format_exception(failure))
+    try:  # raised for its chained trace, as the reference's task reports the cause under its own message
+        raise ServerError("Failed to perform round of zombie fencing") from error
+    except ServerError as failure:
+        trace = "".join(traceback.format_exception(failure))
     statuses = []
     for (connector, index), owner in sorted(assigned.items()):
         if connector != name:
