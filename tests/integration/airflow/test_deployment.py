@@ -322,6 +322,7 @@ VIEW = "/kafka-connect"
 def test_the_kafka_connect_view_shows_a_failed_task_and_restarts_it_with_one_click(
     deployment: AirflowDeployment, connect_workers, bootstrap_servers: str, tmp_path: Path
 ) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -352,7 +353,8 @@ def test_the_kafka_connect_view_shows_a_failed_task_and_restarts_it_with_one_cli
             browser.get(deployment.url + "/plugin/kafka-connect")  # the view's place in Airflow's navigation
             frame = WebDriverWait(browser, 60).until(lambda b: view_frame(b, VIEW))
             browser.switch_to.frame(frame)
-            wait = WebDriverWait(browser, 60, poll_frequency=0.2)
+            # the view re-renders as it refreshes: an element found just before goes stale, and is found again
+            wait = WebDriverWait(browser, 60, poll_frequency=0.2, ignored_exceptions=[StaleElementReferenceException])
             wait.until(lambda b: task_states(flaky) == ["FAILED"] and task_states(healthy) == ["RUNNING"])
             assert row(paused).get_attribute("data-state") == "PAUSED"
             sections = {s.get_attribute("data-conn-id") for s in browser.find_elements(By.CSS_SELECTOR, "section")}
