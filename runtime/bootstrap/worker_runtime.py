@@ -22,7 +22,7 @@ from ..rest.security import (
     forwarding_client_kwargs,
     ssl_context_from_worker_config,
 )
-from ..rest.server import RestServers, RestSockets, start_rest_server
+from ..rest.server import RestServers, RestSockets, preload_in_background, start_rest_server
 from ..storage.base import StatusStore
 from ..storage.restart_records import MemoryRestartLedger, RestartLedger
 from ..worker.broker_monitor import BrokerMonitor
@@ -94,6 +94,9 @@ class WorkerRuntime:
         worker_id = config.worker_id(self.sockets.main[0].getsockname()[1])
         plugins = Plugins(config.get_list("plugin.path"))
         self.herder = self._build_herder(plugins, resolver, worker_id, cluster_id)
+        # the herder's start imports next to nothing (so nothing is imported from two threads at once) and
+        # mostly waits: on the stores' first reads and, distributed, on its first join
+        preload_in_background()
         self._start_herder(self.herder)
         assert self.statuses is not None, "the mode's _build_herder sets the statuses"
         self.auto_restarts = AutoRestarter(self.herder, self.statuses, self.restart_ledger, worker_id).start()
