@@ -35,7 +35,11 @@ def group_topics(group: str) -> dict[str, Any]:
 class Cluster:
     """Workers of one Connect group; `api(i)` talks to worker i."""
 
-    def __init__(self, root: Path, bootstrap_servers: str, size: int, **extra: Any) -> None:
+    def __init__(
+        self, root: Path, bootstrap_servers: str, size: int, *, leader_first: bool = False, **extra: Any
+    ) -> None:
+        """`leader_first`: `start()` starts worker 0 alone first, so that it leads (for a test that also picks the
+        leader's worker id); otherwise every worker starts at once (see `start`)."""
         group = unique("connect-group")
         self.props: dict[str, Any] = {
             **group_topics(group),
@@ -49,6 +53,7 @@ class Cluster:
         }
         self.root = root
         self.bootstrap_servers = bootstrap_servers
+        self.leader_first = leader_first
         self.workers: list[WorkerProcess] = [self.new_worker(i) for i in range(size)]
         self.clients: dict[int, httpx.Client] = {}
 
@@ -56,10 +61,32 @@ class Cluster:
         return WorkerProcess(self.root / f"worker{index}", self.bootstrap_servers, props=self.props, mode="distributed")
 
     def start(self) -> Cluster:
-        # the first worker creates the internal topics; the others then start side by side
-        self.workers[0].start()
-        start_together(self.workers[1:])
+        """Start every worker, and return once they are one group in one generation, with the leader first
+        (`workers[0]`, `api(0)`).
+
+        The workers start side by side: they race to create the internal topics and to lead, which a worker
+        must handle (faults/test_simultaneous_start.py proves it does), and a cluster is up in about the time
+        of one worker's start and one join. Started one after the other, each process's start-up and each
+        join (about session.timeout.ms/2 on Tansu) came in turn. With `leader_first`, worker 0 starts alone
+        and leads, and the others then join it."""
+        if self.leader_first:
+            self.workers[0].start()
+            start_together(self.workers[1:])
+            return self
+        start_together(self.workers)
+        if len(self.workers) > 1:
+            leader = wait_for(self._settled_leader, 60, 0.1, "the workers to settle in one generation")
+            self.workers.insert(0, self.workers.pop(self.index_of(leader)))
+            self._close_clients()  # made for the indices before
         return self
+
+    def _settled_leader(self) -> str | None:
+        """The leader's worker id once every worker has applied the same generation, under the same leader."""
+        views = {self._rebalance_view(i) for i in range(len(self.workers))}
+        if len(views) != 1:
+            return None
+        (epoch, leader), *_ = views
+        return leader if epoch is not None and leader else None
 
     def restart(self) -> Cluster:
         """Start every (stopped) worker again, all side by side: the internal topics exist now. Same ports, so
@@ -120,17 +147,24 @@ class Cluster:
 
     def rebalance_epoch(self, index: int) -> float | None:
         """The generation worker `index` applied, from its /metrics; None while it rebalances."""
+        return self._rebalance_view(index)[0]
+
+    def _rebalance_view(self, index: int) -> tuple[float | None, str]:
+        """(the generation worker `index` applied, or None while it rebalances; the leader it names), from its
+        /metrics."""
         from prometheus_client.parser import text_string_to_metric_families
 
-        values = {
-            sample.name: sample.value
-            for family in text_string_to_metric_families(self.api(index).get("/metrics").text)
-            for sample in family.samples
-            if sample.name.startswith("kafka_connect_worker_rebalance_")
-        }
+        values: dict[str, float] = {}
+        leader = ""
+        for family in text_string_to_metric_families(self.api(index).get("/metrics").text):
+            for sample in family.samples:
+                if sample.name == "kafka_connect_worker_rebalance_leader_name":
+                    leader = sample.labels.get("leader_name", "")
+                elif sample.name.startswith("kafka_connect_worker_rebalance_"):
+                    values[sample.name] = sample.value
         if values.get("kafka_connect_worker_rebalance_rebalancing") != 0:
-            return None
-        return values.get("kafka_connect_worker_rebalance_epoch")
+            return None, leader
+        return values.get("kafka_connect_worker_rebalance_epoch"), leader
 
     def stop_one_by_one(self) -> None:
         """Stop every worker gracefully, each once the others have settled on the generation that followed
@@ -153,10 +187,13 @@ class Cluster:
     def logs(self) -> str:
         return "\n\n".join(f"--- worker {i} ({w.url})\n{w.log_tail(40)}" for i, w in enumerate(self.workers))
 
-    def stop(self) -> None:
+    def _close_clients(self) -> None:
         for client in self.clients.values():
             client.close()
         self.clients.clear()
+
+    def stop(self) -> None:
+        self._close_clients()
         for worker in self.workers:
             worker.stop()
 

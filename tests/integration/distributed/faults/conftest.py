@@ -25,7 +25,7 @@ def new_cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Call
     made: list[Cluster] = []
 
     def make(bootstrap: str, lowest_id_first: bool = False) -> Cluster:
-        cluster = Cluster(tmp_path / f"cluster{len(made)}", bootstrap, WORKERS)
+        cluster = Cluster(tmp_path / f"cluster{len(made)}", bootstrap, WORKERS, leader_first=lowest_id_first)
         if lowest_id_first:
             cluster.workers.sort(key=lambda w: f"127.0.0.1:{w.port}")
         made.append(cluster)
