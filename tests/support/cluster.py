@@ -174,7 +174,7 @@ class Cluster:
         once, or the next before the others have rejoined, sends exactly that LeaveGroup."""
         for index, worker in enumerate(self.workers):
             others = range(index + 1, len(self.workers))
-            before = {i: self.rebalance_epoch(i) or -1.0 for i in others}
+            before = {i: -1.0 if (e := self.rebalance_epoch(i)) is None else e for i in others}  # 0 is a generation
             worker.stop()
 
             def settled() -> bool:

@@ -389,5 +389,6 @@ def test_rebalance_metrics_agree_across_the_group(group: Cluster) -> None:
     group.wait_state(name, "RUNNING", 2)  # placing its work took an assignment from the leader
     views = wait_for(agreed, 60, what="every worker on one generation")
     epoch, leader, _, _ = views[0]
-    assert epoch >= 1 and leader in {group.worker_id(i) for i in range(len(group.workers))}
+    # a generation applied (-1: none); the workers start side by side, so the first one (0) may hold all three
+    assert epoch >= 0 and leader in {group.worker_id(i) for i in range(len(group.workers))}
     assert all(completed >= 1 and since >= 0 for _, _, completed, since in views)
