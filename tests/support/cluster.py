@@ -76,7 +76,9 @@ class Cluster:
         start_together(self.workers)
         if len(self.workers) > 1:
             leader = wait_for(self._settled_leader, 60, 0.1, "the workers to settle in one generation")
-            self.workers.insert(0, self.workers.pop(self.index_of(leader)))
+            first = self.index_of(leader)
+            # a new list: one a caller took before the start (for pod names, say) keeps its order
+            self.workers = [self.workers[first], *self.workers[:first], *self.workers[first + 1 :]]
             self._close_clients()  # made for the indices before
         return self
 
