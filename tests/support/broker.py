@@ -5,6 +5,10 @@ base offset + 1 (read to a marker instead); describe_consumer_groups lists no me
 create_partitions fail; and a consumer tailing a partition that several producers write at once can miss
 records a later read from the start sees (about 80 of 500,000 in a 20 s probe with two or three producers,
 none with one), so tests that count every record give each source task a partition of its own.
+Its fencing is not atomic either (tansu 0.6.0's InitProducerId aborts the old transaction, then bumps the
+epoch, in separate steps): a write the fenced producer sends in between can land with no marker of its own.
+The committed view (runtime/storage/committed_view.py) leaves such a write out once its producer id's next
+epoch writes to the partition, as Apache Kafka refuses it outright; until then it holds readers back.
 """
 
 from __future__ import annotations
