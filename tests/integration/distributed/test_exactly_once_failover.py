@@ -19,8 +19,8 @@ UNASSIGNED then hid the new owners' RUNNING for good (the reference's putSafe, r
 Where Tansu forces a workaround: its fencing is not atomic (tests/support/broker.py). An instance that is still
 sending while its successor initializes the same transactional id sometimes gets a batch in after the old
 transaction was aborted, with no marker of its own; the successor's commit then ended it, and the committed
-view showed those seqnos twice (a run of 12-26 duplicated seqnos, one `interval` transaction, in about one run
-in three). Apache Kafka refuses that write (PRODUCER_FENCED); the committed view now leaves it out by its older
+view showed those seqnos twice (12-26 duplicated seqnos, one `interval` transaction, in two of three full-suite
+runs). Apache Kafka refuses that write (PRODUCER_FENCED); the committed view now leaves it out by its older
 producer epoch, as the worker's offsets reader does (runtime/storage/committed_view.py).
 """
 
