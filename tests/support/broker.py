@@ -9,6 +9,7 @@ Its fencing is not atomic either (tansu 0.6.0's InitProducerId aborts the old tr
 epoch, in separate steps): a write the fenced producer sends in between can land with no marker of its own.
 The committed view (runtime/storage/committed_view.py) leaves such a write out once its producer id's next
 epoch writes to the partition, as Apache Kafka refuses it outright; until then it holds readers back.
+`scripts/tansu_fencing_probe.py` shows it with two bare producers.
 """
 
 from __future__ import annotations
