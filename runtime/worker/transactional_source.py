@@ -116,6 +116,8 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         self._end_transaction(self.boundaries.at_end())
 
     def dispatch(self, records: list[Any] | SourceRecordBatch | None) -> None:
+        if self._cancelled:
+            return  # abandoned (see on_cancel): a successor may be taking over the transactional id
         if records:
             context = self.transaction_context
             if context is not None and context.names_records:
@@ -303,6 +305,20 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
                 "transaction boundary (if the connector is not already configured to use it)."
             )
         return ConnectError(f"{what} {self.id}")
+
+    def on_cancel(self) -> None:
+        """The task outlived its graceful stop: as the reference closes an abandoned task's producer at once,
+        nothing it still holds is sent, and nothing it polls later (`dispatch`). Its successor may be
+        initializing the same transactional id; a broker fences whatever this one sends meanwhile, and Tansu
+        sometimes lets such a write in (see `committed_view`). The task's own thread may be inside the producer
+        (a commit), so the producer is purged, which librdkafka allows from any thread, not closed."""
+        super().on_cancel()
+        producer = self.producer
+        if producer is not None:
+            try:
+                producer.purge(in_queue=True, in_flight=True, blocking=False)
+            except Exception as exc:  # noqa: BLE001 - best effort: the producer's epoch is fenced all the same
+                log.debug("Task %s: purging its producer: %s", self.id, exc)
 
     # ---- close ----------------------------------------------------------------------------------
 

@@ -11,7 +11,9 @@ import threading
 
 import orjson
 
+from runtime.api.records import SourceRecordBatch
 from runtime.api.transactions import TransactionBoundary
+from runtime.connectors.testing import SequenceSourceTask
 from runtime.storage.committed_view import CommittedReader
 from runtime.storage.offset_codec import decode_value
 from runtime.storage.states import State, TargetState
@@ -178,3 +180,37 @@ def test_a_task_may_not_produce_to_its_own_offsets_topic(harness: Harness) -> No
     assert "may not produce to their own offsets topics when exactly-once support is enabled" in (failed.trace or "")
     assert harness.committed_offset() is None
     assert orjson.loads(b"[]") == [r.value for r in committed_records(harness.bootstrap, harness.offsets_topic)]
+
+
+class PollBlockedTask(SequenceSourceTask):
+    """Blocks in poll until `released` is set, and ignores stop(): a task that outlives its graceful stop and
+    then returns a batch all the same."""
+
+    released = threading.Event()
+
+    def poll(self) -> SourceRecordBatch | None:
+        self.released.wait(30)
+        return super().poll()
+
+    def stop(self) -> None:
+        pass
+
+
+def test_an_abandoned_task_sends_nothing_more(harness: Harness) -> None:
+    # A task still in poll() when its graceful stop runs out is abandoned: its successor may start meanwhile,
+    # so what the old one polls afterwards is never sent (as the reference closes an abandoned task's producer)
+    PollBlockedTask.released.clear()
+    runner = harness.start(harness.runner(task_class=PollBlockedTask, **{"batch.size": "10"}))
+    runner.stop()
+    assert not runner.await_stop(0.2), "the blocked task stopped in time"
+    PollBlockedTask.released.set()  # its poll returns a batch now
+    assert runner.await_stop(30), "the abandoned task's thread did not finish"
+    assert runner.task.seqno > 0, "the task never polled its batch"
+    # not handed to the producer (source-record-write-total), so not on the wire either
+    assert runner.counters.source_records_written == 0
+    reader = CommittedReader(harness.topic, [0], {"bootstrap.servers": harness.bootstrap}, "abandoned-task")
+    try:
+        reader.read_to_high_watermark(30)
+        assert reader.fetched() == {0: 0}, "the abandoned task wrote to its topic"
+    finally:
+        reader.close()
