@@ -114,9 +114,9 @@ class TransactionFilter:
     Records of an older epoch than records their producer id has open here were written by a producer that
     a newer one with the same transactional id had fenced: Apache Kafka refuses those writes
     (PRODUCER_FENCED), so they are never read; they are dropped here too. Tansu, the test broker, does not
-    always refuse them: its InitProducerId checks and bumps the epoch in steps that a concurrent Produce
-    from the fenced producer can fall between, and the write then lands with no marker of its own, to be
-    ended by the next producer's marker.
+    always refuse them: its InitProducerId aborts the open transaction and only then bumps the epoch, in
+    separate steps that a Produce from the fenced producer can fall between; the write then lands with no
+    marker of its own, to be ended by the successor's next marker (scripts/tansu_fencing_probe.py).
     """
 
     def __init__(self, partition: int, start: int = 0) -> None:
