@@ -12,7 +12,7 @@ older epoch; this probe counts them and checks atomicity through it.
 
     .venv/bin/python scripts/tansu_fencing_probe.py [trials]    # about 3.5 s a trial
 
-On 2026-11-27, two runs of 30 trials beside other load found 1 and 0 trials with a fenced write; runs of an
+On 2026-11-28, two runs of 30 trials beside other load found 1 and 0 trials with a fenced write; runs of an
 earlier version of it, without B's final transaction, left a transaction open for good in most runs (a
 read_committed reader stops there).
 """
