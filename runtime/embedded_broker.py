@@ -6,7 +6,7 @@ never for data that must outlive the process.
 
 Its own log: `TANSU_LOG` sets its level (RUST_LOG syntax, default `error`); with `TANSU_LOG_DIR` set, each
 broker writes its log to `tansu-<port>.log` there (otherwise it is discarded), and a broker that exits while
-starting says its last lines.
+starting (or never listens) says its last lines.
 """
 
 from __future__ import annotations
@@ -99,7 +99,9 @@ class EmbeddedBroker:
                 time.sleep(0.02)
         else:
             self.stop()
-            raise BrokerUnavailableError(f"embedded broker did not listen on {url} within {timeout_s}s")
+            raise BrokerUnavailableError(
+                f"embedded broker did not listen on {url} within {timeout_s}s{self._log_tail(log_path)}"
+            )
         log.info("Started the embedded Kafka-protocol broker (Tansu, in-memory storage) on %s", self.bootstrap_servers)
         return self
 

@@ -21,6 +21,7 @@ def test_a_broker_writes_its_log_to_tansu_log_dir(tmp_path: Path, monkeypatch: p
     with EmbeddedBroker() as broker:
         path = broker.log_path
         assert path == tmp_path / "logs" / f"tansu-{broker.port}.log"
+    assert path is not None
     text = path.read_text()
     assert f"listening on: tcp://127.0.0.1:{broker.port}" in text
     assert "\x1b[" not in text  # plain text, no terminal colours
