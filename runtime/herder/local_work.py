@@ -366,7 +366,7 @@ class LocalWork(ConfigUpdateListener):
             generation = self._tasks[key][1]
             exactly_once = ExactlyOnceStart(
                 task_transactional_id(group, name, index),
-                before_producer_init=lambda: self._still_current(name, index, generation),
+                still_current=lambda: self._still_current(name, index, generation),
             )
         return self.worker.start_task(name, index, state.task_configs[index], state.config, target, exactly_once)
 

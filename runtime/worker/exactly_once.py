@@ -8,10 +8,10 @@ another cluster the worker's copy is written after the commit, best effort, as t
 
 The seam with the herder: the herder decides that a task runs exactly once and passes its transactional id
 to `Worker.start_task`; holding the start until the earlier generation is fenced is the herder's job. The
-task thread then runs `before_producer_init` (the herder's last check that the task may still start; raise
-to refuse) and `init_transactions()` (which fences any earlier producer with the same id and aborts what it
-left open) before the task's offsets are read and the task is started, as the reference's
-ExactlyOnceWorkerSourceTask does.
+task thread then runs `still_current` (the herder's check that the task may still start; raise to refuse),
+`init_transactions()` (which fences any earlier producer with the same id and aborts what it left open) and
+`still_current` again, before the task's offsets are read and the task is started, as the reference's
+ExactlyOnceWorkerSourceTask runs its pre- and post-producer checks.
 """
 
 from __future__ import annotations
@@ -46,9 +46,10 @@ class ExactlyOnceStart:
     generation is fenced."""
 
     transactional_id: str  # task_transactional_id(group.id, connector, task)
-    # a last check on the task thread, just before the producer fences earlier ones: raise to refuse the start
-    # (the reference's check that the task's generation is still current and the task still this worker's)
-    before_producer_init: Callable[[], None] | None = None
+    # a check on the task thread, just before the producer fences earlier ones and again just after: raise to
+    # refuse the start (the reference's verifyTaskGenerationAndOwnership: the task's generation is still
+    # current and the task still this worker's)
+    still_current: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class ExactlyOnceTask:
     interval_s: float  # for `interval`: transaction.boundary.interval.ms, else offset.flush.interval.ms
     offsets_topics: tuple[str, ...]  # where each transaction writes the offsets: the connector's topic first
     worker_topic_elsewhere: str | None = None  # the worker's offsets topic, when on another cluster
-    before_producer_init: Callable[[], None] | None = None
+    still_current: Callable[[], None] | None = None
 
     @classmethod
     def for_task(
@@ -83,7 +84,7 @@ class ExactlyOnceTask:
             topics, elsewhere = (own, worker_topic), None
         else:
             topics, elsewhere = (own,), worker_topic
-        return cls(start.transactional_id, boundary, interval_ms / 1000, topics, elsewhere, start.before_producer_init)
+        return cls(start.transactional_id, boundary, interval_ms / 1000, topics, elsewhere, start.still_current)
 
 
 def _servers(value: str | None) -> set[str]:

@@ -76,7 +76,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         """Create the transactional producer and fence earlier ones: before the task's offsets are read."""
         config = exactly_once_producer_config(config, self.exactly_once.transactional_id)
         self._commit_timeout_s = int(config.get("transaction.timeout.ms", DEFAULT_TRANSACTION_TIMEOUT_MS)) / 1000
-        check = self.exactly_once.before_producer_init
+        check = self.exactly_once.still_current
         if check is not None:
             check()
         if self.stopping:
@@ -96,6 +96,16 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
                 raise self._failure("Failed to initialize the transactional producer of task", exc) from exc
         self.producer = producer
         log.info("Task %s: transactional producer %s initialized", self.id, self.exactly_once.transactional_id)
+        if check is not None:
+            # again (the reference's post-producer check): a worker that lost the task while its producer
+            # initialized (frozen past its session, say) must not run it. Its init may have fenced the newer
+            # instance elsewhere, which then fails on its next commit; this one must not take its place.
+            try:
+                check()
+            except BaseException:
+                self.producer = None
+                producer.close()  # nothing was sent through it: no transaction is open
+                raise
         return config
 
     def task_context(self, reader: OffsetStorageReader) -> SourceTaskContext:

@@ -105,6 +105,7 @@ class Harness:
         statuses: StatusStore | None = None,
         offsets_topics: tuple[str, ...] | None = None,
         exactly_once: bool = True,
+        still_current: Callable[[], None] | None = None,
         **settings: str,
     ) -> Any:
         """A runner of task `index` (not started); `settings` go to the task and connector configs."""
@@ -128,7 +129,9 @@ class Harness:
         args = (self.connector, index, task_class, config, dict(config), TargetState.STARTED)
         if exactly_once:
             topics = offsets_topics or (self.offsets_topic,)
-            transactions = ExactlyOnceTask(self.transactional_id(index), boundary, interval_s, topics)
+            transactions = ExactlyOnceTask(
+                self.transactional_id(index), boundary, interval_s, topics, still_current=still_current
+            )
             runner: SourceTaskRunner = ExactlyOnceSourceTaskRunner(
                 *args, statuses or self.statuses, "worker-1", exactly_once=transactions, clock=clock, **common
             )

@@ -11,6 +11,7 @@ import threading
 
 import orjson
 
+from runtime.api.errors import ConnectError
 from runtime.api.records import SourceRecordBatch
 from runtime.api.transactions import TransactionBoundary
 from runtime.connectors.testing import SequenceSourceTask
@@ -180,6 +181,33 @@ def test_a_task_may_not_produce_to_its_own_offsets_topic(harness: Harness) -> No
     assert "may not produce to their own offsets topics when exactly-once support is enabled" in (failed.trace or "")
     assert harness.committed_offset() is None
     assert orjson.loads(b"[]") == [r.value for r in committed_records(harness.bootstrap, harness.offsets_topic)]
+
+
+def test_a_task_its_worker_lost_while_its_producer_initialized_does_not_start(harness: Harness) -> None:
+    # A worker frozen between the herder's check and its producer's init wakes up without the task (the group
+    # gave it to another worker meanwhile). Its init may have fenced that newer instance; this one must not run
+    # in its place: the check runs again after the init (the reference's post-producer check).
+    checks: list[int] = []
+
+    def still_current() -> None:
+        checks.append(len(checks))
+        if len(checks) > 1:
+            raise ConnectError(f"Task {harness.connector}-0 is no longer assigned to this worker; not starting it")
+
+    runner = harness.runner(still_current=still_current, **{"batch.size": "10"})
+    runner.start(wait_s=30)
+    failed = harness.statuses.wait_for(harness.connector, 0, State.FAILED)
+    assert "is no longer assigned to this worker" in (failed.trace or "")
+    assert checks == [0, 1], "the check did not run before and after the producer's init"
+    assert runner.await_stop(30), "the refused task's thread did not finish"
+    assert runner.counters.source_records_polled == 0, "the refused task polled"
+    assert runner.producer is None, "the refused task kept its producer"
+    reader = CommittedReader(harness.topic, [0], {"bootstrap.servers": harness.bootstrap}, "refused-task")
+    try:
+        reader.read_to_high_watermark(30)
+        assert reader.fetched() == {0: 0}, "the refused task wrote to its topic"
+    finally:
+        reader.close()
 
 
 class PollBlockedTask(SequenceSourceTask):

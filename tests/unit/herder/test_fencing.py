@@ -296,10 +296,10 @@ def test_tasks_of_a_connector_pending_fencing_start_once_its_task_count_is_recor
     assert worker.exactly_once[("s", 0)] is None
     start = worker.exactly_once[("a", 1)]
     assert start.transactional_id == "grp-a-1"
-    start.before_producer_init()  # still current, still ours
+    start.still_current()  # still current, still ours
     topic.commit("a", 2)  # a newer generation: the task must not fence the one that replaces it
     with pytest.raises(ConnectError, match="earlier generation"):
-        start.before_producer_init()
+        start.still_current()
 
 
 def test_offsets_of_an_exactly_once_source_change_only_after_a_round_and_under_its_transactional_id() -> None:
