@@ -153,10 +153,11 @@ def test_a_fenced_task_fails_says_so_and_writes_nothing_more(harness: Harness) -
     wait_until(lambda: zombie.counters.transactions_committed >= 2, "the first instance's commits")
     zombie.transition_to(TargetState.PAUSED)
     wait_until(lambda: harness.committed_offset() == {"saved": zombie.task.seqno}, "the commit at the pause")
-    zombie_commits = zombie.counters.transactions_committed
 
     successor = harness.start(harness.runner(statuses=successor_statuses, **settings))
     wait_until(lambda: successor.counters.transactions_committed >= 2, "the successor's commits")
+    # counted now, not at the pause: the commit's offset is readable before its thread counts the commit
+    zombie_commits = zombie.counters.transactions_committed
     zombie.transition_to(TargetState.STARTED)  # it polls again, from where it was: the same seqnos again
     failed = zombie_statuses.wait_for(harness.connector, 0, State.FAILED)
     assert failed.trace is not None
