@@ -40,6 +40,16 @@ def transactions_in(harness: Harness, topic: str) -> tuple[int, int]:
         reader.close()
 
 
+def written_to(harness: Harness) -> dict[int, int]:
+    """How far the data topic's partition reaches: every record and marker written to it, whatever their fate."""
+    reader = CommittedReader(harness.topic, [0], {"bootstrap.servers": harness.bootstrap}, "written-to")
+    try:
+        reader.read_to_high_watermark(30)
+        return reader.fetched()
+    finally:
+        reader.close()
+
+
 class FakeClock:
     def __init__(self) -> None:
         self.now = 1000.0
@@ -203,12 +213,7 @@ def test_a_task_its_worker_lost_while_its_producer_initialized_does_not_start(ha
     assert runner.await_stop(30), "the refused task's thread did not finish"
     assert runner.counters.source_records_polled == 0, "the refused task polled"
     assert runner.producer is None, "the refused task kept its producer"
-    reader = CommittedReader(harness.topic, [0], {"bootstrap.servers": harness.bootstrap}, "refused-task")
-    try:
-        reader.read_to_high_watermark(30)
-        assert reader.fetched() == {0: 0}, "the refused task wrote to its topic"
-    finally:
-        reader.close()
+    assert written_to(harness) == {0: 0}, "the refused task wrote to its topic"
 
 
 class PollBlockedTask(SequenceSourceTask):
@@ -237,9 +242,4 @@ def test_an_abandoned_task_sends_nothing_more(harness: Harness) -> None:
     assert runner.task.seqno > 0, "the task never polled its batch"
     # not handed to the producer (source-record-write-total), so not on the wire either
     assert runner.counters.source_records_written == 0
-    reader = CommittedReader(harness.topic, [0], {"bootstrap.servers": harness.bootstrap}, "abandoned-task")
-    try:
-        reader.read_to_high_watermark(30)
-        assert reader.fetched() == {0: 0}, "the abandoned task wrote to its topic"
-    finally:
-        reader.close()
+    assert written_to(harness) == {0: 0}, "the abandoned task wrote to its topic"
