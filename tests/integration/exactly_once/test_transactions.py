@@ -15,7 +15,7 @@ from runtime.api.errors import ConnectError
 from runtime.api.records import SourceRecordBatch
 from runtime.api.transactions import TransactionBoundary
 from runtime.connectors.testing import SequenceSourceTask
-from runtime.storage.committed_view import CommittedReader
+from runtime.storage.committed_view import CommittedReader, TransactionFilter
 from runtime.storage.offset_codec import decode_value
 from runtime.storage.states import State, TargetState
 from tests.support.broker import unique
@@ -29,25 +29,25 @@ def committed_offsets(harness: Harness, topic: str) -> list[dict]:
     return [decode_value(r.value) for r in committed_records(harness.bootstrap, topic)]
 
 
-def transactions_in(harness: Harness, topic: str) -> tuple[int, int]:
-    """(committed, aborted) transactions on the data topic's partition, counted from its markers."""
-    reader = CommittedReader(topic, [0], {"bootstrap.servers": harness.bootstrap}, "count-transactions")
+def partition_log(harness: Harness, topic: str) -> TransactionFilter:
+    """Partition 0 of `topic` read to its end through the committed view: its markers counted, its end known."""
+    reader = CommittedReader(topic, [0], {"bootstrap.servers": harness.bootstrap}, "partition-log")
     try:
         reader.read_to_high_watermark(30)
-        log = reader.filters[0]
-        return log.committed_transactions, log.aborted_transactions
+        return reader.filters[0]
     finally:
         reader.close()
+
+
+def transactions_in(harness: Harness, topic: str) -> tuple[int, int]:
+    """(committed, aborted) transactions on the data topic's partition, counted from its markers."""
+    log = partition_log(harness, topic)
+    return log.committed_transactions, log.aborted_transactions
 
 
 def written_to(harness: Harness) -> dict[int, int]:
     """How far the data topic's partition reaches: every record and marker written to it, whatever their fate."""
-    reader = CommittedReader(harness.topic, [0], {"bootstrap.servers": harness.bootstrap}, "written-to")
-    try:
-        reader.read_to_high_watermark(30)
-        return reader.fetched()
-    finally:
-        reader.close()
+    return {0: partition_log(harness, harness.topic).next_offset}
 
 
 class FakeClock:
