@@ -4,9 +4,9 @@ the placement and the stored configs.
 
 Only the tick thread changes this state. Other threads read the `Held` value it publishes after each step
 (what runs here: the group member reports it when this worker joins, REST threads ask whether a connector
-or task is here), and hand it work through two inboxes under a lock: connectors asking for their task
-configs to be regenerated (their own threads) and restart requests read from the config topic (its
-reader thread).
+or task is here), and hand it work through inboxes under a lock: connectors asking for their task configs
+to be regenerated (their own threads), restart requests read from the config topic (its reader thread), and
+exactly-once tasks that failed fenced (their own threads; see `_restart_fenced`).
 """
 
 from __future__ import annotations
@@ -90,10 +90,15 @@ class LocalWork(ConfigUpdateListener):
         self._releasing: dict[str, tuple[concurrent.futures.Future, float]] = {}
         self._reconciled: tuple[object, ...] | None = None  # inputs of the last complete reconciliation
         self._reconciled_at = 0.0
+        self._placement = 0  # the generation of the placement last reconciled
+        self._started = 0  # numbers each task start, so that a fence reported late is told from a new one
+        self._task_starts: dict[TaskId, int] = {}  # the number of each exactly-once task's latest start
+        self._refenced: dict[TaskId, int] = {}  # task -> the placement it was restarted in after a fence
         # inboxes (any thread)
         self._inbox = threading.Lock()
         self._restarts: dict[str, RestartRequest] = {}
         self._reconfig: set[str] = set()
+        self._fenced: dict[TaskId, int] = {}  # exactly-once tasks that failed fenced -> the start that failed
 
     # ---- what other threads ask -------------------------------------------------------------------
 
@@ -160,6 +165,7 @@ class LocalWork(ConfigUpdateListener):
         `fenced`), unless nothing it depends on changed since the last time."""
         with self._inbox:
             reconfig_pending = bool(self._reconfig)
+        self._placement = assignment.generation
         inputs = (config, assignment, fenced)
         last = self._reconciled
         if (
@@ -210,6 +216,8 @@ class LocalWork(ConfigUpdateListener):
             for name, index in to_stop:
                 del self._tasks[(name, index)]
                 self._task_targets.pop((name, index), None)
+                self._task_starts.pop((name, index), None)
+                self._refenced.pop((name, index), None)
                 state = connectors.get(name)
                 if state is None or index >= len(state.task_configs) or not tasks_run(state.target_state):
                     self.statuses.remove_task(name, index)
@@ -314,11 +322,15 @@ class LocalWork(ConfigUpdateListener):
             self._published()
 
     def run_restarts(self) -> None:
-        """Apply the restart requests read from the config topic (KIP-745) to what runs here."""
+        """Apply the restart requests read from the config topic (KIP-745) to what runs here, then restart the
+        exactly-once tasks a zombie fenced."""
         with self._inbox:
             pending, self._restarts = self._restarts, {}
-        if not pending:
-            return
+        if pending:
+            self._run_requested_restarts(pending)
+        self._restart_fenced()
+
+    def _run_requested_restarts(self, pending: dict[str, RestartRequest]) -> None:
         config = self.config_store.snapshot()
         for name, request in pending.items():
             state = config.connectors.get(name)
@@ -364,9 +376,12 @@ class LocalWork(ConfigUpdateListener):
         group = self._exactly_once_group
         if group is not None and self._exactly_once(state):
             generation = self._tasks[key][1]
+            self._started += 1
+            start = self._task_starts[key] = self._started
             exactly_once = ExactlyOnceStart(
                 task_transactional_id(group, name, index),
                 still_current=lambda: self._still_current(name, index, generation),
+                on_fenced=lambda: self._task_fenced(key, start),
             )
         return self.worker.start_task(name, index, state.task_configs[index], state.config, target, exactly_once)
 
@@ -379,3 +394,52 @@ class LocalWork(ConfigUpdateListener):
             raise ConnectError(f"Task {name}-{index} belongs to an earlier generation of task configs; not starting it")
         if not self._owns(name, index):
             raise ConnectError(f"Task {name}-{index} is no longer assigned to this worker; not starting it")
+
+    def _task_fenced(self, key: TaskId, start: int) -> None:
+        """An exactly-once task failed fenced (its thread): the tick thread decides what to do."""
+        with self._inbox:
+            self._fenced[key] = start
+        self._wake()
+
+    def _restart_fenced(self) -> None:
+        """Restart each exactly-once task a zombie fenced, once per placement.
+
+        KIP-618 leaves a race (the reference has it too): a worker frozen after its check that a task is still
+        its own, but before its producer's init, wakes up without the task and its init completes all the same,
+        fencing the instance the group started meanwhile. That instance then fails (on Tansu, by a commit that
+        times out) while its worker still owns the task, with the latest task configs; the zombie's own check
+        after its init stops it. So such a failure is restarted: the new instance's init fences the zombie back
+        and it resumes from the committed offsets. Once per placement of the group, so that two workers that
+        both think they own a task cannot fence each other in turn; a second fence leaves it FAILED."""
+        with self._inbox:
+            fenced, self._fenced = self._fenced, {}
+        if not fenced:
+            return
+        config = self.config_store.snapshot()
+        for key, start in fenced.items():
+            name, index = key
+            state = config.connectors.get(name)
+            if self._task_starts.get(key) != start or state is None:
+                continue  # stopped, or started again, since
+            if config.commit_offsets.get(name, -1) != self._tasks[key][1] or name in config.pending_fencing:
+                continue  # newer task configs replace it
+            status = self.statuses.task(name, index)
+            if not self._owns(name, index) or (status is not None and status.worker_id != self.worker_id):
+                log.info("Task %s-%d was fenced and is no longer this worker's; not restarting it", name, index)
+                continue
+            if self._refenced.get(key) == self._placement:
+                log.error(
+                    "Task %s-%d was fenced again in generation %d of the placement; leaving it FAILED",
+                    name,
+                    index,
+                    self._placement,
+                )
+                continue
+            self._refenced[key] = self._placement
+            log.warning(
+                "Task %s-%d failed fenced (or with a commit of unknown outcome) while it is this worker's, with the "
+                "latest task configs: a zombie's producer init fenced it; restarting it, which fences the zombie",
+                name,
+                index,
+            )
+            self.restart_task(name, index, state)

@@ -11,7 +11,9 @@ to `Worker.start_task`; holding the start until the earlier generation is fenced
 task thread then runs `still_current` (the herder's check that the task may still start; raise to refuse),
 `init_transactions()` (which fences any earlier producer with the same id and aborts what it left open) and
 `still_current` again, before the task's offsets are read and the task is started, as the reference's
-ExactlyOnceWorkerSourceTask runs its pre- and post-producer checks.
+ExactlyOnceWorkerSourceTask runs its pre- and post-producer checks. A started task that fails because its
+producer was fenced (or a commit's outcome is unknown) calls `on_fenced`: the herder decides whether that was
+a zombie's doing and restarts the task (runtime/herder/local_work.py).
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ class ExactlyOnceStart:
     # refuse the start (the reference's verifyTaskGenerationAndOwnership: the task's generation is still
     # current and the task still this worker's)
     still_current: Callable[[], None] | None = None
+    # called on the task thread when the task failed, after it had started, because its producer was fenced
+    # or a commit's outcome is unknown (see ExactlyOnceSourceTaskRunner): the herder may restart it
+    on_fenced: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,7 @@ class ExactlyOnceTask:
     offsets_topics: tuple[str, ...]  # where each transaction writes the offsets: the connector's topic first
     worker_topic_elsewhere: str | None = None  # the worker's offsets topic, when on another cluster
     still_current: Callable[[], None] | None = None
+    on_fenced: Callable[[], None] | None = None
 
     @classmethod
     def for_task(
@@ -84,7 +90,15 @@ class ExactlyOnceTask:
             topics, elsewhere = (own, worker_topic), None
         else:
             topics, elsewhere = (own,), worker_topic
-        return cls(start.transactional_id, boundary, interval_ms / 1000, topics, elsewhere, start.still_current)
+        return cls(
+            start.transactional_id,
+            boundary,
+            interval_ms / 1000,
+            topics,
+            elsewhere,
+            start.still_current,
+            start.on_fenced,
+        )
 
 
 def _servers(value: str | None) -> set[str]:

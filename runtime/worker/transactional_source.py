@@ -10,7 +10,9 @@ aborted, so its records and offsets never become visible, and the records are po
 
 A task fenced by a newer instance with the same transactional id (PRODUCER_FENCED / _FENCED) fails with a
 trace saying so and writes nothing more; INVALID_PRODUCER_EPOCH (the broker aborted the transaction after
-`transaction.timeout.ms`) fails it with the reference's advice.
+`transaction.timeout.ms`) fails it with the reference's advice. A task that fails fenced, or with a commit
+whose outcome is unknown, after it started tells the herder (`ExactlyOnceTask.on_fenced`), which restarts it
+when the fence was a zombie's doing.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ class TaskFencedError(ConnectError):
     """A newer producer with this task's transactional id exists: another instance of the task runs."""
 
 
+class CommitOutcomeUnknownError(ConnectError):
+    """A commit got no answer within transaction.timeout.ms: whether the transaction committed is unknown.
+    Tansu answers the EndTxn of a fenced producer by dropping the connection, so there a fence shows this way."""
+
+
 class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     def __init__(
         self, *args: Any, exactly_once: ExactlyOnceTask, clock: Callable[[], float] = time.monotonic, **kwargs: Any
@@ -68,6 +75,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         self._offset_partitions: dict[str, int] = {}  # offsets topic -> its partition count
         self._commit_timeout_s = DEFAULT_TRANSACTION_TIMEOUT_MS / 1000
         self._fenced = False
+        self._looping = False  # the task started and its loop runs: a fence from now on may be a zombie's
         self.counters.transactional = True
 
     # ---- start ----------------------------------------------------------------------------------
@@ -119,6 +127,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     # ---- the loop -------------------------------------------------------------------------------
 
     def enter_loop(self) -> None:
+        self._looping = True
         self.boundaries.start()
 
     def on_pause(self) -> None:
@@ -233,7 +242,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             producer.poll(0)  # the last delivery reports: every record of the transaction is handed back below
         except KafkaException as exc:
             self.counters.offset_commit_failures += 1
-            raise self._failure("Failed to flush offsets and/or records for task", exc) from exc
+            raise self._failure("Failed to flush offsets and/or records for task", exc, committing=True) from exc
         self._transaction_open = False
         for key, offset in pending.items():
             if self._pending.get(key) is offset:
@@ -294,7 +303,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             except Exception as exc:  # noqa: BLE001 - the connector's own topic is the source of truth
                 log.warning("Task %s: failed to write offsets to the worker's offsets topic: %s", self.id, exc)
 
-    def _failure(self, what: str, exc: KafkaException) -> ConnectError:
+    def _failure(self, what: str, exc: KafkaException, committing: bool = False) -> ConnectError:
         err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
         first = self._transaction_error
         codes = {e.code() for e in (err, first) if e is not None}
@@ -314,7 +323,24 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
                 "offset commit interval (if using interval-based transaction boundaries), or use the 'poll' "
                 "transaction boundary (if the connector is not already configured to use it)."
             )
+        if committing and KafkaError._TIMED_OUT in codes:
+            return CommitOutcomeUnknownError(
+                f"{what} {self.id}: its transaction's commit got no answer within transaction.timeout.ms "
+                f"({self._commit_timeout_s * 1000:.0f} ms), so whether it committed is unknown"
+            )
         return ConnectError(f"{what} {self.id}")
+
+    def _fail(self, exc: BaseException) -> None:
+        super()._fail(exc)
+        tell = self.exactly_once.on_fenced
+        if (
+            tell is not None
+            and self._looping
+            and isinstance(exc, TaskFencedError | CommitOutcomeUnknownError)
+            and not self.stopping
+            and not self._cancelled
+        ):
+            tell()  # the herder decides whether this instance was fenced by a zombie, and restarts it then
 
     def on_cancel(self) -> None:
         """The task outlived its graceful stop: as the reference closes an abandoned task's producer at once,

@@ -106,6 +106,7 @@ class Harness:
         offsets_topics: tuple[str, ...] | None = None,
         exactly_once: bool = True,
         still_current: Callable[[], None] | None = None,
+        on_fenced: Callable[[], None] | None = None,
         **settings: str,
     ) -> Any:
         """A runner of task `index` (not started); `settings` go to the task and connector configs."""
@@ -130,7 +131,12 @@ class Harness:
         if exactly_once:
             topics = offsets_topics or (self.offsets_topic,)
             transactions = ExactlyOnceTask(
-                self.transactional_id(index), boundary, interval_s, topics, still_current=still_current
+                self.transactional_id(index),
+                boundary,
+                interval_s,
+                topics,
+                still_current=still_current,
+                on_fenced=on_fenced,
             )
             runner: SourceTaskRunner = ExactlyOnceSourceTaskRunner(
                 *args, statuses or self.statuses, "worker-1", exactly_once=transactions, clock=clock, **common

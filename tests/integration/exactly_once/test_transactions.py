@@ -159,7 +159,8 @@ def test_a_fenced_task_fails_says_so_and_writes_nothing_more(harness: Harness) -
     # commit has been retried for transaction.timeout.ms, with a trace that cannot say why.)
     settings = {"batch.size": "10", "throughput": "400"}
     zombie_statuses, successor_statuses = Statuses(), Statuses()
-    zombie = harness.start(harness.runner(statuses=zombie_statuses, **settings))
+    reported: list[str] = []  # the herder hears of a fence (it restarts the task if it still owns it)
+    zombie = harness.start(harness.runner(statuses=zombie_statuses, on_fenced=lambda: reported.append("z"), **settings))
     wait_until(lambda: zombie.counters.transactions_committed >= 2, "the first instance's commits")
     zombie.transition_to(TargetState.PAUSED)
     wait_until(lambda: harness.committed_offset() == {"saved": zombie.task.seqno}, "the commit at the pause")
@@ -174,6 +175,7 @@ def test_a_fenced_task_fails_says_so_and_writes_nothing_more(harness: Harness) -
     assert "fenced out by a newer producer with the same transactional id" in failed.trace
     assert harness.transactional_id(0) in failed.trace
     assert zombie.counters.transactions_committed == zombie_commits, "the fenced task committed again"
+    assert reported == ["z"], "the fence was not reported to the herder once"
 
     wait_until(lambda: successor.counters.transactions_committed >= 4, "more of the successor's commits")
     harness.stop(successor)
@@ -205,7 +207,8 @@ def test_a_task_its_worker_lost_while_its_producer_initialized_does_not_start(ha
         if len(checks) > 1:
             raise ConnectError(f"Task {harness.connector}-0 is no longer assigned to this worker; not starting it")
 
-    runner = harness.runner(still_current=still_current, **{"batch.size": "10"})
+    reported: list[str] = []
+    runner = harness.runner(still_current=still_current, on_fenced=lambda: reported.append("r"), **{"batch.size": "10"})
     runner.start(wait_s=30)
     failed = harness.statuses.wait_for(harness.connector, 0, State.FAILED)
     assert "is no longer assigned to this worker" in (failed.trace or "")
@@ -214,6 +217,7 @@ def test_a_task_its_worker_lost_while_its_producer_initialized_does_not_start(ha
     assert runner.counters.source_records_polled == 0, "the refused task polled"
     assert runner.producer is None, "the refused task kept its producer"
     assert written_to(harness) == {0: 0}, "the refused task wrote to its topic"
+    assert reported == [], "a task that never started reported a fence: the herder would restart it"
 
 
 class PollBlockedTask(SequenceSourceTask):

@@ -330,3 +330,54 @@ def test_offsets_of_an_exactly_once_source_change_only_after_a_round_and_under_i
     assert failure.value.message == "Failed to perform zombie fencing for source connector prior to modifying offsets"
     herder.exactly_once = False  # at least once: no round, a plain write
     assert DistributedHerder._fenced_precheck(herder, "a")[1] is None and rounds == ["a", "broken"]  # type: ignore[arg-type]
+
+
+def test_a_task_fenced_while_this_worker_owns_it_restarts_once_per_placement(topic) -> None:
+    # KIP-618's race: a zombie's producer init fenced the task the group runs here. The herder restarts it (its
+    # init fences the zombie back), once per placement, and only while it is this worker's own.
+    worker, statuses, owned = FakeWorker(), StatusStore(), {"now": True}
+    work = LocalWork(
+        worker,  # type: ignore[arg-type]
+        topic.store,
+        statuses,  # type: ignore[arg-type]
+        MemoryTopics(WorkerConfig({"bootstrap.servers": "unused:9092"})),
+        "w1",
+        StageTracker(),
+        publish=lambda held: None,
+        wake=lambda: None,
+        is_leader=lambda: True,
+        owns=lambda name, index: owned["now"],
+        exactly_once_group=GROUP,
+        is_source=lambda config: True,
+    )
+    topic.connector("a", SOURCE, 1)
+    topic.record("tasks-fencing-a", {"task-count": 1})
+
+    def place(generation: int) -> None:
+        work.reconcile(Assignment(generation, "w1", "", {"a": "w1"}, {("a", 0): "w1"}), topic.snapshot(), False)
+
+    def fenced(start: Any) -> int:
+        """The instance `start` reports its fence; how many times the task has been started since."""
+        statuses.put_task("a", 0, InstanceStatus(State.FAILED, "w1", "TaskFencedError"))
+        start.on_fenced()
+        work.run_restarts()
+        return len(worker.started)
+
+    place(1)
+    first = worker.exactly_once[("a", 0)]
+    assert fenced(first) == 2, "the fenced task was not restarted"
+    status = statuses.task("a", 0)
+    assert status is not None and status.state is State.RESTARTING
+    assert fenced(first) == 2, "a late report of an instance already replaced restarted the task"
+    second = worker.exactly_once[("a", 0)]
+    assert fenced(second) == 2, "fenced twice in one placement: it must stay FAILED"
+    place(2)  # the group placed its tasks again: once more
+    assert fenced(second) == 3
+    owned["now"] = False  # this worker is out of the group (it was frozen, say): the task is not its own
+    place(3)
+    assert fenced(worker.exactly_once[("a", 0)]) == 3
+    owned["now"] = True
+    statuses.put_task("a", 0, InstanceStatus(State.RUNNING, "w2"))  # another worker runs it now
+    worker.exactly_once[("a", 0)].on_fenced()
+    work.run_restarts()
+    assert len(worker.started) == 3
