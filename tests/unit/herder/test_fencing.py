@@ -267,22 +267,29 @@ class FakeWorker:
         pass
 
 
-def test_tasks_of_a_connector_pending_fencing_start_once_its_task_count_is_recorded(topic) -> None:
-    worker = FakeWorker()
-    work = LocalWork(
+def local_work(
+    topic: Topic, worker: FakeWorker, statuses: StatusStore | None = None, owns: Any = lambda name, index: True
+) -> LocalWork:
+    """Worker w1's share of an exactly-once cluster (group GROUP), over `topic`'s config store."""
+    return LocalWork(
         worker,  # type: ignore[arg-type]
         topic.store,
-        StatusStore(),  # type: ignore[arg-type]
+        statuses or StatusStore(),  # type: ignore[arg-type]
         MemoryTopics(WorkerConfig({"bootstrap.servers": "unused:9092"})),
         "w1",
         StageTracker(),
         publish=lambda held: None,
         wake=lambda: None,
         is_leader=lambda: True,
-        owns=lambda name, index: True,
+        owns=owns,
         exactly_once_group=GROUP,
         is_source=lambda config: config.get("connector.class") == "Source",
     )
+
+
+def test_tasks_of_a_connector_pending_fencing_start_once_its_task_count_is_recorded(topic) -> None:
+    worker = FakeWorker()
+    work = local_work(topic, worker)
     topic.connector("a", SOURCE, 2)
     topic.connector("s", SINK, 1)
     placement = Assignment(1, "w1", "", {"a": "w1", "s": "w1"}, {("a", 0): "w1", ("a", 1): "w1", ("s", 0): "w1"})
@@ -336,20 +343,7 @@ def test_a_task_fenced_while_this_worker_owns_it_restarts_once_per_placement(top
     # KIP-618's race: a zombie's producer init fenced the task the group runs here. The herder restarts it (its
     # init fences the zombie back), once per placement, and only while it is this worker's own.
     worker, statuses, owned = FakeWorker(), StatusStore(), {"now": True}
-    work = LocalWork(
-        worker,  # type: ignore[arg-type]
-        topic.store,
-        statuses,  # type: ignore[arg-type]
-        MemoryTopics(WorkerConfig({"bootstrap.servers": "unused:9092"})),
-        "w1",
-        StageTracker(),
-        publish=lambda held: None,
-        wake=lambda: None,
-        is_leader=lambda: True,
-        owns=lambda name, index: owned["now"],
-        exactly_once_group=GROUP,
-        is_source=lambda config: True,
-    )
+    work = local_work(topic, worker, statuses, owns=lambda name, index: owned["now"])
     topic.connector("a", SOURCE, 1)
     topic.record("tasks-fencing-a", {"task-count": 1})
 
