@@ -222,6 +222,39 @@ def _with_version(assignment: ConnectAssignment | None, version: int, leader_id:
     )
 
 
+# JoinGroup answers no retry cures (kafka-python raises them as fatal; the reference's worker exits on them):
+# the worker's settings, or whatever else uses its group.id, must change first
+FATAL_JOIN_ERRORS: tuple[type[Exception], ...] = (
+    kafka_errors.InconsistentGroupProtocolError,
+    kafka_errors.InvalidSessionTimeoutError,
+    kafka_errors.InvalidGroupIdError,
+    kafka_errors.GroupAuthorizationFailedError,
+    kafka_errors.GroupMaxSizeReachedError,
+    kafka_errors.FencedInstanceIdError,
+)
+FATAL_RETRY_S = 5.0  # a worker refused so tries again this often, in case what refused it changes
+
+
+def explain_join_refusal(group_id: str, exc: Exception, session_timeout_ms: int) -> str:
+    """One line for a person: which answer the coordinator gave, and what to change."""
+    why = {
+        kafka_errors.InconsistentGroupProtocolError: (
+            f"the group's members speak another protocol: a consumer group or another application uses "
+            f"group.id {group_id}; give this Connect cluster a group.id of its own"
+        ),
+        kafka_errors.InvalidSessionTimeoutError: (
+            f"session.timeout.ms={session_timeout_ms} is outside the broker's group.min.session.timeout.ms to "
+            "group.max.session.timeout.ms (6000 to 1800000 by default)"
+        ),
+        kafka_errors.GroupAuthorizationFailedError: (
+            f"the worker's principal is not authorized for group {group_id} (it needs READ on the group)"
+        ),
+        kafka_errors.GroupMaxSizeReachedError: "the group has the broker's group.max.size members already",
+    }.get(type(exc), str(exc))
+    answer = getattr(exc, "message", type(exc).__name__)
+    return f"This worker cannot join group {group_id}: the group coordinator answered {answer}: {why}"
+
+
 class WorkerGroup:
     """This worker's membership: join, stay, rejoin when asked, leave."""
 
@@ -246,11 +279,17 @@ class WorkerGroup:
             "max_poll_interval_ms": rebalance_timeout_ms,
         }
         self._net: NetworkSelector | None = None
+        self._manager: KafkaConnectionManager | None = None
         self.coordinator: WorkerCoordinator | None = None
         self._join_thread: threading.Thread | None = None
         self._watch: StallWatch | None = None
         self._closed = threading.Event()
         self._rejoin = threading.Event()
+        self._refusal: str | None = None  # why the coordinator refused the last join, when no retry cures it
+
+    def refusal(self) -> str | None:
+        """Why the group coordinator refused this worker's last join for good (FATAL_JOIN_ERRORS), else None."""
+        return self._refusal
 
     def start(self, timeout_s: float) -> None:
         net = NetworkSelector(**self._settings)
@@ -263,7 +302,7 @@ class WorkerGroup:
             net.stop(1000)
             raise
         api_version = manager.broker_version
-        self._net = net
+        self._net, self._manager = net, manager
         watch = self._watch = StallWatch(self._timeouts["session_timeout_ms"] / 1000, self._clock)
         self.coordinator = WorkerCoordinator(
             client,
@@ -290,6 +329,11 @@ class WorkerGroup:
                 continue
             try:
                 coordinator.ensure_active_group(timeout_ms=None)
+                self._refusal = None
+            except FATAL_JOIN_ERRORS as exc:
+                self._refusal = explain_join_refusal(self.group_id, exc, self._timeouts["session_timeout_ms"])
+                log.error("%s; trying again in %.0fs", self._refusal, FATAL_RETRY_S)
+                self._closed.wait(FATAL_RETRY_S)
             except Exception as exc:  # noqa: BLE001 - e.g. the coordinator moved; join again
                 if self._closed.is_set():
                     return
@@ -385,7 +429,7 @@ class WorkerGroup:
         the coordinator drops it when its session times out, as it drops a crashed worker; the others then
         wait one session timeout longer, which every broker handles. After a completed join, leaving is
         plain on every broker."""
-        coordinator, net = self.coordinator, self._net
+        coordinator, net, manager = self.coordinator, self._net, self._manager
         settled = True
         if coordinator is not None:
             deadline = time.monotonic() + (timeout_s if settle_s is None else settle_s)
@@ -399,7 +443,8 @@ class WorkerGroup:
         self._closed.set()
         if coordinator is not None:
             try:
-                if settled:
+                if settled or self._refusal is not None:
+                    # a refused member has no member id: closing only ends its heartbeat loop, no LeaveGroup
                     coordinator.close(timeout_ms=int(timeout_s * 1000))
                 else:
                     # stopping the network below ends the heartbeats too (they run on its IO thread)
@@ -410,6 +455,8 @@ class WorkerGroup:
                     )
             except Exception as exc:  # noqa: BLE001 - leaving is best effort: the session timeout removes us
                 log.warning("Could not leave group %s: %s", self.group_id, exc)
+        if manager is not None:
+            manager.close()  # its connections, and the metadata refresh loop (as kafka-python's client closes)
         if net is not None:
             try:
                 net.stop(int(timeout_s * 1000))

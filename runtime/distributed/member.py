@@ -137,6 +137,9 @@ class GroupMember:
         session.timeout.ms/2)."""
         deadline = time.monotonic() + max(60.0, 3 * self.timing.session_timeout_s)
         while self._membership.generation < 0 and time.monotonic() < deadline and not stopping.is_set():
+            refusal = self.group.refusal()
+            if refusal is not None:
+                raise ServerError(refusal)  # no retry cures it: the worker stops, naming what to change
             time.sleep(0.05)
         if self._membership.generation < 0 and not stopping.is_set():
             raise ServerError(f"This worker did not join group {self.group_id} in time")
