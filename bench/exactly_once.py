@@ -21,8 +21,9 @@ exactly-once worker, each read the same file of N ~100-byte lines with an exactl
 (tasks.max=1, `exactly.once.support=required`, `transaction.boundary=poll`, StringConverter), timed the same
 way on both sides as above (CPU: the worker's process tree, the reference's JVM included); the committed view
 of each side's topic must hold each line exactly once, in order. Target (issue 25): ours / reference >= 1.5.
-`--no-oracle` leaves that row out. Prints a table; writes JSON to bench/results/exactly_once.json. Nothing
-here asserts a timing.
+`--no-oracle` leaves that row out. `--bootstrap` (default $CONNECT_TEST_BOOTSTRAP_SERVERS) runs it all on that
+cluster instead of an embedded Tansu broker, e.g. Apache Kafka from scripts/apache_kafka.sh (bench/README.md).
+Prints a table; writes JSON to bench/results/exactly_once.json. Nothing here asserts a timing.
 
 Needs the exactly-once control plane of issue 25 (a distributed worker that starts with
 `exactly.once.source.support=enabled` and starts source tasks with their transactional ids); until then
@@ -230,12 +231,17 @@ def main() -> int:
     parser.add_argument("--records", type=int, default=500_000)
     parser.add_argument("--repeat", type=int, default=2, help="rounds per side; the best of each is kept")
     parser.add_argument("--no-oracle", action="store_true", help="leave out the reference FileStreamSource row")
+    parser.add_argument(
+        "--bootstrap",
+        default=os.environ.get("CONNECT_TEST_BOOTSTRAP_SERVERS"),
+        help="a running cluster to use instead of an embedded Tansu broker",
+    )
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "exactly_once.json")
     args = parser.parse_args()
     n = args.records
     load_before = s.load_average()
-    broker = EmbeddedBroker().start()
-    bootstrap = broker.bootstrap_servers
+    broker = None if args.bootstrap else EmbeddedBroker().start()
+    bootstrap = broker.bootstrap_servers if broker is not None else args.bootstrap
     work = Path(tempfile.mkdtemp(prefix="eos-bench-"))
     plain = Cluster(work / "plain", bootstrap, 1, **{"exactly.once.source.support": "disabled"})
     eos = Cluster(work / "eos", bootstrap, 1, **{"exactly.once.source.support": "enabled"})
@@ -324,7 +330,8 @@ def main() -> int:
                     running.stop()
             except Exception as exc:  # noqa: BLE001
                 log(f"stopping a worker: {exc}")
-        broker.stop()
+        if broker is not None:
+            broker.stop()
     load_after = s.load_average()
     header = f"{'measure':<72} {'unit':<14} {'exactly once':>12} {'without/ref':>11} {'ratio':>6} {'target':>7}"
     print(header)
