@@ -22,7 +22,7 @@ exactly-once worker, each read the same file of N ~100-byte lines with an exactl
 way on both sides as above (CPU: the worker's process tree, the reference's JVM included); the committed view
 of each side's topic must hold each line exactly once, in order. Target (issue 25): ours / reference >= 1.5.
 `--no-oracle` leaves that row out. `--bootstrap` (default $CONNECT_TEST_BOOTSTRAP_SERVERS) runs it all on that
-cluster instead of an embedded Tansu broker, e.g. Apache Kafka from scripts/apache_kafka.sh (bench/README.md).
+cluster instead of an embedded Tansu broker (bench/README.md).
 Prints a table; writes JSON to bench/results/exactly_once.json. Nothing here asserts a timing.
 
 Needs the exactly-once control plane of issue 25 (a distributed worker that starts with
