@@ -197,10 +197,12 @@ class AirflowDeployment:
                 break
             time.sleep(0.1)  # the poll interval of the wait for the exit or the line
         if proc.poll() is None:  # not reaped yet: its pid is still its own
-            main = psutil.Process(proc.pid)
-            tree = [main, *main.children(recursive=True)]
+            tree: list[psutil.Process] = []
+            with contextlib.suppress(psutil.Error):
+                main = psutil.Process(proc.pid)
+                tree = [main, *main.children(recursive=True)]
             for process in tree:
-                with contextlib.suppress(psutil.NoSuchProcess):
+                with contextlib.suppress(psutil.Error):
                     process.kill()
             psutil.wait_procs(tree[1:], timeout=10)
         proc.wait(10)
