@@ -44,6 +44,11 @@ BUILTIN_CONVERTERS = (
     "runtime.converters.json:JsonConverter",
     "runtime.converters.string:StringConverter",
     "runtime.converters.bytearray:ByteArrayConverter",
+)
+# Bundled converters known by name and imported at their first use: their modules import Confluent's Schema
+# Registry client (with httpx, authlib, protobuf), 0.5 s of CPU that every worker and task process paid at
+# start, of about 2 s, whether or not any connector used a schema registry.
+DEFERRED_CONVERTERS = (
     "runtime.converters.schema_registry.avro:AvroConverter",
     "runtime.converters.schema_registry.json_schema:JsonSchemaConverter",
     "runtime.converters.schema_registry.protobuf:ProtobufConverter",
@@ -101,6 +106,34 @@ class PluginDesc:
         if version is not None:
             body["version"] = version
         return body
+
+
+class DeferredPluginDesc(PluginDesc):
+    """A bundled plugin known by its `module:Class` path and type; its module is imported when `cls` is first
+    read (to make one, to show its version or its config definition)."""
+
+    path: str
+
+    def __init__(self, path: str, type: str) -> None:
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "type", type)
+
+    @property
+    def cls(self) -> type:
+        loaded = self.__dict__.get("_cls")
+        if loaded is None:
+            loaded = import_object(self.path)
+            object.__setattr__(self, "_cls", loaded)
+        return loaded
+
+    @property
+    def class_name(self) -> str:
+        python = self.path.replace(":", ".")
+        return REFERENCE_NAMES.get(python, python)
+
+    @property
+    def simple_name(self) -> str:
+        return self.path.rpartition(":")[2]
 
 
 def class_name(cls: type) -> str:
@@ -178,6 +211,9 @@ class Plugins:
         self._descs[desc.class_name] = desc
 
     def _discover(self) -> None:
+        for path in DEFERRED_CONVERTERS:
+            desc = DeferredPluginDesc(path, "converter")
+            self._descs[desc.class_name] = desc
         for path in (*BUILTIN_CONVERTERS, *BUILTIN_HEADER_CONVERTERS, *BUILTIN_TRANSFORMS, *BUILTIN_PREDICATES):
             try:
                 self._add(import_object(path), path)

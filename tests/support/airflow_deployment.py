@@ -6,6 +6,7 @@ OpenLineage provider writes the tasks' lineage events to a file.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -13,17 +14,29 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 
 from tests.support.worker import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 COMPONENTS = ("scheduler", "dag-processor", "triggerer")
+# The line each component logs on SIGTERM once its work is over and only its exit is left: the api-server's
+# took 6 s (finalizing its interpreter), the triggerer's up to 10 s (its trigger runner's escalation delay),
+# the dag-processor's and the scheduler's 2-3 s (atexit joins). The deployment is thrown away with its
+# database, so `stop()` kills a component's process tree at its line.
+DONE_LINES = {
+    "scheduler": "Exited execute loop",  # after the LocalExecutor's running tasks finished
+    "dag-processor": "Exiting gracefully upon receiving signal",
+    "triggerer": "Waiting for triggers to clean up",  # its main loop ended
+    "api-server": "Finished server process",
+}
 
 
 def _free_port() -> int:
@@ -92,6 +105,7 @@ class AirflowDeployment:
         # trust store costs about 0.1 s of CPU. It keeps no cookies: each request is the given user's alone.
         self._http = httpx.Client(timeout=30, cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])))
         self._migrated = False
+        self._stopping: dict[str, float] = {}  # component -> when it was sent SIGTERM
 
     # ---- lifecycle ------------------------------------------------------------------------------------
 
@@ -120,7 +134,17 @@ class AirflowDeployment:
                 args, env=self.env, cwd=self.root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
         wait_for(self._healthy, 240, 0.5, "the Airflow deployment to report every component healthy")
+        threading.Thread(target=self._warm_up_execution_api, name="warm-up-execution-api", daemon=True).start()
         return self
+
+    def _warm_up_execution_api(self) -> None:
+        """Make the api-server build its task execution API now, while the first test prepares. Airflow builds
+        it (Cadwyn's versioned routes) on the first request to /execution/, in the event loop: 5-12 s of CPU
+        during which the api-server answered nothing, so the first task of the first DAG run stood still."""
+        try:
+            httpx.get(f"{self.url}/execution/health", timeout=120)
+        except httpx.HTTPError:
+            pass  # a deployment stopped meanwhile; a real failure shows in the tests' own requests
 
     def log_path(self, component: str) -> Path:
         return self.root / f"{component}.log"
@@ -140,27 +164,48 @@ class AirflowDeployment:
         return all((health.get(part) or {}).get("status") == "healthy" for part in wanted)
 
     def stop(self) -> None:
-        """The scheduler, dag-processor and triggerer first, then the api-server: on SIGTERM the scheduler's
-        LocalExecutor lets running tasks finish, and a task reports its end through the api-server's
-        execution API (with the api-server gone first, a task the scheduler had just started retried until
-        the scheduler was killed, 30 s later)."""
-        components = [proc for name, proc in self.processes.items() if name != "api-server"]
-        self._stop(components)
-        self._stop([proc for name, proc in self.processes.items() if name == "api-server"])
+        """The scheduler, dag-processor and triggerer first, then the api-server once the scheduler is done:
+        on SIGTERM the scheduler's LocalExecutor lets running tasks finish, and a task reports its end
+        through the api-server's execution API (with the api-server gone first, a task the scheduler had just
+        started retried until the scheduler was killed, 30 s later). Each component is killed once it logs
+        that its work is over (DONE_LINES), or 30 s after its SIGTERM."""
+        components = [name for name in self.processes if name != "api-server"]
+        for name in components:
+            self._terminate(name)
+        if "scheduler" in self.processes:
+            self._wait_done("scheduler")
+        self._terminate("api-server")
+        for name in [*components, "api-server"]:
+            self._wait_done(name)
         self._http.close()
 
-    @staticmethod
-    def _stop(processes: list[subprocess.Popen]) -> None:
-        for proc in processes:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 30
-        for proc in processes:
-            try:
-                proc.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(10)
+    def _terminate(self, name: str) -> None:
+        proc = self.processes.get(name)
+        if proc is not None and proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            self._stopping[name] = time.monotonic()
+
+    def _wait_done(self, name: str) -> None:
+        """Until component `name` exits or logs its DONE_LINES line, then its process tree is killed (Airflow
+        puts the processes it forks in process groups of their own); 30 s after its SIGTERM, anyway."""
+        proc = self.processes.get(name)
+        if proc is None:
+            return
+        deadline = self._stopping.get(name, time.monotonic()) + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            if DONE_LINES[name] in self.log(name):
+                break
+            time.sleep(0.1)  # the poll interval of the wait for the exit or the line
+        if proc.poll() is None:  # not reaped yet: its pid is still its own
+            tree: list[psutil.Process] = []
+            with contextlib.suppress(psutil.Error):
+                main = psutil.Process(proc.pid)
+                tree = [main, *main.children(recursive=True)]
+            for process in tree:
+                with contextlib.suppress(psutil.Error):
+                    process.kill()
+            psutil.wait_procs(tree[1:], timeout=10)
+        proc.wait(10)
 
     def __enter__(self) -> AirflowDeployment:
         return self.start()

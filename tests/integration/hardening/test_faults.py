@@ -355,8 +355,10 @@ def test_pause_stop_and_restart_answer_while_the_connector_stop_blocks(
 
 @pytest.mark.parametrize("mode", ["standalone", "distributed"])
 def test_connector_stuck_in_start_does_not_hold_the_exit(mode: str, bootstrap_servers: str, tmp_path: Path) -> None:
-    """start() never returns: SIGTERM still ends the worker (its start thread is a daemon thread)."""
-    worker = _one_worker(mode, bootstrap_servers, tmp_path, {"rest.request.timeout.ms": 3000})
+    """start() never returns: SIGTERM still ends the worker (its start thread is a daemon thread), once its stop
+    has waited task.shutdown.graceful.timeout.ms for the connector (1 s here; 5 s by default)."""
+    props = {"rest.request.timeout.ms": 3000, "task.shutdown.graceful.timeout.ms": 1000}
+    worker = _one_worker(mode, bootstrap_servers, tmp_path, props)
     worker.start()
     try:
         with httpx.Client(base_url=worker.url, timeout=60) as client:
