@@ -34,12 +34,14 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec
 
-from .committed_view import CommittedReader
+if TYPE_CHECKING:  # imported where a read_committed log starts: it loads kafka-python (0.25 s of CPU), which
+    # a worker without exactly-once, and every task process, would otherwise pay at start
+    from .committed_view import CommittedReader
 
 log = logging.getLogger(__name__)
 
@@ -233,6 +235,8 @@ class KafkaBasedLog:
         self._positions = {p: 0 for p in range(self.partitions)}
         self._complete: dict[int, int] = {}  # positions as of the last poll that emptied the fetch queue
         if self.read_committed:
+            from .committed_view import CommittedReader
+
             self._committed = CommittedReader(
                 self.spec.name,
                 range(self.partitions),

@@ -23,7 +23,6 @@ from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
-from kafka.partitioner.default import murmur2
 
 from ..api.errors import ConnectError
 from ..api.records import RecordMetadata, SourceRecord, SourceRecordBatch
@@ -259,6 +258,10 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
 
     def _offsets_partition(self, producer: Producer, topic: str, key: bytes) -> int:
         """The partition a Java worker writes `key` to (murmur2, as KafkaBasedLog's producer picks it)."""
+        # kafka-python's murmur2, imported here: every task process imports this module, few run exactly once,
+        # and kafka-python costs 0.25 s of CPU to import
+        from kafka.partitioner.default import murmur2
+
         count = self._offset_partitions.get(topic)
         if count is None:  # looked up once the offset store has started (it creates a missing topic)
             metadata = producer.list_topics(topic, timeout=self._commit_timeout_s).topics.get(topic)
