@@ -191,11 +191,9 @@ class AirflowDeployment:
         proc = self.processes.get(name)
         if proc is None:
             return
-        deadline = self._stopping.get(name, time.monotonic()) + 30
-        while proc.poll() is None and time.monotonic() < deadline:
-            if DONE_LINES[name] in self.log(name):
-                break
-            time.sleep(0.1)  # the poll interval of the wait for the exit or the line
+        left_s = self._stopping.get(name, time.monotonic()) + 30 - time.monotonic()
+        with contextlib.suppress(AssertionError):  # not done in time: killed all the same
+            wait_for(lambda: proc.poll() is not None or DONE_LINES[name] in self.log(name), max(0.0, left_s))
         if proc.poll() is None:  # not reaped yet: its pid is still its own
             tree: list[psutil.Process] = []
             with contextlib.suppress(psutil.Error):

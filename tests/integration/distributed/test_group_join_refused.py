@@ -4,7 +4,6 @@ until its start times out. Here: a consumer group already uses the worker's grou
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from confluent_kafka import Consumer
 from tests.integration.scenarios.helpers import Kafka
 from tests.support.broker import unique
 from tests.support.cluster import Cluster
+from tests.support.worker import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -25,10 +25,12 @@ def test_a_group_id_a_consumer_group_uses_stops_the_worker_naming_it(bootstrap_s
     consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": group, "session.timeout.ms": 6000})
     consumer.subscribe([topic], on_assign=lambda c, partitions: assigned.append(partitions))
     try:
-        deadline = time.monotonic() + 60
-        while not assigned:  # a member of the group, with the consumer protocol, from now on
-            assert time.monotonic() < deadline, "the consumer never joined its group"
+
+        def joined() -> bool:  # a member of the group, with the consumer protocol, from then on
             consumer.poll(0.2)
+            return bool(assigned)
+
+        wait_for(joined, 60, 0, "the consumer to join its group")
         worker = cluster.workers[0]
         with pytest.raises(RuntimeError, match="worker exited with 2") as failure:
             worker.start(timeout_s=60)
