@@ -360,6 +360,7 @@ class SourceTaskRunner(TaskRunner[SourceTask]):
         else:
             # produce_batch refuses timestamps (confluent-kafka 2.16: "not currently supported in batch mode"):
             # one produce() each, in a loop as lean as it can be; a full queue or a refusal takes _produce
+            self.ready_to_produce()
             produce = producer.produce
             for value, timestamp in zip(values, batch.timestamps, strict=True):
                 try:
@@ -401,7 +402,14 @@ class SourceTaskRunner(TaskRunner[SourceTask]):
         )
         return (key, value) if ok else None
 
+    def ready_to_produce(self) -> None:
+        """Called before a batch's first record goes to the producer, after its records were converted (an
+        exactly-once task settles its previous commit and begins a transaction here)."""
+
     def _flush_batches(self, by_topic: dict[tuple[str, int], list[dict[str, Any]]]) -> None:
+        if not by_topic:
+            return
+        self.ready_to_produce()
         producer = self.producer
         assert producer is not None
         for (topic, partition), messages in by_topic.items():
@@ -448,6 +456,7 @@ class SourceTaskRunner(TaskRunner[SourceTask]):
         on_delivery: Any = None,
     ) -> None:
         """One record to the producer (timestamp 0: the producer's clock), waiting while its queue is full."""
+        self.ready_to_produce()
         producer = self.producer
         assert producer is not None
         callback = {"on_delivery": on_delivery} if on_delivery is not None else {}

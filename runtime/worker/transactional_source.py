@@ -8,6 +8,18 @@ same transaction (to the connector's offsets topic, and the worker's when the co
 the transaction commits. Nothing is ever written outside a transaction: a failed task's open transaction is
 aborted, so its records and offsets never become visible, and the records are polled again after a restart.
 
+Commits are pipelined, beyond the reference (which commits on the task thread, then polls again): at a
+boundary the transaction's commit runs on the task's committer thread while the task thread polls and
+converts the next batch, whose records go to the producer only once that commit has succeeded
+(`ready_to_produce`). The broker's round trips of a commit (the transaction's partitions registered, its
+records acknowledged, the transaction ended) then overlap the task's own work instead of adding to it.
+Transactions stay strictly ordered and each holds what it holds in the reference, so exactly-once is
+unchanged. The task's `commit()` is called once the commit is known, after the next `poll()` has returned
+(the committer thread ends an idle poll's wait through the task's wake-up hook). A pause, a stop, an abort
+and an explicit commit wait for the commit in flight. Tasks that override `commit_record` commit on the task
+thread, as the reference does: a record dropped while converting the next batch would otherwise be handed
+back with the previous transaction's.
+
 A task fenced by a newer instance with the same transactional id (PRODUCER_FENCED / _FENCED) fails with a
 trace saying so and writes nothing more; INVALID_PRODUCER_EPOCH (the broker aborted the transaction after
 `transaction.timeout.ms`) fails it with the reference's advice. A task that fails fenced, or with a commit
@@ -18,8 +30,11 @@ when the fence was a zombie's doing.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -54,13 +69,31 @@ class CommitOutcomeUnknownError(ConnectError):
     Tansu answers the EndTxn of a fenced producer by dropping the connection, so there a fence shows this way."""
 
 
+@dataclass(frozen=True)
+class _CommitInFlight:
+    """A transaction whose commit runs on the committer thread."""
+
+    began: float  # the clock when the commit started (offset-commit-time)
+    offsets: dict[bytes, Any]  # the offsets written in it: removed from the pending ones once committed
+    size: int  # records in it (transaction-size)
+    finished: Future[float]  # the clock when commit_transaction returned
+
+
 class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     def __init__(
-        self, *args: Any, exactly_once: ExactlyOnceTask, clock: Callable[[], float] = time.monotonic, **kwargs: Any
+        self,
+        *args: Any,
+        exactly_once: ExactlyOnceTask,
+        clock: Callable[[], float] = time.monotonic,
+        pipeline_commits: bool = True,
+        **kwargs: Any,
     ) -> None:
+        """`pipeline_commits` False commits on the task thread, in the reference's order (the benchmark's
+        comparison, bench/exactly_once_pipelining.py)."""
         super().__init__(*args, **kwargs)
         self.exactly_once = exactly_once
         self._clock = clock
+        self._pipeline_commits = pipeline_commits
         self.transaction_context = (
             WorkerTransactionContext() if exactly_once.boundary is TransactionBoundary.CONNECTOR else None
         )
@@ -73,6 +106,8 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         self._committable: list[tuple[SourceRecord, RecordMetadata | None]] = []  # for commit_record
         self._offset_partitions: dict[str, int] = {}  # offsets topic -> its partition count
         self._commit_timeout_s = DEFAULT_TRANSACTION_TIMEOUT_MS / 1000
+        self._in_flight: _CommitInFlight | None = None
+        self._committer: ThreadPoolExecutor | None = None  # one thread, started at the first pipelined commit
         self._fenced = False
         self._looping = False  # the task started and its loop runs: a fence from now on may be a zombie's
         self.counters.transactional = True
@@ -132,10 +167,13 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     def on_pause(self) -> None:
         # a transaction left open would hang readers, or have the producer fenced by the time the task resumes
         self._end_transaction(self.boundaries.at_end())
+        self._settle()
 
     def dispatch(self, records: list[Any] | SourceRecordBatch | None) -> None:
         if self._cancelled:
             return  # abandoned (see on_cancel): a successor may be taking over the transactional id
+        if self._in_flight is not None and self._in_flight.finished.done():
+            self._settle()
         if records:
             context = self.transaction_context
             if context is not None and context.names_records:
@@ -143,6 +181,8 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             else:
                 self._send_in_transaction(records)
         self._end_transaction(self.boundaries.after_batch())
+        if not records:
+            self._settle()  # an idle task's commits are not left in flight: its commit() is called now
 
     def _dispatch_by_record(self, records: Any) -> None:
         """Split the batch after each record the task named in a commit or abort request."""
@@ -157,10 +197,15 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             self._send_in_transaction(records[start:])
 
     def _send_in_transaction(self, records: Any) -> None:
-        self._begin()
         written = self.counters.source_records_written
-        self.send(records)
+        self.send(records)  # its transaction begins at ready_to_produce, once its records are converted
         self._transaction_size += self.counters.source_records_written - written
+
+    def ready_to_produce(self) -> None:
+        if self._in_flight is not None:
+            self._settle()
+        if not self._transaction_open:
+            self._begin()
 
     def _begin(self) -> None:
         if not self._transaction_open:
@@ -198,6 +243,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     def commit_offsets(self) -> bool:
         """Commit the open transaction with the offsets of what it holds."""
         self._end_transaction(Decision.COMMIT)
+        self._settle()
         return True
 
     def _end_transaction(self, decision: Decision | None) -> None:
@@ -208,6 +254,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         self._commit()
 
     def _abort(self, why: str) -> None:
+        self._settle()
         if not self._transaction_open:
             log.warning(
                 "Task %s: ignoring request by task to abort transaction as the current transaction is empty", self.id
@@ -225,10 +272,13 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         self._committable = [(record, None) for record, _ in self._committable]  # never written
 
     def _commit(self) -> None:
+        """Write the offsets of what the open transaction holds into it and start its commit: on the committer
+        thread (see the module's docstring), or here for tasks that override commit_record."""
+        self._settle()
         began = self._clock()
         pending = dict(self._pending)
         if not self._transaction_open and not pending:
-            self._committed(began)  # nothing on the framework's side: the task is told all the same
+            self._committed(began, began)  # nothing on the framework's side: the task is told all the same
             return
         self._begin()
         producer = self._open_producer()
@@ -237,24 +287,55 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
                 value = encode_value(offset)
                 for topic in self.exactly_once.offsets_topics:
                     producer.produce(topic, value, key, self._offsets_partition(producer, topic, key))
-            self._commit_transaction(producer)
+        except KafkaException as exc:
+            self.counters.offset_commit_failures += 1
+            raise self._failure("Failed to flush offsets and/or records for task", exc, committing=True) from exc
+        finished: Future[float]
+        waited = self._commit_records or not self._pipeline_commits
+        if waited:
+            finished = Future()
+            try:
+                finished.set_result(self._commit_transaction(producer))
+            except KafkaException as exc:
+                finished.set_exception(exc)
+        else:
+            if self._committer is None:
+                self._committer = ThreadPoolExecutor(1, thread_name_prefix=f"{self.id}-commit")
+            started = threading.Event()
+            finished = self._committer.submit(self._commit_in_background, producer, started)
+            # until the committer thread is inside librdkafka (which runs without the GIL): else it would wait
+            # for the GIL while this thread converts the next batch, up to sys.getswitchinterval() (5 ms), and
+            # begin the commit only when the task thread waits for it
+            started.wait()
+        self._in_flight = _CommitInFlight(began, pending, self._transaction_size, finished)
+        self._transaction_size = 0
+        if waited:
+            self._settle()
+
+    def _settle(self) -> None:
+        """Wait for the commit in flight, if any, and finish it: the task thread's side of a commit."""
+        commit, self._in_flight = self._in_flight, None
+        if commit is None:
+            return
+        producer = self._open_producer()
+        try:
+            finished = commit.finished.result()
             producer.poll(0)  # the last delivery reports: every record of the transaction is handed back below
         except KafkaException as exc:
             self.counters.offset_commit_failures += 1
             raise self._failure("Failed to flush offsets and/or records for task", exc, committing=True) from exc
         self._transaction_open = False
-        for key, offset in pending.items():
+        for key, offset in commit.offsets.items():
             if self._pending.get(key) is offset:
                 del self._pending[key]
         c = self.counters
-        size = self._transaction_size
+        size = commit.size
         c.transaction_size_min = size if not c.transactions_committed else min(c.transaction_size_min, size)
         c.transaction_size_max = max(c.transaction_size_max, size)
         c.transaction_size_total += size
         c.transactions_committed += 1
-        self._transaction_size = 0
-        self._copy_to_worker_topic(pending)
-        self._committed(began)
+        self._copy_to_worker_topic(commit.offsets)
+        self._committed(commit.began, finished)
 
     def _offsets_partition(self, producer: Producer, topic: str, key: bytes) -> int:
         """The partition a Java worker writes `key` to (murmur2, as KafkaBasedLog's producer picks it)."""
@@ -270,12 +351,20 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             count = self._offset_partitions[topic] = len(metadata.partitions)
         return (murmur2(key) & 0x7FFFFFFF) % count
 
-    def _commit_transaction(self, producer: Producer) -> None:
+    def _commit_in_background(self, producer: Producer, started: threading.Event) -> float:
+        started.set()
+        try:
+            return self._commit_transaction(producer)
+        finally:
+            self._wake_task()  # a task waiting in an idle poll returns, and its commit is settled at once
+
+    def _commit_transaction(self, producer: Producer) -> float:
+        """Commit the open transaction (flushing its records first); the clock when it committed."""
         deadline = self._clock() + self._commit_timeout_s
         while True:
             try:
                 producer.commit_transaction(max(1.0, deadline - self._clock()))
-                return
+                return self._clock()
             except KafkaException as exc:
                 err = exc.args[0]
                 retry = err.retriable() and not err.fatal() and not err.txn_requires_abort()
@@ -283,8 +372,8 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
                     raise
                 log.info("Task %s: retrying the commit of its transaction after %s", self.id, err.str())
 
-    def _committed(self, began: float) -> None:
-        took_ms = (self._clock() - began) * 1000
+    def _committed(self, began: float, finished: float) -> None:
+        took_ms = (finished - began) * 1000
         self.counters.offset_commits += 1
         self.counters.offset_commit_time_ms_total += took_ms
         log.debug("Task %s: finished commitOffsets successfully in %d ms", self.id, took_ms)
@@ -368,8 +457,19 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         if producer is not None and not self._cancelled and not self.failed:
             try:
                 self._end_transaction(self.boundaries.at_end())
+                self._settle()
             except Exception as exc:  # noqa: BLE001 - the task is stopping: what is open is aborted below
                 log.error("Task %s: final transaction commit failed: %s", self.id, exc)
+        elif producer is not None:
+            # a commit the task started before it failed or was abandoned: wait for it (it may well commit, as
+            # it would have before the next poll in the reference) rather than close the producer under it
+            try:
+                self._settle()
+            except Exception as exc:  # noqa: BLE001 - the task is stopping: what is open is aborted below
+                log.info("Task %s: its last commit failed: %s", self.id, exc)
+        if self._committer is not None:
+            self._committer.shutdown(wait=False)  # idle: nothing is in flight any more
+            self._committer = None
         clean = not self._transaction_open
         if producer is not None and self._transaction_open and not self._fenced:
             # never committed: abort rather than leave it open until the transaction times out (readers of the

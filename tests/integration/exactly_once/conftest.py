@@ -107,6 +107,7 @@ class Harness:
         exactly_once: bool = True,
         still_current: Callable[[], None] | None = None,
         on_fenced: Callable[[], None] | None = None,
+        pipeline_commits: bool = True,
         **settings: str,
     ) -> Any:
         """A runner of task `index` (not started); `settings` go to the task and connector configs."""
@@ -139,7 +140,13 @@ class Harness:
                 on_fenced=on_fenced,
             )
             runner: SourceTaskRunner = ExactlyOnceSourceTaskRunner(
-                *args, statuses or self.statuses, "worker-1", exactly_once=transactions, clock=clock, **common
+                *args,
+                statuses or self.statuses,
+                "worker-1",
+                exactly_once=transactions,
+                clock=clock,
+                pipeline_commits=pipeline_commits,
+                **common,
             )
         else:
             runner = SourceTaskRunner(*args, statuses or self.statuses, "worker-1", **common)

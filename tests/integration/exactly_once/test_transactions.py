@@ -8,8 +8,10 @@ read_committed consumers still see aborted records.
 from __future__ import annotations
 
 import threading
+from typing import ClassVar
 
 import orjson
+import pytest
 
 from runtime.api.errors import ConnectError
 from runtime.api.records import SourceRecordBatch
@@ -75,6 +77,70 @@ def test_poll_boundary_commits_each_batch_with_the_offsets_of_its_records(harnes
     assert transactions_in(harness, harness.topic) == (3, 0)
     c = runner.counters
     assert (c.transactions_committed, c.transaction_size_min, c.transaction_size_max) == (3, 5, 5)
+
+
+class EventsTask(SequenceSourceTask):
+    """Notes each poll that returned records, and each commit(), in the order the runtime calls them."""
+
+    events: ClassVar[list[str]] = []
+
+    def poll(self) -> SourceRecordBatch | None:
+        batch = super().poll()
+        if batch:
+            self.events.append(f"poll {self.seqno}")
+        return batch
+
+    def commit(self) -> None:
+        self.events.append("commit")
+        super().commit()
+
+
+@pytest.mark.parametrize(
+    ("pipelined", "expected"),
+    [
+        # the last commit settles after an idle poll, which the committer thread ends (the wake-up hook)
+        (True, ["poll 5", "poll 10", "commit", "poll 15", "commit", "commit"]),
+        (False, ["poll 5", "commit", "poll 10", "commit", "poll 15", "commit"]),  # the reference's order
+    ],
+    ids=["pipelined", "waited"],
+)
+def test_the_next_batch_is_polled_while_a_transaction_commits_and_goes_into_the_next_one(
+    harness: Harness, pipelined: bool, expected: list[str]
+) -> None:
+    # Commits are pipelined (runtime/worker/transactional_source.py): the task polls and converts its next
+    # batch while the previous transaction commits on the committer thread, and commit() follows that poll.
+    # Either way each transaction holds exactly one batch and its offset.
+    EventsTask.events = []
+    runner = harness.start(
+        harness.runner(
+            task_class=EventsTask, pipeline_commits=pipelined, **{"messages.per.task": "15", "batch.size": "5"}
+        )
+    )
+    wait_until(lambda: EventsTask.events.count("commit") >= 3, "the task told of its three transactions")
+    assert EventsTask.events[:6] == expected
+    harness.stop(runner)
+
+    assert seqnos(harness.bootstrap, harness.topic) == [(0, n) for n in range(15)]
+    assert committed_offsets(harness, harness.offsets_topic) == [{"saved": 5}, {"saved": 10}, {"saved": 15}]
+    assert transactions_in(harness, harness.topic) == (3, 0)
+    c = runner.counters
+    assert (c.transactions_committed, c.transaction_size_min, c.transaction_size_max) == (3, 5, 5)
+
+
+def test_a_task_failing_in_poll_keeps_the_transaction_it_was_committing(harness: Harness) -> None:
+    # The third poll raises, possibly while the second batch's transaction commits: that commit completes
+    # (the reference commits it before polling again), and nothing is aborted under it
+    runner = harness.runner(**{"messages.per.task": "30", "batch.size": "5", "task.fail.after.records": "10"})
+    runner.start(wait_s=30)
+    failed = harness.statuses.wait_for(harness.connector, 0, State.FAILED)
+    assert "task.fail.after.records" in (failed.trace or "")
+    assert runner.await_stop(30), "the failed task's thread did not finish"
+    assert runner.producer is None, "the failed task's producer was not closed"
+
+    assert seqnos(harness.bootstrap, harness.topic) == [(0, n) for n in range(10)]
+    assert harness.committed_offset() == {"saved": 10}
+    assert transactions_in(harness, harness.topic) == (2, 0)
+    assert runner.counters.transactions_committed == 2
 
 
 def test_interval_boundary_commits_once_the_interval_passed_and_at_a_pause(harness: Harness) -> None:
