@@ -30,10 +30,11 @@ when the fence was a zombie's doing.
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +80,32 @@ class _CommitInFlight:
     finished: Future[float]  # the clock when commit_transaction returned
 
 
+class _Committer:
+    """A daemon thread running a task's commits one after another. Not a ThreadPoolExecutor: the interpreter
+    joins those threads at exit, so a commit waiting out transaction.timeout.ms would hold up the worker's
+    exit, which the task threads (daemons) never do."""
+
+    def __init__(self, name: str) -> None:
+        self._work: queue.SimpleQueue[tuple[Callable[[], float], Future[float]] | None] = queue.SimpleQueue()
+        threading.Thread(target=self._run, name=name, daemon=True).start()
+
+    def submit(self, commit: Callable[[], float]) -> Future[float]:
+        finished: Future[float] = Future()
+        self._work.put((commit, finished))
+        return finished
+
+    def close(self) -> None:
+        self._work.put(None)  # the thread ends after the commit in hand, if any
+
+    def _run(self) -> None:
+        while (item := self._work.get()) is not None:
+            commit, finished = item
+            try:
+                finished.set_result(commit())
+            except BaseException as exc:  # noqa: BLE001 - handed to the task thread, which raises it
+                finished.set_exception(exc)
+
+
 class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
     def __init__(
         self,
@@ -107,7 +134,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
         self._offset_partitions: dict[str, int] = {}  # offsets topic -> its partition count
         self._commit_timeout_s = DEFAULT_TRANSACTION_TIMEOUT_MS / 1000
         self._in_flight: _CommitInFlight | None = None
-        self._committer: ThreadPoolExecutor | None = None  # one thread, started at the first pipelined commit
+        self._committer: _Committer | None = None  # started at the first pipelined commit
         self._fenced = False
         self._looping = False  # the task started and its loop runs: a fence from now on may be a zombie's
         self.counters.transactional = True
@@ -300,9 +327,9 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
                 finished.set_exception(exc)
         else:
             if self._committer is None:
-                self._committer = ThreadPoolExecutor(1, thread_name_prefix=f"{self.id}-commit")
+                self._committer = _Committer(f"task-{self.id}-commit")
             started = threading.Event()
-            finished = self._committer.submit(self._commit_in_background, producer, started)
+            finished = self._committer.submit(lambda: self._commit_in_background(producer, started))
             # until the committer thread is inside librdkafka (which runs without the GIL): else it would wait
             # for the GIL while this thread converts the next batch, up to sys.getswitchinterval() (5 ms), and
             # begin the commit only when the task thread waits for it
@@ -468,7 +495,7 @@ class ExactlyOnceSourceTaskRunner(SourceTaskRunner):
             except Exception as exc:  # noqa: BLE001 - the task is stopping: what is open is aborted below
                 log.info("Task %s: its last commit failed: %s", self.id, exc)
         if self._committer is not None:
-            self._committer.shutdown(wait=False)  # idle: nothing is in flight any more
+            self._committer.close()  # idle: nothing is in flight any more
             self._committer = None
         clean = not self._transaction_open
         if producer is not None and self._transaction_open and not self._fenced:
