@@ -66,19 +66,6 @@ class FakeClock:
             self.now += seconds
 
 
-def test_poll_boundary_commits_each_batch_with_the_offsets_of_its_records(harness: Harness) -> None:
-    runner = harness.start(harness.runner(**{"messages.per.task": "15", "batch.size": "5"}))
-    wait_until(lambda: harness.committed_offset() == {"saved": 15}, "the last batch's offset")
-    harness.stop(runner)
-
-    assert seqnos(harness.bootstrap, harness.topic) == [(0, n) for n in range(15)]
-    # one transaction per batch, each with its batch's offset: the offsets topic holds exactly those
-    assert committed_offsets(harness, harness.offsets_topic) == [{"saved": 5}, {"saved": 10}, {"saved": 15}]
-    assert transactions_in(harness, harness.topic) == (3, 0)
-    c = runner.counters
-    assert (c.transactions_committed, c.transaction_size_min, c.transaction_size_max) == (3, 5, 5)
-
-
 class EventsTask(SequenceSourceTask):
     """Notes each poll that returned records, and each commit(), in the order the runtime calls them."""
 
@@ -104,12 +91,12 @@ class EventsTask(SequenceSourceTask):
     ],
     ids=["pipelined", "waited"],
 )
-def test_the_next_batch_is_polled_while_a_transaction_commits_and_goes_into_the_next_one(
+def test_poll_boundary_commits_each_batch_with_the_offsets_of_its_records(
     harness: Harness, pipelined: bool, expected: list[str]
 ) -> None:
     # Commits are pipelined (runtime/worker/transactional_source.py): the task polls and converts its next
     # batch while the previous transaction commits on the committer thread, and commit() follows that poll.
-    # Either way each transaction holds exactly one batch and its offset.
+    # Either way there is one transaction per batch, each with its batch's offset.
     EventsTask.events = []
     runner = harness.start(
         harness.runner(
