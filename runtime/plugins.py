@@ -17,6 +17,7 @@ import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -118,13 +119,9 @@ class DeferredPluginDesc(PluginDesc):
         object.__setattr__(self, "path", path)
         object.__setattr__(self, "type", type)
 
-    @property
+    @cached_property  # writes the instance's __dict__ directly, which a frozen dataclass allows
     def cls(self) -> type:
-        loaded = self.__dict__.get("_cls")
-        if loaded is None:
-            loaded = import_object(self.path)
-            object.__setattr__(self, "_cls", loaded)
-        return loaded
+        return import_object(self.path)
 
     @property
     def class_name(self) -> str:
